@@ -1,0 +1,486 @@
+//! Contexts: [`CallContext`], what a transport supplies with each message, and
+//! [`InvokeContext`], what a tool, resource or prompt handler receives.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+
+use crate::cancel::CancelToken;
+use crate::protocol::{self, ClientCapabilities, ClientInfo, ErrorObject, RequestId};
+use crate::session::Session;
+
+/// A header value: most headers arrive once; a repeated header keeps every value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderValue {
+    /// Sent once.
+    One(String),
+    /// Sent more than once, in order.
+    Many(Vec<String>),
+}
+
+impl HeaderValue {
+    /// The value when it was sent exactly once.
+    pub fn as_single(&self) -> Option<&str> {
+        match self {
+            Self::One(v) => Some(v),
+            Self::Many(_) => None,
+        }
+    }
+
+    /// Every value, in order.
+    pub fn values(&self) -> Vec<&str> {
+        match self {
+            Self::One(v) => vec![v.as_str()],
+            Self::Many(vs) => vs.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// Per-call metadata: header names in lower case.
+pub type Headers = BTreeMap<String, HeaderValue>;
+
+/// Where server→client messages go (notifications and requests).
+///
+/// The stdio transport implements it over its output stream. Sending applies
+/// back-pressure: when the client is not reading, `send` waits.
+#[async_trait]
+pub trait Outbound: Send + Sync {
+    /// Sends one JSON-RPC message to the client. Returns false once the
+    /// channel is closed.
+    async fn send(&self, message: Value) -> bool;
+}
+
+/// One progress report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressUpdate {
+    /// Work done so far; must increase from report to report.
+    pub progress: f64,
+    /// Total work, when known.
+    pub total: Option<f64>,
+    /// A human-readable status line.
+    pub message: Option<String>,
+}
+
+/// An explicit progress sink an embedder can put in a [`CallContext`].
+pub type ProgressSink = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
+
+/// An explicit elicitation hook: receives `elicitation/create` params and
+/// returns the client's result object.
+#[async_trait]
+pub trait Elicit: Send + Sync {
+    /// Asks the client; returns its `ElicitResult` (`{action, content?}`).
+    async fn elicit(&self, params: Value) -> Result<Value, ErrorObject>;
+}
+
+/// What a transport supplies with each message it hands to
+/// [`McpServer::handle_message`](crate::McpServer::handle_message).
+///
+/// Every field is optional; `CallContext::default()` is a valid context for
+/// embedding the dispatcher with no transport at all.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct CallContext {
+    /// Request metadata forwarded to handlers (stdio: static options; HTTP: request headers).
+    pub headers: Arc<Headers>,
+    /// An explicit progress sink; takes precedence over `progressToken` + `outbound`.
+    pub progress: Option<ProgressSink>,
+    /// An explicit elicitation hook; takes precedence over `outbound`.
+    pub elicit: Option<Arc<dyn Elicit>>,
+    /// Where server→client notifications and requests go.
+    pub outbound: Option<Arc<dyn Outbound>>,
+    /// An external cancellation signal linked into every call (HTTP: client disconnect).
+    pub signal: Option<CancelToken>,
+    /// The cancellation and routing scope; `None` means the server's shared scope.
+    pub session: Option<Session>,
+    /// An opaque caller identity, handed to tools' `visible` hooks.
+    pub caller: Option<Arc<dyn Any + Send + Sync>>,
+    /// The transport peer's address, when known.
+    pub remote_addr: Option<Arc<str>>,
+}
+
+impl fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallContext")
+            .field("headers", &self.headers)
+            .field("progress", &self.progress.is_some())
+            .field("elicit", &self.elicit.is_some())
+            .field("outbound", &self.outbound.is_some())
+            .field("signal", &self.signal)
+            .field("session", &self.session)
+            .field("remote_addr", &self.remote_addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CallContext {
+    /// An empty context (same as `Default`).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the headers.
+    #[must_use]
+    pub fn with_headers(mut self, headers: Headers) -> Self {
+        self.headers = Arc::new(headers);
+        self
+    }
+
+    /// Sets the session scope.
+    #[must_use]
+    pub fn with_session(mut self, session: Session) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    /// Sets the outbound channel.
+    #[must_use]
+    pub fn with_outbound(mut self, outbound: Arc<dyn Outbound>) -> Self {
+        self.outbound = Some(outbound);
+        self
+    }
+
+    /// Sets an explicit progress sink.
+    #[must_use]
+    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// Sets an explicit elicitation hook.
+    #[must_use]
+    pub fn with_elicit(mut self, elicit: Arc<dyn Elicit>) -> Self {
+        self.elicit = Some(elicit);
+        self
+    }
+
+    /// Links an external cancellation signal.
+    #[must_use]
+    pub fn with_signal(mut self, signal: CancelToken) -> Self {
+        self.signal = Some(signal);
+        self
+    }
+
+    /// Sets the opaque caller.
+    #[must_use]
+    pub fn with_caller(mut self, caller: Arc<dyn Any + Send + Sync>) -> Self {
+        self.caller = Some(caller);
+        self
+    }
+
+    /// Sets the peer address.
+    #[must_use]
+    pub fn with_remote_addr(mut self, addr: impl Into<Arc<str>>) -> Self {
+        self.remote_addr = Some(addr.into());
+        self
+    }
+
+    /// The caller, downcast to `T`.
+    pub fn caller<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.caller.as_deref().and_then(|c| c.downcast_ref())
+    }
+}
+
+/// Reports progress for one request.
+#[derive(Clone)]
+pub struct Progress {
+    target: ProgressTarget,
+}
+
+#[derive(Clone)]
+enum ProgressTarget {
+    Sink(ProgressSink),
+    Notify {
+        token: Value,
+        outbound: Arc<dyn Outbound>,
+    },
+}
+
+impl fmt::Debug for Progress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.target {
+            ProgressTarget::Sink(_) => f.write_str("Progress(sink)"),
+            ProgressTarget::Notify { token, .. } => write!(f, "Progress({token})"),
+        }
+    }
+}
+
+impl Progress {
+    pub(crate) fn sink(sink: ProgressSink) -> Self {
+        Self {
+            target: ProgressTarget::Sink(sink),
+        }
+    }
+
+    pub(crate) fn notify(token: Value, outbound: Arc<dyn Outbound>) -> Self {
+        Self {
+            target: ProgressTarget::Notify { token, outbound },
+        }
+    }
+
+    /// Sends one report (`notifications/progress`). Waits while the client is
+    /// not reading; a closed channel is ignored.
+    pub async fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        match &self.target {
+            ProgressTarget::Sink(sink) => sink(ProgressUpdate {
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            }),
+            ProgressTarget::Notify { token, outbound } => {
+                let mut params = Map::with_capacity(4);
+                params.insert("progressToken".into(), token.clone());
+                params.insert("progress".into(), json!(progress));
+                if let Some(total) = total {
+                    params.insert("total".into(), json!(total));
+                }
+                if let Some(message) = message {
+                    params.insert("message".into(), Value::String(message.to_owned()));
+                }
+                let note = protocol::notification("notifications/progress", Value::Object(params));
+                outbound.send(note).await;
+            }
+        }
+    }
+}
+
+/// The answer to a form elicitation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitResponse<T> {
+    /// The user submitted the form; here is its typed content.
+    Accept(T),
+    /// The user explicitly declined.
+    Decline,
+    /// The user dismissed the request without choosing.
+    Cancel,
+}
+
+/// Asks the client's user for input (`elicitation/create`, form mode).
+#[derive(Clone)]
+pub struct Elicitor {
+    inner: Arc<dyn Elicit>,
+}
+
+impl fmt::Debug for Elicitor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Elicitor")
+    }
+}
+
+impl Elicitor {
+    pub(crate) fn new(inner: Arc<dyn Elicit>) -> Self {
+        Self { inner }
+    }
+
+    /// Sends raw `elicitation/create` params and returns the raw result.
+    ///
+    /// # Errors
+    /// The client's error, or an internal error when the connection closed.
+    pub async fn raw(&self, params: Value) -> Result<Value, ErrorObject> {
+        self.inner.elicit(params).await
+    }
+
+    /// Asks a yes/no question (a form with one required boolean `confirm`).
+    /// True only when the user accepted with `confirm: true`.
+    ///
+    /// # Errors
+    /// The client's error, or an internal error when the connection closed.
+    pub async fn confirm(&self, prompt: &str) -> Result<bool, ErrorObject> {
+        let params = json!({
+            "message": prompt,
+            "requestedSchema": {
+                "type": "object",
+                "properties": { "confirm": { "type": "boolean", "title": "Confirm" } },
+                "required": ["confirm"],
+            },
+        });
+        let result = self.raw(params).await?;
+        Ok(
+            result.get("action").and_then(Value::as_str) == Some("accept")
+                && result.pointer("/content/confirm").and_then(Value::as_bool) == Some(true),
+        )
+    }
+
+    /// Asks for a form whose schema comes from `T` and returns the typed answer.
+    ///
+    /// `T` should be a flat struct of strings, numbers, booleans and enums, as
+    /// elicitation forms allow.
+    ///
+    /// # Errors
+    /// The client's error; `-32602` when accepted content does not fit `T`.
+    pub async fn form<T: DeserializeOwned + JsonSchema>(
+        &self,
+        message: &str,
+    ) -> Result<ElicitResponse<T>, ErrorObject> {
+        let schema = crate::schema::schema_for::<T>();
+        let params = json!({ "message": message, "requestedSchema": schema });
+        let result = self.raw(params).await?;
+        match result.get("action").and_then(Value::as_str) {
+            Some("accept") => {
+                let content = result
+                    .get("content")
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Map::new()));
+                serde_json::from_value(content)
+                    .map(ElicitResponse::Accept)
+                    .map_err(|e| {
+                        ErrorObject::invalid_params(format!(
+                            "elicitation content does not fit: {e}"
+                        ))
+                    })
+            }
+            Some("decline") => Ok(ElicitResponse::Decline),
+            Some("cancel") => Ok(ElicitResponse::Cancel),
+            _ => Err(ErrorObject::invalid_params(
+                "elicitation result has no valid action",
+            )),
+        }
+    }
+}
+
+/// Elicitation through a session's pending-request table and an outbound channel.
+pub(crate) struct OutboundElicit {
+    pub(crate) session: Session,
+    pub(crate) outbound: Arc<dyn Outbound>,
+}
+
+#[async_trait]
+impl Elicit for OutboundElicit {
+    async fn elicit(&self, params: Value) -> Result<Value, ErrorObject> {
+        let (id, pending) = self.session.begin_outbound();
+        let request = protocol::jsonrpc::request(&id, "elicitation/create", params);
+        if !self.outbound.send(request).await {
+            return Err(ErrorObject::internal("the client connection closed"));
+        }
+        pending.wait().await
+    }
+}
+
+/// What a tool, resource or prompt handler receives with each call.
+///
+/// The cancellation signal is always there; progress and elicitation are
+/// there only when the client and transport can carry them, so reach them
+/// through `Option`s (or the no-op conveniences).
+#[derive(Clone, Debug)]
+pub struct InvokeContext {
+    pub(crate) cancel: CancelToken,
+    pub(crate) progress: Option<Progress>,
+    pub(crate) elicitor: Option<Elicitor>,
+    pub(crate) request_id: Option<RequestId>,
+    pub(crate) client: Option<Arc<ClientInfo>>,
+    pub(crate) call: CallContext,
+}
+
+impl Default for InvokeContext {
+    fn default() -> Self {
+        Self::detached()
+    }
+}
+
+impl InvokeContext {
+    /// A context for calling a handler directly (tests, `McpServer::call_tool`):
+    /// a fresh cancellation token and nothing else.
+    pub fn detached() -> Self {
+        Self {
+            cancel: CancelToken::new(),
+            progress: None,
+            elicitor: None,
+            request_id: None,
+            client: None,
+            call: CallContext::default(),
+        }
+    }
+
+    /// The cancellation signal of this call.
+    pub fn cancel_token(&self) -> &CancelToken {
+        &self.cancel
+    }
+
+    /// True once the client cancelled the call.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Completes when the client cancels the call.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await;
+    }
+
+    /// The progress reporter, present when the request carried a
+    /// `progressToken` and the transport can notify.
+    pub fn progress(&self) -> Option<&Progress> {
+        self.progress.as_ref()
+    }
+
+    /// Reports progress if a reporter is present; otherwise does nothing.
+    pub async fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(p) = &self.progress {
+            p.report(progress, total, message).await;
+        }
+    }
+
+    /// The elicitation handle, present when the client announced the
+    /// `elicitation` capability and the transport can carry requests.
+    pub fn elicitation(&self) -> Option<&Elicitor> {
+        self.elicitor.as_ref()
+    }
+
+    /// Asks the user to confirm. Fails closed: false when elicitation is
+    /// unavailable, the user declined or cancelled, or the request failed.
+    pub async fn confirm(&self, prompt: &str) -> bool {
+        match &self.elicitor {
+            Some(e) => e.confirm(prompt).await.unwrap_or(false),
+            None => false,
+        }
+    }
+
+    /// Request headers (lower-case names).
+    pub fn headers(&self) -> &Headers {
+        &self.call.headers
+    }
+
+    /// One header by lower-case name.
+    pub fn header(&self, name: &str) -> Option<&HeaderValue> {
+        self.call.headers.get(name)
+    }
+
+    /// The transport peer's address, when known.
+    pub fn remote_addr(&self) -> Option<&str> {
+        self.call.remote_addr.as_deref()
+    }
+
+    /// The JSON-RPC id of the request being served.
+    pub fn request_id(&self) -> Option<&RequestId> {
+        self.request_id.as_ref()
+    }
+
+    /// What the client announced in `initialize`.
+    pub fn client_info(&self) -> Option<&ClientInfo> {
+        self.client.as_deref()
+    }
+
+    /// The client's capabilities, when it initialized.
+    pub fn client_capabilities(&self) -> Option<&ClientCapabilities> {
+        self.client.as_deref().map(|c| &c.capabilities)
+    }
+
+    /// The negotiated protocol revision, when the client initialized.
+    pub fn protocol_version(&self) -> Option<&'static str> {
+        self.client.as_deref().map(|c| c.protocol_version)
+    }
+
+    /// The opaque caller the transport supplied, downcast to `T`.
+    pub fn caller<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.call.caller()
+    }
+
+    /// The transport context this call arrived with.
+    pub fn call_context(&self) -> &CallContext {
+        &self.call
+    }
+}

@@ -1,0 +1,73 @@
+//! # mcp-core
+//!
+//! A Model Context Protocol (MCP) server framework: turn plain async Rust
+//! functions into tools, resources and prompts, and serve them over stdio.
+//!
+//! The architecture is one dispatcher and thin transports:
+//!
+//! - [`protocol`]: JSON-RPC 2.0 and MCP wire types (no I/O).
+//! - [`McpServer`]: built from [`McpToolDef`], [`McpResourceDef`] and
+//!   [`McpPromptDef`] descriptors; [`McpServer::handle_message`] turns one
+//!   message into at most one reply without knowing how it arrived.
+//! - [`CallContext`] is what a transport supplies with a message;
+//!   [`InvokeContext`] is what a handler receives (cancellation, progress,
+//!   elicitation, headers, peer address).
+//! - [`transport::stdio`]: newline-delimited JSON-RPC over any
+//!   `AsyncRead`/`AsyncWrite` pair, with limits enforced before buffering.
+//! - [`testing`]: an in-process client for unit-testing servers.
+//!
+//! ```no_run
+//! use mcp_core::{McpServer, McpToolDef, InvokeContext};
+//! use serde_json::json;
+//!
+//! #[tokio::main]
+//! async fn main() -> std::io::Result<()> {
+//!     let echo = McpToolDef::new(
+//!         "echo",
+//!         "Echo the input back",
+//!         json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+//!         |args, _ctx: InvokeContext| async move {
+//!             args.get("text").and_then(|t| t.as_str()).unwrap_or_default().to_owned()
+//!         },
+//!     );
+//!     let server = McpServer::builder().server_info("hello", "1.0.0").tool(echo).build()
+//!         .map_err(std::io::Error::other)?;
+//!     mcp_core::serve_stdio(server, Default::default()).wait().await
+//! }
+//! ```
+
+pub mod cancel;
+pub mod context;
+mod panic;
+pub mod prompt;
+pub mod protocol;
+pub mod resource;
+pub mod schema;
+pub mod server;
+pub mod session;
+#[cfg(feature = "stdio")]
+pub mod testing;
+pub mod tool;
+pub mod transport;
+pub mod uri_template;
+
+pub use cancel::CancelToken;
+pub use context::{
+    CallContext, ElicitResponse, Elicitor, HeaderValue, Headers, InvokeContext, Outbound, Progress,
+    ProgressUpdate,
+};
+pub use prompt::{IntoPromptResult, McpPromptDef, PromptArgs};
+pub use protocol::{
+    CallToolResult, Content, ErrorObject, GetPromptResult, Implementation, PromptArgument,
+    PromptMessage, RequestId, ResourceContents, ToolAnnotations, RPC_ERRORS,
+};
+pub use resource::{IntoResourceContents, McpResourceDef, ResourceRequest};
+pub use server::{BuildError, McpServer, McpServerBuilder};
+pub use session::Session;
+pub use tool::{IntoToolResult, Json, McpToolDef};
+#[cfg(feature = "stdio")]
+pub use transport::stdio::{serve_io, serve_stdio, StdioHandle, StdioOptions};
+
+#[cfg(feature = "macros")]
+#[doc(hidden)]
+pub use mcp_macros as __macros;

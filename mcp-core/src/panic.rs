@@ -1,0 +1,43 @@
+//! Turning a panic inside a handler future into an error value.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// Polls `future`, converting a panic during any poll into `Err(message)`.
+///
+/// The future must be `Unpin`; handler futures are boxed, so they are.
+pub(crate) fn catch_panic<F: Future + Unpin>(future: F) -> CatchPanic<F> {
+    CatchPanic { future }
+}
+
+/// Future returned by [`catch_panic`].
+pub(crate) struct CatchPanic<F> {
+    future: F,
+}
+
+impl<F: Future + Unpin> Future for CatchPanic<F> {
+    type Output = Result<F::Output, String>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let future = &mut self.get_mut().future;
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(future).poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(panic_message(payload.as_ref()))),
+        }
+    }
+}
+
+/// The text of a panic payload (`&str` or `String`), or a generic message.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "handler panicked".to_owned()
+    }
+}

@@ -1,0 +1,170 @@
+//! Prompt descriptors ([`McpPromptDef`]).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use crate::context::InvokeContext;
+use crate::protocol::{ErrorObject, GetPromptResult, Icon, Prompt, PromptArgument, PromptMessage};
+use crate::tool::BoxFuture;
+
+/// Prompt arguments: every value is a string.
+pub type PromptArgs = HashMap<String, String>;
+
+type GetHandler = Arc<
+    dyn Fn(PromptArgs, InvokeContext) -> BoxFuture<Result<GetPromptResult, ErrorObject>>
+        + Send
+        + Sync,
+>;
+
+/// A prompt: its advertised descriptor plus the function that renders it.
+///
+/// Arguments marked `required` are checked before the function runs: a
+/// missing one is a `-32602` naming it.
+///
+/// ```
+/// use mcp_core::{McpPromptDef, PromptArgs, InvokeContext, PromptArgument, PromptMessage};
+///
+/// let greet = McpPromptDef::new("greet", |args: PromptArgs, _ctx: InvokeContext| async move {
+///     vec![PromptMessage::user(format!("Hi {}", args["who"]))]
+/// })
+/// .with_description("A greeting template")
+/// .with_arguments(vec![PromptArgument::required("who", "Name to greet")]);
+/// assert_eq!(greet.name(), "greet");
+/// ```
+#[derive(Clone)]
+pub struct McpPromptDef {
+    prompt: Prompt,
+    handler: GetHandler,
+}
+
+impl fmt::Debug for McpPromptDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpPromptDef")
+            .field("prompt", &self.prompt)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpPromptDef {
+    /// A prompt named `name` rendered by `get`.
+    pub fn new<F, Fut, R>(name: impl Into<String>, get: F) -> Self
+    where
+        F: Fn(PromptArgs, InvokeContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoPromptResult,
+    {
+        Self {
+            prompt: Prompt {
+                name: name.into(),
+                title: None,
+                description: None,
+                arguments: None,
+                icons: None,
+                meta: None,
+            },
+            handler: Arc::new(move |args, ctx| {
+                let fut = get(args, ctx);
+                Box::pin(async move { fut.await.into_prompt_result() })
+            }),
+        }
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.prompt.description = Some(description.into());
+        self
+    }
+
+    /// Sets the title.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.prompt.title = Some(title.into());
+        self
+    }
+
+    /// Sets the advertised arguments.
+    #[must_use]
+    pub fn with_arguments(mut self, arguments: Vec<PromptArgument>) -> Self {
+        self.prompt.arguments = Some(arguments);
+        self
+    }
+
+    /// Sets the icons.
+    #[must_use]
+    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
+        self.prompt.icons = Some(icons);
+        self
+    }
+
+    /// The prompt name.
+    pub fn name(&self) -> &str {
+        &self.prompt.name
+    }
+
+    /// The descriptor `prompts/list` advertises.
+    pub fn prompt(&self) -> &Prompt {
+        &self.prompt
+    }
+
+    /// Checks required arguments, then renders the prompt.
+    ///
+    /// # Errors
+    /// `-32602` for a missing required argument, or the function's error.
+    pub async fn get(
+        &self,
+        args: PromptArgs,
+        ctx: InvokeContext,
+    ) -> Result<GetPromptResult, ErrorObject> {
+        for arg in self.prompt.arguments.iter().flatten() {
+            if arg.required == Some(true) && !args.contains_key(&arg.name) {
+                return Err(ErrorObject::invalid_params(format!(
+                    "Missing required argument `{}` for prompt {}",
+                    arg.name, self.prompt.name
+                )));
+            }
+        }
+        (self.handler)(args, ctx).await
+    }
+}
+
+/// Conversion of a prompt function's return value into a `prompts/get` result.
+pub trait IntoPromptResult {
+    /// Performs the conversion.
+    ///
+    /// # Errors
+    /// The error of a `Result`.
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject>;
+}
+
+impl IntoPromptResult for GetPromptResult {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
+        Ok(self)
+    }
+}
+
+impl IntoPromptResult for Vec<PromptMessage> {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
+        Ok(GetPromptResult::new(self))
+    }
+}
+
+impl IntoPromptResult for PromptMessage {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
+        Ok(GetPromptResult::new(vec![self]))
+    }
+}
+
+impl IntoPromptResult for String {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
+        Ok(GetPromptResult::new(vec![PromptMessage::user(self)]))
+    }
+}
+
+impl<T: IntoPromptResult, E: Into<ErrorObject>> IntoPromptResult for Result<T, E> {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
+        self.map_err(Into::into)?.into_prompt_result()
+    }
+}

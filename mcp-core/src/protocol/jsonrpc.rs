@@ -1,0 +1,333 @@
+//! JSON-RPC 2.0 framing: ids, error objects, error codes and response builders.
+//!
+//! Messages travel as [`serde_json::Value`]; this module classifies them and
+//! builds replies without copying request payloads.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Standard JSON-RPC and MCP error codes.
+///
+/// The constant names follow the JSON-RPC 2.0 specification; `SERVER_BUSY`
+/// is this framework's code for a refused request over a concurrency limit.
+#[allow(non_snake_case)]
+pub mod RPC_ERRORS {
+    /// The message was not valid JSON (`-32700`).
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON was not a valid JSON-RPC request (`-32600`).
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist or is not offered by this server (`-32601`).
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The parameters were missing or of the wrong shape (`-32602`).
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// A handler failed unexpectedly, for example by panicking (`-32603`).
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// Too many requests are in flight; retry later (`-32000`).
+    pub const SERVER_BUSY: i64 = -32000;
+    /// A resource could not be found, as coded by the 2024-11-05 … 2025-11-25 revisions (`-32002`).
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+}
+
+/// A JSON-RPC request id: a string or an integer, never `null`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl RequestId {
+    /// Reads an id from a message's `id` member. Returns `None` for `null`,
+    /// fractional numbers, numbers outside `i64` and any other JSON type.
+    pub fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::String(s) => Some(Self::String(s.clone())),
+            Value::Number(n) => n.as_i64().map(Self::Number),
+            _ => None,
+        }
+    }
+
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Self::Number(n) => Value::from(*n),
+            Self::String(s) => Value::String(s.clone()),
+        }
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Number(n) => write!(f, "{n}"),
+            Self::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        Self::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        Self::String(s.to_owned())
+    }
+}
+
+/// A JSON-RPC error object: `{ code, message, data? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code (see [`RPC_ERRORS`]).
+    pub code: i64,
+    /// A short human-readable description.
+    pub message: String,
+    /// Optional structured detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error with a code and message and no data.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Attaches structured `data`.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// `-32700 Parse error`.
+    pub fn parse_error() -> Self {
+        Self::new(RPC_ERRORS::PARSE_ERROR, "Parse error")
+    }
+
+    /// `-32600` with the given message.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(RPC_ERRORS::INVALID_REQUEST, message)
+    }
+
+    /// `-32601 Method not found: <method>`.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(
+            RPC_ERRORS::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
+    }
+
+    /// `-32602` with the given message.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(RPC_ERRORS::INVALID_PARAMS, message)
+    }
+
+    /// `-32603` with the given message.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(RPC_ERRORS::INTERNAL_ERROR, message)
+    }
+
+    /// Converts the error into its JSON form.
+    pub fn to_value(&self) -> Value {
+        let mut obj = Map::with_capacity(3);
+        obj.insert("code".into(), Value::from(self.code));
+        obj.insert("message".into(), Value::String(self.message.clone()));
+        if let Some(data) = &self.data {
+            obj.insert("data".into(), data.clone());
+        }
+        Value::Object(obj)
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+// `ErrorObject` deliberately does not implement `std::error::Error`: that
+// lets any Rust error convert into it with `?` (as an internal error).
+impl<E: std::error::Error> From<E> for ErrorObject {
+    fn from(error: E) -> Self {
+        Self::internal(error.to_string())
+    }
+}
+
+/// Builds a success response `{"jsonrpc":"2.0","id":…,"result":…}`.
+pub fn ok(id: Value, result: Value) -> Value {
+    let mut obj = Map::with_capacity(3);
+    obj.insert("jsonrpc".into(), Value::String("2.0".into()));
+    obj.insert("id".into(), id);
+    obj.insert("result".into(), result);
+    Value::Object(obj)
+}
+
+/// Builds an error response. Pass `Value::Null` as the id when the request's
+/// id could not be read.
+pub fn fail(id: Value, error: &ErrorObject) -> Value {
+    let mut obj = Map::with_capacity(3);
+    obj.insert("jsonrpc".into(), Value::String("2.0".into()));
+    obj.insert("id".into(), id);
+    obj.insert("error".into(), error.to_value());
+    Value::Object(obj)
+}
+
+/// Builds a notification `{"jsonrpc":"2.0","method":…,"params":…}`.
+pub fn notification(method: &str, params: Value) -> Value {
+    let mut obj = Map::with_capacity(3);
+    obj.insert("jsonrpc".into(), Value::String("2.0".into()));
+    obj.insert("method".into(), Value::String(method.into()));
+    obj.insert("params".into(), params);
+    Value::Object(obj)
+}
+
+/// Builds a request `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`.
+pub fn request(id: &RequestId, method: &str, params: Value) -> Value {
+    let mut obj = Map::with_capacity(4);
+    obj.insert("jsonrpc".into(), Value::String("2.0".into()));
+    obj.insert("id".into(), id.to_value());
+    obj.insert("method".into(), Value::String(method.into()));
+    obj.insert("params".into(), params);
+    Value::Object(obj)
+}
+
+/// True when `message` is a JSON-RPC notification: an object with a `method`
+/// and no `id` member. Notifications never get a reply.
+pub fn is_notification(message: &Value) -> bool {
+    message
+        .as_object()
+        .is_some_and(|o| o.contains_key("method") && !o.contains_key("id"))
+}
+
+/// How an incoming JSON value reads as a JSON-RPC message.
+#[derive(Debug)]
+pub enum MessageKind<'a> {
+    /// A request: it has a method and a valid id.
+    Request {
+        /// The request id.
+        id: RequestId,
+        /// The method name.
+        method: &'a str,
+    },
+    /// A notification: a method and no id.
+    Notification {
+        /// The method name.
+        method: &'a str,
+    },
+    /// A response (`result` or `error`) to a request this side sent.
+    Response {
+        /// The id it answers, when readable.
+        id: Option<RequestId>,
+    },
+    /// Not a valid JSON-RPC message; `id` is the id to answer with (`null` when unreadable).
+    Invalid {
+        /// The id to echo in the error response.
+        id: Value,
+        /// Why the message is invalid.
+        reason: &'static str,
+    },
+}
+
+/// Classifies a single (non-batch) JSON-RPC message.
+pub fn classify(message: &Value) -> MessageKind<'_> {
+    let Some(obj) = message.as_object() else {
+        return MessageKind::Invalid {
+            id: Value::Null,
+            reason: "Invalid JSON-RPC request: expected an object",
+        };
+    };
+    let raw_id = obj.get("id");
+    let echo_id = || {
+        raw_id
+            .and_then(RequestId::from_value)
+            .map_or(Value::Null, |id| id.to_value())
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return MessageKind::Invalid {
+            id: echo_id(),
+            reason: "Invalid JSON-RPC request: jsonrpc must be \"2.0\"",
+        };
+    }
+    match obj.get("method") {
+        Some(Value::String(method)) => match raw_id {
+            None => MessageKind::Notification { method },
+            Some(raw) => match RequestId::from_value(raw) {
+                Some(id) => MessageKind::Request { id, method },
+                None => MessageKind::Invalid {
+                    id: Value::Null,
+                    reason: "Invalid JSON-RPC request: id must be a string or an integer",
+                },
+            },
+        },
+        Some(_) => MessageKind::Invalid {
+            id: echo_id(),
+            reason: "Invalid JSON-RPC request: method must be a string",
+        },
+        None if obj.contains_key("result") || obj.contains_key("error") => MessageKind::Response {
+            id: raw_id.and_then(RequestId::from_value),
+        },
+        None => MessageKind::Invalid {
+            id: echo_id(),
+            reason: "Invalid JSON-RPC request: method must be a string",
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ids_accept_strings_and_integers_only() {
+        assert_eq!(RequestId::from_value(&json!(7)), Some(RequestId::Number(7)));
+        assert_eq!(
+            RequestId::from_value(&json!("a")),
+            Some(RequestId::String("a".into()))
+        );
+        assert_eq!(RequestId::from_value(&json!(null)), None);
+        assert_eq!(RequestId::from_value(&json!(1.5)), None);
+        assert_eq!(RequestId::from_value(&json!(1e30)), None);
+        assert_eq!(RequestId::from_value(&json!([1])), None);
+    }
+
+    #[test]
+    fn classify_reads_each_shape() {
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"2.0","id":1,"method":"ping"})),
+            MessageKind::Request { method: "ping", .. }
+        ));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"2.0","method":"x"})),
+            MessageKind::Notification { method: "x" }
+        ));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"2.0","id":3,"result":{}})),
+            MessageKind::Response {
+                id: Some(RequestId::Number(3))
+            }
+        ));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"1.0","id":3,"method":"ping"})),
+            MessageKind::Invalid { .. }
+        ));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"2.0","id":{"a":1},"method":"ping"})),
+            MessageKind::Invalid {
+                id: Value::Null,
+                ..
+            }
+        ));
+    }
+}

@@ -1,0 +1,87 @@
+//! `initialize`: implementation info and capabilities.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::content::Icon;
+
+/// Name and version of a client or server implementation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// Human-readable title (2025-06-18 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Description (2025-11-25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Home page (2025-11-25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub website_url: Option<String>,
+    /// Icons (2025-11-25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+}
+
+impl Implementation {
+    /// An implementation with a name and version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            description: None,
+            website_url: None,
+            icons: None,
+        }
+    }
+}
+
+impl Default for Implementation {
+    fn default() -> Self {
+        Self::new("mcp-core", env!("CARGO_PKG_VERSION"))
+    }
+}
+
+/// What a client announced in `initialize`. Unknown members are kept in `extra`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientCapabilities {
+    /// Present when the client can answer `elicitation/create`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation: Option<Value>,
+    /// Present when the client can answer `sampling/createMessage`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<Value>,
+    /// Present when the client can answer `roots/list`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roots: Option<Value>,
+    /// Experimental and other capabilities.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ClientCapabilities {
+    /// True when the client accepts form-mode elicitation: an `elicitation`
+    /// object that is empty (form implied) or names `form`.
+    pub fn supports_form_elicitation(&self) -> bool {
+        match &self.elicitation {
+            Some(Value::Object(o)) => o.is_empty() || o.contains_key("form"),
+            _ => false,
+        }
+    }
+}
+
+/// The client side of a legacy session, recorded from `initialize`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientInfo {
+    /// The negotiated protocol revision.
+    pub protocol_version: &'static str,
+    /// The client's capabilities.
+    pub capabilities: ClientCapabilities,
+    /// The client's implementation info, when it sent one.
+    pub implementation: Option<Implementation>,
+}

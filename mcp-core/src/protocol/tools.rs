@@ -1,0 +1,117 @@
+//! Tool listings and tool-call results.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::content::{Content, Icon};
+
+/// Hints describing how a tool behaves. Clients must not trust them from
+/// untrusted servers; they guide presentation and confirmation prompts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// A human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not change its environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may destroy or overwrite data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling again with the same arguments has no further effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool talks to an open world of external entities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+/// A tool as advertised by `tools/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// The unique name used by `tools/call`.
+    pub name: String,
+    /// A human-readable title (2025-06-18 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does; the model reads this to decide when to call it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments object (its root is `type: object`).
+    pub input_schema: Map<String, Value>,
+    /// JSON Schema of `structuredContent` (2025-06-18 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Map<String, Value>>,
+    /// Behaviour hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Icons (2025-11-25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Extra metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// The result of `tools/call`.
+///
+/// `structured_content` is a JSON object by construction, as the 2024-11-05 …
+/// 2025-11-25 revisions require; arrays and scalars belong in `content`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// The content blocks the model reads.
+    pub content: Vec<Content>,
+    /// A machine-readable result matching the tool's output schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Map<String, Value>>,
+    /// True for a tool-level failure the model should read and react to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// Extra metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl CallToolResult {
+    /// A successful result with the given content blocks.
+    pub fn new(content: Vec<Content>) -> Self {
+        Self {
+            content,
+            ..Self::default()
+        }
+    }
+
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::new(vec![Content::text(text)])
+    }
+
+    /// A tool-level failure (`isError: true`) with one text block.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            content: vec![Content::text(message)],
+            is_error: Some(true),
+            ..Self::default()
+        }
+    }
+
+    /// Sets `structuredContent`.
+    #[must_use]
+    pub fn with_structured(mut self, value: Map<String, Value>) -> Self {
+        self.structured_content = Some(value);
+        self
+    }
+
+    /// True when `isError` is set.
+    pub fn is_error(&self) -> bool {
+        self.is_error == Some(true)
+    }
+
+    /// The concatenated text of all text blocks.
+    pub fn text_content(&self) -> String {
+        self.content.iter().filter_map(Content::as_text).collect()
+    }
+}

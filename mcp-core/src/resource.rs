@@ -1,0 +1,284 @@
+//! Resource descriptors ([`McpResourceDef`]): fixed URIs and URI templates.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use crate::context::InvokeContext;
+use crate::protocol::{ErrorObject, Icon, Resource, ResourceContents, ResourceTemplate};
+use crate::tool::BoxFuture;
+use crate::uri_template::UriTemplate;
+
+/// What a resource read handler receives besides the [`InvokeContext`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceRequest {
+    /// The URI being read.
+    pub uri: String,
+    /// For a template: the variable values matched from `uri`.
+    pub vars: HashMap<String, String>,
+}
+
+type ReadHandler = Arc<
+    dyn Fn(ResourceRequest, InvokeContext) -> BoxFuture<Result<Vec<ResourceContents>, ErrorObject>>
+        + Send
+        + Sync,
+>;
+
+#[derive(Debug, Clone)]
+pub(crate) enum ResourceKind {
+    Fixed(Resource),
+    Template(ResourceTemplate, UriTemplate),
+}
+
+/// A resource (fixed URI) or a resource template, plus its read function.
+///
+/// ```
+/// use mcp_core::{McpResourceDef, InvokeContext, ResourceRequest};
+///
+/// let context = McpResourceDef::new(
+///     "demo://project/context",
+///     "Project context",
+///     |_req: ResourceRequest, _ctx: InvokeContext| async { r#"{"ok":true}"#.to_owned() },
+/// )
+/// .with_mime_type("application/json");
+/// assert!(!context.is_template());
+/// ```
+#[derive(Clone)]
+pub struct McpResourceDef {
+    pub(crate) kind: ResourceKind,
+    handler: ReadHandler,
+    template_error: Option<String>,
+}
+
+impl fmt::Debug for McpResourceDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpResourceDef")
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+fn boxed<F, Fut, R>(read: F) -> ReadHandler
+where
+    F: Fn(ResourceRequest, InvokeContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoResourceContents,
+{
+    Arc::new(move |req, ctx| {
+        let fut = read(req, ctx);
+        Box::pin(async move { fut.await.into_contents() })
+    })
+}
+
+impl McpResourceDef {
+    /// A resource at a fixed `uri`.
+    pub fn new<F, Fut, R>(uri: impl Into<String>, name: impl Into<String>, read: F) -> Self
+    where
+        F: Fn(ResourceRequest, InvokeContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoResourceContents,
+    {
+        Self {
+            kind: ResourceKind::Fixed(Resource::new(uri, name)),
+            handler: boxed(read),
+            template_error: None,
+        }
+    }
+
+    /// A resource template such as `file:///logs/{date}`: listed by
+    /// `resources/templates/list`, matched on `resources/read`, with the
+    /// variables in [`ResourceRequest::vars`]. An unsupported template is
+    /// reported by [`McpServerBuilder::build`](crate::McpServerBuilder::build).
+    pub fn template<F, Fut, R>(
+        uri_template: impl Into<String>,
+        name: impl Into<String>,
+        read: F,
+    ) -> Self
+    where
+        F: Fn(ResourceRequest, InvokeContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoResourceContents,
+    {
+        let uri_template = uri_template.into();
+        let (parsed, template_error) = match UriTemplate::parse(&uri_template) {
+            Ok(t) => (t, None),
+            Err(e) => (UriTemplate::empty(), Some(e)),
+        };
+        Self {
+            kind: ResourceKind::Template(
+                ResourceTemplate {
+                    uri_template,
+                    name: name.into(),
+                    title: None,
+                    description: None,
+                    mime_type: None,
+                    annotations: None,
+                    icons: None,
+                    meta: None,
+                },
+                parsed,
+            ),
+            handler: boxed(read),
+            template_error,
+        }
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        let d = Some(description.into());
+        match &mut self.kind {
+            ResourceKind::Fixed(r) => r.description = d,
+            ResourceKind::Template(t, _) => t.description = d,
+        }
+        self
+    }
+
+    /// Sets the MIME type (the default for reads that do not set one).
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        let m = Some(mime_type.into());
+        match &mut self.kind {
+            ResourceKind::Fixed(r) => r.mime_type = m,
+            ResourceKind::Template(t, _) => t.mime_type = m,
+        }
+        self
+    }
+
+    /// Sets the title.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        let v = Some(title.into());
+        match &mut self.kind {
+            ResourceKind::Fixed(r) => r.title = v,
+            ResourceKind::Template(t, _) => t.title = v,
+        }
+        self
+    }
+
+    /// Sets the icons.
+    #[must_use]
+    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
+        match &mut self.kind {
+            ResourceKind::Fixed(r) => r.icons = Some(icons),
+            ResourceKind::Template(t, _) => t.icons = Some(icons),
+        }
+        self
+    }
+
+    /// True for a template.
+    pub fn is_template(&self) -> bool {
+        matches!(self.kind, ResourceKind::Template(..))
+    }
+
+    /// The URI, or the URI template: the registry key.
+    pub fn key(&self) -> &str {
+        match &self.kind {
+            ResourceKind::Fixed(r) => &r.uri,
+            ResourceKind::Template(t, _) => &t.uri_template,
+        }
+    }
+
+    /// The listing of a fixed resource.
+    pub fn resource(&self) -> Option<&Resource> {
+        match &self.kind {
+            ResourceKind::Fixed(r) => Some(r),
+            ResourceKind::Template(..) => None,
+        }
+    }
+
+    /// The listing of a template.
+    pub fn resource_template(&self) -> Option<&ResourceTemplate> {
+        match &self.kind {
+            ResourceKind::Template(t, _) => Some(t),
+            ResourceKind::Fixed(_) => None,
+        }
+    }
+
+    pub(crate) fn template_error(&self) -> Option<&str> {
+        self.template_error.as_deref()
+    }
+
+    pub(crate) fn match_template(&self, uri: &str) -> Option<HashMap<String, String>> {
+        match &self.kind {
+            ResourceKind::Template(_, t) => t.match_uri(uri),
+            ResourceKind::Fixed(_) => None,
+        }
+    }
+
+    /// Reads the resource, filling each content's empty `uri` and missing
+    /// `mimeType` from the request and descriptor.
+    ///
+    /// # Errors
+    /// Whatever the read function returned as an error.
+    pub async fn read(
+        &self,
+        request: ResourceRequest,
+        ctx: InvokeContext,
+    ) -> Result<Vec<ResourceContents>, ErrorObject> {
+        let uri = request.uri.clone();
+        let mime = match &self.kind {
+            ResourceKind::Fixed(r) => r.mime_type.clone(),
+            ResourceKind::Template(t, _) => t.mime_type.clone(),
+        };
+        let mut contents = (self.handler)(request, ctx).await?;
+        for c in &mut contents {
+            if c.uri.is_empty() {
+                c.uri.clone_from(&uri);
+            }
+            if c.mime_type.is_none() {
+                c.mime_type.clone_from(&mime);
+            }
+        }
+        Ok(contents)
+    }
+}
+
+/// Conversion of a read function's return value into resource contents.
+///
+/// Strings become text contents, byte vectors base64 blobs; an empty `uri`
+/// is filled from the request. `Err` becomes a JSON-RPC error.
+pub trait IntoResourceContents {
+    /// Performs the conversion.
+    ///
+    /// # Errors
+    /// The error of a `Result`.
+    fn into_contents(self) -> Result<Vec<ResourceContents>, ErrorObject>;
+}
+
+impl IntoResourceContents for String {
+    fn into_contents(self) -> Result<Vec<ResourceContents>, ErrorObject> {
+        Ok(vec![ResourceContents::text("", self)])
+    }
+}
+
+impl IntoResourceContents for &'static str {
+    fn into_contents(self) -> Result<Vec<ResourceContents>, ErrorObject> {
+        Ok(vec![ResourceContents::text("", self)])
+    }
+}
+
+impl IntoResourceContents for Vec<u8> {
+    fn into_contents(self) -> Result<Vec<ResourceContents>, ErrorObject> {
+        Ok(vec![ResourceContents::blob("", &self)])
+    }
+}
+
+impl IntoResourceContents for ResourceContents {
+    fn into_contents(self) -> Result<Vec<ResourceContents>, ErrorObject> {
+        Ok(vec![self])
+    }
+}
+
+impl IntoResourceContents for Vec<ResourceContents> {
+    fn into_contents(self) -> Result<Vec<ResourceContents>, ErrorObject> {
+        Ok(self)
+    }
+}
+
+impl<T: IntoResourceContents, E: Into<ErrorObject>> IntoResourceContents for Result<T, E> {
+    fn into_contents(self) -> Result<Vec<ResourceContents>, ErrorObject> {
+        self.map_err(Into::into)?.into_contents()
+    }
+}

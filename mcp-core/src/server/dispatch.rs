@@ -1,0 +1,503 @@
+//! `handle_message` and batch dispatch: one JSON-RPC message (or batch) in,
+//! at most one reply out.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::McpServer;
+use crate::cancel::CancelToken;
+use crate::context::{CallContext, Elicitor, InvokeContext, OutboundElicit, Progress};
+use crate::panic::catch_panic;
+use crate::protocol::{
+    self, fail, jsonrpc::classify, negotiate_version, ok, ClientCapabilities, ClientInfo,
+    ErrorObject, Implementation, MessageKind, RequestId,
+};
+use crate::resource::ResourceRequest;
+use crate::session::Session;
+
+/// Parses one transport frame (a stdio line, an HTTP body).
+///
+/// # Errors
+/// The ready-to-send `-32700 Parse error` response (id `null`) for invalid
+/// JSON, invalid UTF-8 or nesting deeper than serde_json's limit.
+pub fn parse_payload(bytes: &[u8]) -> Result<Value, Value> {
+    serde_json::from_slice(bytes).map_err(|_| fail(Value::Null, &ErrorObject::parse_error()))
+}
+
+/// Something held for as long as an admitted request runs (a semaphore permit).
+pub(crate) type Admission = Box<dyn Send>;
+
+impl McpServer {
+    /// Handles one JSON-RPC message (not a batch) and returns the reply, if
+    /// any: requests get a response; notifications and responses get `None`;
+    /// a request cancelled while running gets `None`.
+    ///
+    /// Cancel-safe in the sense that dropping the future abandons the call
+    /// (and unregisters its id).
+    pub async fn handle_message(&self, message: Value, ctx: &CallContext) -> Option<Value> {
+        let session = ctx
+            .session
+            .clone()
+            .unwrap_or_else(|| self.inner.shared_session.clone());
+        let (id, method) = match classify(&message) {
+            MessageKind::Invalid { id, reason } => {
+                return Some(fail(id, &ErrorObject::invalid_request(reason)))
+            }
+            MessageKind::Response { id } => {
+                self.route_response(message, id.as_ref(), &session);
+                return None;
+            }
+            MessageKind::Notification { method } => {
+                self.on_notification(method, &message, &session);
+                return None;
+            }
+            MessageKind::Request { id, method } => (id, method.to_owned()),
+        };
+        let params = match take_params(message) {
+            Ok(p) => p,
+            Err(e) => return Some(fail(id.to_value(), &e)),
+        };
+        let result = self
+            .handle_request(&id, &method, params, ctx, &session)
+            .await?;
+        Some(match result {
+            Ok(value) => ok(id.to_value(), value),
+            Err(e) => fail(id.to_value(), &e),
+        })
+    }
+
+    /// Dispatches a payload that may be a batch: a single message goes to
+    /// [`handle_message`](Self::handle_message); an array gets one response
+    /// per request, in order, or `None` when it held only notifications and
+    /// responses. An empty batch is `-32600`; so is an `initialize` inside a
+    /// batch (answered in its slot; the rest of the batch still runs).
+    pub async fn dispatch_payload(&self, payload: Value, ctx: &CallContext) -> Option<Value> {
+        self.dispatch_payload_admitted(payload, ctx, &mut || Ok(Box::new(())))
+            .await
+    }
+
+    /// [`dispatch_payload`](Self::dispatch_payload) with a per-request
+    /// admission check: `admit` runs for every request (never for
+    /// notifications) and may refuse it with an error that is answered in
+    /// the request's place.
+    pub(crate) async fn dispatch_payload_admitted(
+        &self,
+        payload: Value,
+        ctx: &CallContext,
+        admit: &mut (dyn FnMut() -> Result<Admission, ErrorObject> + Send),
+    ) -> Option<Value> {
+        let Value::Array(items) = payload else {
+            if !is_request(&payload) {
+                return self.handle_message(payload, ctx).await;
+            }
+            return match admit() {
+                Ok(permit) => {
+                    let reply = self.handle_message(payload, ctx).await;
+                    drop(permit);
+                    reply
+                }
+                Err(e) => Some(fail(request_id_of(&payload), &e)),
+            };
+        };
+        if items.is_empty() {
+            return Some(fail(
+                Value::Null,
+                &ErrorObject::invalid_request("Invalid JSON-RPC request: empty batch"),
+            ));
+        }
+        let mut tasks = tokio::task::JoinSet::new();
+        let mut replies: Vec<Option<Value>> = vec![None; items.len()];
+        for (slot, item) in items.into_iter().enumerate() {
+            if is_request(&item) {
+                if item.get("method").and_then(Value::as_str) == Some("initialize") {
+                    replies[slot] = Some(fail(
+                        request_id_of(&item),
+                        &ErrorObject::invalid_request(
+                            "Invalid JSON-RPC request: initialize cannot be batched",
+                        ),
+                    ));
+                    continue;
+                }
+                match admit() {
+                    Ok(permit) => {
+                        let server = self.clone();
+                        let ctx = ctx.clone();
+                        tasks.spawn(async move {
+                            let reply = server.handle_message(item, &ctx).await;
+                            drop(permit);
+                            (slot, reply)
+                        });
+                    }
+                    Err(e) => replies[slot] = Some(fail(request_id_of(&item), &e)),
+                }
+            } else {
+                let server = self.clone();
+                let ctx = ctx.clone();
+                tasks.spawn(async move { (slot, server.handle_message(item, &ctx).await) });
+            }
+        }
+        while let Some(done) = tasks.join_next().await {
+            match done {
+                Ok((slot, reply)) => replies[slot] = reply,
+                Err(join_error) => {
+                    // handle_message catches handler panics itself; this is a
+                    // bug in the dispatcher, reported without taking the batch down.
+                    eprintln!("mcp-core: batch entry task failed: {join_error}");
+                }
+            }
+        }
+        let out: Vec<Value> = replies.into_iter().flatten().collect();
+        (!out.is_empty()).then_some(Value::Array(out))
+    }
+
+    fn route_response(&self, message: Value, id: Option<&RequestId>, session: &Session) {
+        let Some(id) = id else { return };
+        let Value::Object(mut obj) = message else {
+            return;
+        };
+        let reply = match obj.remove("error") {
+            Some(err) => Err(
+                serde_json::from_value::<ErrorObject>(err).unwrap_or_else(|_| {
+                    ErrorObject::internal("the client answered with a malformed error")
+                }),
+            ),
+            None => Ok(obj.remove("result").unwrap_or(Value::Null)),
+        };
+        // A response nobody waits for is ignored.
+        session.resolve(id, reply);
+    }
+
+    fn on_notification(&self, method: &str, message: &Value, session: &Session) {
+        if method == "notifications/cancelled" {
+            if let Some(id) = message
+                .pointer("/params/requestId")
+                .and_then(RequestId::from_value)
+            {
+                session.cancel(&id);
+            }
+        }
+        // notifications/initialized and anything else: accepted, no reply.
+        // A request method sent without an id is never executed.
+    }
+
+    /// Runs one request. `None` when it was cancelled (no reply is sent).
+    async fn handle_request(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: Map<String, Value>,
+        ctx: &CallContext,
+        session: &Session,
+    ) -> Option<Result<Value, ErrorObject>> {
+        match method {
+            "initialize" => return Some(self.initialize(&params, session)),
+            "ping" => return Some(Ok(Value::Object(Map::new()))),
+            _ => {}
+        }
+        let Some(guard) = session.begin(id, CancelToken::new()) else {
+            return Some(Err(ErrorObject::invalid_request(format!(
+                "Request id {id} is already in flight"
+            ))));
+        };
+        let token = guard.token().clone();
+        if ctx.signal.as_ref().is_some_and(CancelToken::is_cancelled) {
+            token.cancel();
+            return None;
+        }
+        let external = ctx.signal.clone();
+        let work = self.run_method(id, method, params, ctx, session, &token);
+        let result = tokio::select! {
+            biased;
+            () = token.cancelled() => None,
+            () = wait_external(external.as_ref()) => {
+                token.cancel();
+                None
+            }
+            r = work => Some(r),
+        };
+        drop(guard);
+        result
+    }
+
+    async fn run_method(
+        &self,
+        id: &RequestId,
+        method: &str,
+        mut params: Map<String, Value>,
+        ctx: &CallContext,
+        session: &Session,
+        token: &CancelToken,
+    ) -> Result<Value, ErrorObject> {
+        let inner = &self.inner;
+        let has_resources = !inner.resources.is_empty() || !inner.templates.is_empty();
+        match method {
+            "tools/list" => {
+                check_cursor(&params)?;
+                let tools: Vec<Value> = inner
+                    .tools
+                    .iter()
+                    .filter(|t| t.is_visible(ctx))
+                    .map(|t| to_json(t.tool()))
+                    .collect();
+                Ok(single("tools", Value::Array(tools)))
+            }
+            "tools/call" => {
+                let name = match params.remove("name") {
+                    Some(Value::String(name)) => name,
+                    _ => {
+                        return Err(ErrorObject::invalid_params(
+                            "tools/call requires a string `name`",
+                        ))
+                    }
+                };
+                let tool = inner
+                    .tools
+                    .get(&name)
+                    .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {name}")))?;
+                let args = match params.remove("arguments") {
+                    None | Some(Value::Null) => Map::new(),
+                    Some(Value::Object(args)) => args,
+                    Some(_) => {
+                        return Err(ErrorObject::invalid_params(
+                            "tools/call `arguments` must be an object",
+                        ))
+                    }
+                };
+                let ictx = self.invoke_context(id, &params, ctx, session, token);
+                let result = catch_panic(tool.invoke(args, ictx))
+                    .await
+                    .map_err(ErrorObject::internal)?;
+                Ok(to_json(&result))
+            }
+            "resources/list" if has_resources => {
+                check_cursor(&params)?;
+                let list: Vec<Value> = inner
+                    .resources
+                    .iter()
+                    .filter_map(|r| r.resource().map(to_json))
+                    .collect();
+                Ok(single("resources", Value::Array(list)))
+            }
+            "resources/templates/list" if has_resources => {
+                check_cursor(&params)?;
+                let list: Vec<Value> = inner
+                    .templates
+                    .iter()
+                    .filter_map(|r| r.resource_template().map(to_json))
+                    .collect();
+                Ok(single("resourceTemplates", Value::Array(list)))
+            }
+            "resources/read" if has_resources => {
+                let uri = match params.get("uri") {
+                    Some(Value::String(uri)) => uri.clone(),
+                    _ => {
+                        return Err(ErrorObject::invalid_params(
+                            "resources/read requires a string `uri`",
+                        ))
+                    }
+                };
+                let (def, vars) = match inner.resources.get(&uri) {
+                    Some(def) => (def, HashMap::new()),
+                    None => inner
+                        .templates
+                        .iter()
+                        .find_map(|t| t.match_template(&uri).map(|vars| (t, vars)))
+                        .ok_or_else(|| {
+                            ErrorObject::invalid_params(format!("Unknown resource: {uri}"))
+                                .with_data(serde_json::json!({ "uri": uri }))
+                        })?,
+                };
+                let ictx = self.invoke_context(id, &params, ctx, session, token);
+                let contents = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ictx)))
+                    .await
+                    .map_err(ErrorObject::internal)??;
+                Ok(single("contents", to_json(&contents)))
+            }
+            "prompts/list" if !inner.prompts.is_empty() => {
+                check_cursor(&params)?;
+                let list: Vec<Value> = inner.prompts.iter().map(|p| to_json(p.prompt())).collect();
+                Ok(single("prompts", Value::Array(list)))
+            }
+            "prompts/get" if !inner.prompts.is_empty() => {
+                let name = match params.get("name") {
+                    Some(Value::String(name)) => name.clone(),
+                    _ => {
+                        return Err(ErrorObject::invalid_params(
+                            "prompts/get requires a string `name`",
+                        ))
+                    }
+                };
+                let prompt = inner.prompts.get(&name).ok_or_else(|| {
+                    ErrorObject::invalid_params(format!("Unknown prompt: {name}"))
+                })?;
+                let args = prompt_args(params.remove("arguments"))?;
+                let ictx = self.invoke_context(id, &params, ctx, session, token);
+                let result = catch_panic(Box::pin(prompt.get(args, ictx)))
+                    .await
+                    .map_err(ErrorObject::internal)??;
+                Ok(to_json(&result))
+            }
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+
+    fn initialize(
+        &self,
+        params: &Map<String, Value>,
+        session: &Session,
+    ) -> Result<Value, ErrorObject> {
+        let requested = params.get("protocolVersion").and_then(Value::as_str);
+        let version = negotiate_version(requested);
+        let capabilities = match params.get("capabilities") {
+            Some(caps @ Value::Object(_)) => {
+                serde_json::from_value::<ClientCapabilities>(caps.clone()).map_err(|e| {
+                    ErrorObject::invalid_params(format!("initialize: invalid capabilities: {e}"))
+                })?
+            }
+            None | Some(Value::Null) => ClientCapabilities::default(),
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "initialize: `capabilities` must be an object",
+                ))
+            }
+        };
+        let implementation = params
+            .get("clientInfo")
+            .and_then(|v| serde_json::from_value::<Implementation>(v.clone()).ok());
+        session.set_client(ClientInfo {
+            protocol_version: version,
+            capabilities,
+            implementation,
+        });
+        let mut result = Map::with_capacity(4);
+        result.insert("protocolVersion".into(), Value::String(version.to_owned()));
+        result.insert("capabilities".into(), self.inner.capabilities.clone());
+        result.insert("serverInfo".into(), to_json(&self.inner.info));
+        if let Some(instructions) = &self.inner.instructions {
+            result.insert("instructions".into(), Value::String(instructions.clone()));
+        }
+        Ok(Value::Object(result))
+    }
+
+    fn invoke_context(
+        &self,
+        id: &RequestId,
+        params: &Map<String, Value>,
+        ctx: &CallContext,
+        session: &Session,
+        token: &CancelToken,
+    ) -> InvokeContext {
+        let progress = match (&ctx.progress, &ctx.outbound) {
+            (Some(sink), _) => Some(Progress::sink(Arc::clone(sink))),
+            (None, Some(outbound)) => params
+                .get("_meta")
+                .and_then(|m| m.get("progressToken"))
+                .filter(|t| t.is_string() || t.as_i64().is_some())
+                .map(|t| Progress::notify(t.clone(), Arc::clone(outbound))),
+            (None, None) => None,
+        };
+        let client = session.client();
+        let elicitor = match (&ctx.elicit, &ctx.outbound) {
+            (Some(hook), _) => Some(Elicitor::new(Arc::clone(hook))),
+            (None, Some(outbound))
+                if client
+                    .as_deref()
+                    .is_some_and(|c| c.capabilities.supports_form_elicitation()) =>
+            {
+                Some(Elicitor::new(Arc::new(OutboundElicit {
+                    session: session.clone(),
+                    outbound: Arc::clone(outbound),
+                })))
+            }
+            _ => None,
+        };
+        InvokeContext {
+            cancel: token.clone(),
+            progress,
+            elicitor,
+            request_id: Some(id.clone()),
+            client,
+            call: ctx.clone(),
+        }
+    }
+}
+
+async fn wait_external(signal: Option<&CancelToken>) {
+    match signal {
+        Some(s) => s.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+fn is_request(message: &Value) -> bool {
+    message
+        .as_object()
+        .is_some_and(|o| o.contains_key("method") && o.contains_key("id"))
+}
+
+fn request_id_of(message: &Value) -> Value {
+    message
+        .get("id")
+        .and_then(RequestId::from_value)
+        .map_or(Value::Null, |id| id.to_value())
+}
+
+fn take_params(message: Value) -> Result<Map<String, Value>, ErrorObject> {
+    let Value::Object(mut obj) = message else {
+        return Ok(Map::new());
+    };
+    match obj.remove("params") {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(params)) => Ok(params),
+        Some(_) => Err(ErrorObject::invalid_params("`params` must be an object")),
+    }
+}
+
+fn check_cursor(params: &Map<String, Value>) -> Result<(), ErrorObject> {
+    match params.get("cursor") {
+        None | Some(Value::Null) => Ok(()),
+        Some(_) => Err(ErrorObject::invalid_params(
+            "Invalid cursor: this server lists everything in one page",
+        )),
+    }
+}
+
+fn prompt_args(raw: Option<Value>) -> Result<HashMap<String, String>, ErrorObject> {
+    match raw {
+        None | Some(Value::Null) => Ok(HashMap::new()),
+        Some(Value::Object(map)) => map
+            .into_iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k, s)),
+                _ => Err(ErrorObject::invalid_params(format!(
+                    "prompts/get argument `{k}` must be a string"
+                ))),
+            })
+            .collect(),
+        Some(_) => Err(ErrorObject::invalid_params(
+            "prompts/get `arguments` must be an object of strings",
+        )),
+    }
+}
+
+fn single(key: &str, value: Value) -> Value {
+    let mut map = Map::with_capacity(1);
+    map.insert(key.to_owned(), value);
+    Value::Object(map)
+}
+
+fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Value {
+    // Our own protocol types always serialize; a failure would be a bug, so
+    // degrade to null rather than panic.
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+#[allow(dead_code)]
+fn _assert_send(server: &McpServer, ctx: &CallContext) {
+    fn is_send<T: Send>(_: T) {}
+    is_send(server.handle_message(Value::Null, ctx));
+    is_send(server.dispatch_payload(Value::Null, ctx));
+    let _ = protocol::LATEST_PROTOCOL_VERSION;
+}

@@ -1,0 +1,284 @@
+//! The transport-neutral server: [`McpServer`], its builder and registries.
+
+mod dispatch;
+mod registry;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use crate::context::InvokeContext;
+use crate::prompt::McpPromptDef;
+use crate::protocol::{CallToolResult, ErrorObject, Implementation, Tool};
+use crate::resource::McpResourceDef;
+use crate::session::Session;
+use crate::tool::McpToolDef;
+
+pub use dispatch::parse_payload;
+pub(crate) use dispatch::Admission;
+use registry::Registry;
+
+/// A problem found while building a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Two tools share a name.
+    DuplicateTool(String),
+    /// Two prompts share a name.
+    DuplicatePrompt(String),
+    /// Two resources share a URI, or two templates share a URI template.
+    DuplicateResource(String),
+    /// A resource template could not be parsed.
+    InvalidUriTemplate {
+        /// The template as written.
+        template: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::DuplicateTool(n) => {
+                write!(f, "duplicate tool name `{n}`: tool names must be unique")
+            }
+            Self::DuplicatePrompt(n) => {
+                write!(
+                    f,
+                    "duplicate prompt name `{n}`: prompt names must be unique"
+                )
+            }
+            Self::DuplicateResource(u) => {
+                write!(
+                    f,
+                    "duplicate resource URI `{u}`: resource URIs must be unique"
+                )
+            }
+            Self::InvalidUriTemplate { template, reason } => {
+                write!(f, "invalid resource template `{template}`: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// A transport-neutral MCP server. Cheap to clone (one `Arc`).
+///
+/// ```
+/// use mcp_core::{McpServer, McpToolDef, InvokeContext};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let server = McpServer::builder()
+///     .server_info("demo", "1.0.0")
+///     .tool(McpToolDef::new("echo", "Echo the input back",
+///         json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+///         |args, _ctx: InvokeContext| async move {
+///             args.get("text").and_then(|t| t.as_str()).unwrap_or_default().to_owned()
+///         }))
+///     .build()
+///     .expect("valid server");
+/// assert_eq!(server.list_tools().len(), 1);
+/// let result = server.call_tool("echo", json!({"text": "hi"})).await.unwrap();
+/// assert_eq!(result.text_content(), "hi");
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    info: Implementation,
+    instructions: Option<String>,
+    tools: Registry<McpToolDef>,
+    resources: Registry<McpResourceDef>,
+    templates: Vec<McpResourceDef>,
+    prompts: Registry<McpPromptDef>,
+    capabilities: Value,
+    shared_session: Session,
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("info", &self.inner.info)
+            .field("tools", &self.inner.tools.len())
+            .field("resources", &self.inner.resources.len())
+            .field("templates", &self.inner.templates.len())
+            .field("prompts", &self.inner.prompts.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`McpServer`]; see [`McpServer::builder`].
+#[derive(Debug, Default)]
+#[must_use]
+pub struct McpServerBuilder {
+    info: Option<Implementation>,
+    instructions: Option<String>,
+    tools: Vec<McpToolDef>,
+    resources: Vec<McpResourceDef>,
+    prompts: Vec<McpPromptDef>,
+}
+
+impl McpServerBuilder {
+    /// Sets the name and version `initialize` reports.
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info = Some(Implementation::new(name, version));
+        self
+    }
+
+    /// Sets the full implementation info (title, description, icons …).
+    pub fn implementation(mut self, info: Implementation) -> Self {
+        self.info = Some(info);
+        self
+    }
+
+    /// Sets the instructions `initialize` returns to the client.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: impl Into<McpToolDef>) -> Self {
+        self.tools.push(tool.into());
+        self
+    }
+
+    /// Adds several tools.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = McpToolDef>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Adds a resource or resource template.
+    pub fn resource(mut self, resource: impl Into<McpResourceDef>) -> Self {
+        self.resources.push(resource.into());
+        self
+    }
+
+    /// Adds a prompt.
+    pub fn prompt(mut self, prompt: impl Into<McpPromptDef>) -> Self {
+        self.prompts.push(prompt.into());
+        self
+    }
+
+    /// Builds the server.
+    ///
+    /// # Errors
+    /// A [`BuildError`] naming the first duplicate tool name, prompt name,
+    /// resource URI or URI template, or an unparsable URI template.
+    pub fn build(self) -> Result<McpServer, BuildError> {
+        let mut tools = Registry::default();
+        for t in self.tools {
+            let name = t.name().to_owned();
+            if !tools.insert(name.clone(), t) {
+                return Err(BuildError::DuplicateTool(name));
+            }
+        }
+        let mut prompts = Registry::default();
+        for p in self.prompts {
+            let name = p.name().to_owned();
+            if !prompts.insert(name.clone(), p) {
+                return Err(BuildError::DuplicatePrompt(name));
+            }
+        }
+        let mut resources = Registry::default();
+        let mut templates: Vec<McpResourceDef> = Vec::new();
+        for r in self.resources {
+            let key = r.key().to_owned();
+            if let Some(reason) = r.template_error() {
+                return Err(BuildError::InvalidUriTemplate {
+                    template: key,
+                    reason: reason.to_owned(),
+                });
+            }
+            if r.is_template() {
+                if templates.iter().any(|t| t.key() == key) {
+                    return Err(BuildError::DuplicateResource(key));
+                }
+                templates.push(r);
+            } else if !resources.insert(key.clone(), r) {
+                return Err(BuildError::DuplicateResource(key));
+            }
+        }
+        let mut caps = Map::new();
+        caps.insert("tools".into(), json!({ "listChanged": false }));
+        if !resources.is_empty() || !templates.is_empty() {
+            caps.insert(
+                "resources".into(),
+                json!({ "subscribe": false, "listChanged": false }),
+            );
+        }
+        if !prompts.is_empty() {
+            caps.insert("prompts".into(), json!({ "listChanged": false }));
+        }
+        Ok(McpServer {
+            inner: Arc::new(Inner {
+                info: self.info.unwrap_or_default(),
+                instructions: self.instructions,
+                tools,
+                resources,
+                templates,
+                prompts,
+                capabilities: Value::Object(caps),
+                shared_session: Session::new(),
+            }),
+        })
+    }
+}
+
+impl McpServer {
+    /// Starts building a server.
+    pub fn builder() -> McpServerBuilder {
+        McpServerBuilder::default()
+    }
+
+    /// The implementation info `initialize` reports.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The capabilities `initialize` advertises: `tools` always, `resources`
+    /// and `prompts` only when some are registered.
+    pub fn capabilities(&self) -> &Value {
+        &self.inner.capabilities
+    }
+
+    /// The tool descriptors `tools/list` returns (before `visible` filtering).
+    pub fn list_tools(&self) -> Vec<&Tool> {
+        self.inner.tools.iter().map(McpToolDef::tool).collect()
+    }
+
+    /// Calls a tool without JSON-RPC, with a detached context.
+    ///
+    /// `args` must be a JSON object (or `null` for no arguments).
+    ///
+    /// # Errors
+    /// `-32602 Unknown tool: <name>` for an unregistered name or non-object
+    /// arguments; `-32603` with the panic message when the tool panics.
+    pub async fn call_tool(&self, name: &str, args: Value) -> Result<CallToolResult, ErrorObject> {
+        let tool = self
+            .inner
+            .tools
+            .get(name)
+            .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {name}")))?;
+        let args = match args {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            _ => {
+                return Err(ErrorObject::invalid_params(
+                    "tools/call `arguments` must be an object",
+                ))
+            }
+        };
+        crate::panic::catch_panic(tool.invoke(args, InvokeContext::detached()))
+            .await
+            .map_err(ErrorObject::internal)
+    }
+}

@@ -1,0 +1,216 @@
+//! The scope a transport gives a connection or HTTP session: in-flight request
+//! ids (for cancellation), pending server→client requests, and what the client
+//! announced in `initialize`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::cancel::CancelToken;
+use crate::protocol::{ClientInfo, ErrorObject, RequestId};
+
+type Reply = Result<Value, ErrorObject>;
+
+/// One cancellation and routing scope.
+///
+/// Each stdio stream is one session; over HTTP, one `Mcp-Session-Id` session
+/// (or one per request when stateless). Two handles are the same session when
+/// they were cloned from one another. Locks here are never held across an `.await`.
+#[derive(Clone, Default)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    inflight: Mutex<HashMap<RequestId, CancelToken>>,
+    pending: Mutex<HashMap<RequestId, oneshot::Sender<Reply>>>,
+    next_outbound_id: AtomicI64,
+    client: RwLock<Option<Arc<ClientInfo>>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("client", &self.client())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// A fresh session with nothing in flight.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True when both handles are the same session.
+    pub fn same_as(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// What the client announced in `initialize`, if it has initialized.
+    pub fn client(&self) -> Option<Arc<ClientInfo>> {
+        self.inner
+            .client
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_client(&self, info: ClientInfo) {
+        *self
+            .inner
+            .client
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(info));
+    }
+
+    /// Registers an in-flight request. `None` when the id is already in flight.
+    pub(crate) fn begin(&self, id: &RequestId, token: CancelToken) -> Option<InflightGuard> {
+        let mut map = self
+            .inner
+            .inflight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if map.contains_key(id) {
+            return None;
+        }
+        map.insert(id.clone(), token.clone());
+        Some(InflightGuard {
+            session: self.clone(),
+            id: id.clone(),
+            token,
+        })
+    }
+
+    /// Cancels the in-flight request with this id. Returns whether one was found.
+    pub fn cancel(&self, id: &RequestId) -> bool {
+        let token = self
+            .inner
+            .inflight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned();
+        token.map(|t| t.cancel()).is_some()
+    }
+
+    /// Number of requests in flight.
+    pub fn inflight_len(&self) -> usize {
+        self.inner
+            .inflight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Allocates an id for a server→client request and registers its waiter.
+    pub(crate) fn begin_outbound(&self) -> (RequestId, PendingReply) {
+        let n = self.inner.next_outbound_id.fetch_add(1, Ordering::Relaxed);
+        let id = RequestId::String(format!("srv-{n}"));
+        let (tx, rx) = oneshot::channel();
+        self.inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.clone(), tx);
+        (
+            id.clone(),
+            PendingReply {
+                session: self.clone(),
+                id,
+                rx,
+            },
+        )
+    }
+
+    /// Delivers a client response to the server→client request it answers.
+    /// Returns false (and drops it) when no such request is pending.
+    pub(crate) fn resolve(&self, id: &RequestId, reply: Reply) -> bool {
+        let tx = self
+            .inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+        match tx {
+            Some(tx) => tx.send(reply).is_ok(),
+            None => false,
+        }
+    }
+}
+
+impl Session {
+    /// Fails every pending server→client request (the connection is gone,
+    /// so no answer can arrive).
+    pub(crate) fn fail_pending(&self) {
+        let drained: Vec<_> = self
+            .inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .collect();
+        for (_, tx) in drained {
+            let _ = tx.send(Err(ErrorObject::internal("the client connection closed")));
+        }
+    }
+}
+
+/// Removes an in-flight registration when the call ends, however it ends.
+pub(crate) struct InflightGuard {
+    session: Session,
+    id: RequestId,
+    token: CancelToken,
+}
+
+impl InflightGuard {
+    pub(crate) fn token(&self) -> &CancelToken {
+        &self.token
+    }
+}
+
+impl Drop for InflightGuard {
+    fn drop(&mut self) {
+        let mut map = self
+            .session
+            .inner
+            .inflight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        // Only remove our own registration.
+        if map.get(&self.id).is_some_and(|t| t.same_as(&self.token)) {
+            map.remove(&self.id);
+        }
+    }
+}
+
+/// The waiting end of a server→client request; unregisters itself when dropped.
+pub(crate) struct PendingReply {
+    session: Session,
+    id: RequestId,
+    rx: oneshot::Receiver<Reply>,
+}
+
+impl PendingReply {
+    /// Waits for the client's answer. An error when the session went away.
+    pub(crate) async fn wait(mut self) -> Reply {
+        (&mut self.rx)
+            .await
+            .unwrap_or_else(|_| Err(ErrorObject::internal("the client connection closed")))
+    }
+}
+
+impl Drop for PendingReply {
+    fn drop(&mut self) {
+        self.session
+            .inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+    }
+}

@@ -1,0 +1,251 @@
+//! Tool descriptors ([`McpToolDef`]) and the result conversion trait.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::context::{CallContext, InvokeContext};
+use crate::protocol::{CallToolResult, Content, Icon, Tool, ToolAnnotations};
+
+/// A boxed, sendable future.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+type ToolHandler =
+    Arc<dyn Fn(Map<String, Value>, InvokeContext) -> BoxFuture<CallToolResult> + Send + Sync>;
+type VisibleHook = Arc<dyn Fn(&CallContext) -> bool + Send + Sync>;
+
+/// A tool: its advertised descriptor plus the async function that runs it.
+///
+/// ```
+/// use mcp_core::{McpToolDef, InvokeContext};
+/// use serde_json::json;
+///
+/// let echo = McpToolDef::new(
+///     "echo",
+///     "Echo the input back",
+///     json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+///     |args, _ctx: InvokeContext| async move {
+///         args.get("text").and_then(|t| t.as_str()).unwrap_or_default().to_owned()
+///     },
+/// );
+/// assert_eq!(echo.name(), "echo");
+/// ```
+#[derive(Clone)]
+pub struct McpToolDef {
+    tool: Tool,
+    handler: ToolHandler,
+    visible: Option<VisibleHook>,
+}
+
+impl fmt::Debug for McpToolDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpToolDef")
+            .field("tool", &self.tool)
+            .field("visible", &self.visible.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpToolDef {
+    /// A tool named `name` whose arguments follow `input_schema` (a JSON
+    /// Schema object; a non-object value is replaced by `{"type":"object"}`).
+    ///
+    /// The handler gets the arguments object and the [`InvokeContext`]; it
+    /// may return anything that is [`IntoToolResult`].
+    pub fn new<F, Fut, R>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: F,
+    ) -> Self
+    where
+        F: Fn(Map<String, Value>, InvokeContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult,
+    {
+        let input_schema = match input_schema {
+            Value::Object(map) => map,
+            _ => {
+                let mut map = Map::new();
+                map.insert("type".into(), Value::String("object".into()));
+                map
+            }
+        };
+        let description: String = description.into();
+        Self {
+            tool: Tool {
+                name: name.into(),
+                title: None,
+                description: (!description.is_empty()).then_some(description),
+                input_schema,
+                output_schema: None,
+                annotations: None,
+                icons: None,
+                meta: None,
+            },
+            handler: Arc::new(move |args, ctx| {
+                let fut = handler(args, ctx);
+                Box::pin(async move { fut.await.into_tool_result() })
+            }),
+            visible: None,
+        }
+    }
+
+    /// Sets the human-readable title.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.tool.title = Some(title.into());
+        self
+    }
+
+    /// Sets the output schema advertised on `tools/list` (a JSON object).
+    #[must_use]
+    pub fn with_output_schema(mut self, schema: Map<String, Value>) -> Self {
+        self.tool.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the behaviour annotations.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.tool.annotations = Some(annotations);
+        self
+    }
+
+    /// Sets the icons.
+    #[must_use]
+    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
+        self.tool.icons = Some(icons);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
+        self.tool.meta = Some(meta);
+        self
+    }
+
+    /// Sets a listing filter: `false` leaves the tool out of that caller's
+    /// `tools/list`. It must be free of side effects (it runs on every
+    /// listing), and it is not authorization: `tools/call` never consults
+    /// it. A hook that panics hides the tool.
+    #[must_use]
+    pub fn with_visible<F>(mut self, visible: F) -> Self
+    where
+        F: Fn(&CallContext) -> bool + Send + Sync + 'static,
+    {
+        self.visible = Some(Arc::new(visible));
+        self
+    }
+
+    /// The tool name.
+    pub fn name(&self) -> &str {
+        &self.tool.name
+    }
+
+    /// The descriptor `tools/list` advertises.
+    pub fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    /// Whether this tool is listed for `ctx` (false when the hook panics).
+    pub fn is_visible(&self, ctx: &CallContext) -> bool {
+        match &self.visible {
+            None => true,
+            Some(hook) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(ctx)))
+                .unwrap_or(false),
+        }
+    }
+
+    /// Runs the tool's handler directly.
+    pub fn invoke(
+        &self,
+        args: Map<String, Value>,
+        ctx: InvokeContext,
+    ) -> BoxFuture<CallToolResult> {
+        (self.handler)(args, ctx)
+    }
+}
+
+/// Conversion of a tool's return value into a `tools/call` result.
+///
+/// `Err` values of a `Result` become `isError: true` results carrying the
+/// error's message, so the model can read it and try something else.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from an MCP tool",
+    note = "return a String, &'static str, (), Content, Vec<Content>, CallToolResult, Json<T>, or a Result of one of these"
+)]
+pub trait IntoToolResult {
+    /// Performs the conversion.
+    fn into_tool_result(self) -> CallToolResult;
+}
+
+impl IntoToolResult for CallToolResult {
+    fn into_tool_result(self) -> CallToolResult {
+        self
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::text(self)
+    }
+}
+
+impl IntoToolResult for &'static str {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::text(self)
+    }
+}
+
+impl IntoToolResult for () {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::new(Vec::new())
+    }
+}
+
+impl IntoToolResult for Content {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::new(vec![self])
+    }
+}
+
+impl IntoToolResult for Vec<Content> {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::new(self)
+    }
+}
+
+impl<T: IntoToolResult, E: fmt::Display> IntoToolResult for Result<T, E> {
+    fn into_tool_result(self) -> CallToolResult {
+        match self {
+            Ok(v) => v.into_tool_result(),
+            Err(e) => CallToolResult::error(e.to_string()),
+        }
+    }
+}
+
+/// A structured tool result: serialized into `structuredContent` (when it is
+/// a JSON object) and, as the spec advises, also as a text block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> CallToolResult {
+        match serde_json::to_value(&self.0) {
+            Ok(value) => {
+                let text = value.to_string();
+                match value {
+                    Value::Object(map) => CallToolResult::text(text).with_structured(map),
+                    _ => CallToolResult::text(text),
+                }
+            }
+            Err(e) => CallToolResult::error(format!("could not serialize the tool result: {e}")),
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! Transports: thin loops that read messages, call the dispatcher and write replies.
+
+#[cfg(feature = "stdio")]
+pub mod stdio;

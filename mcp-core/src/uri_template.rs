@@ -1,0 +1,149 @@
+//! Matching URIs against RFC 6570 templates (simple `{var}` and reserved `{+var}` expressions).
+
+use std::collections::HashMap;
+
+/// A parsed URI template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UriTemplate {
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Literal(String),
+    /// A variable; `reserved` (`{+var}`) values may contain `/`.
+    Var {
+        name: String,
+        reserved: bool,
+    },
+}
+
+impl UriTemplate {
+    /// A template that matches only the empty string (a placeholder for an
+    /// invalid template, which the server builder reports).
+    pub(crate) fn empty() -> Self {
+        Self { parts: Vec::new() }
+    }
+
+    /// Parses a template. Errors name the problem (unclosed brace, empty or
+    /// unsupported expression, two variables with nothing between them).
+    ///
+    /// # Errors
+    /// A message describing why the template is not supported.
+    pub fn parse(template: &str) -> Result<Self, String> {
+        let mut parts = Vec::new();
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            if open > 0 {
+                parts.push(Part::Literal(rest[..open].to_owned()));
+            }
+            let after = &rest[open + 1..];
+            let close = after
+                .find('}')
+                .ok_or_else(|| format!("unclosed `{{` in URI template `{template}`"))?;
+            let expr = &after[..close];
+            let (name, reserved) = match expr.strip_prefix('+') {
+                Some(n) => (n, true),
+                None => (expr, false),
+            };
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(format!(
+                    "unsupported expression `{{{expr}}}` in URI template `{template}` (use {{name}} or {{+name}})"
+                ));
+            }
+            if matches!(parts.last(), Some(Part::Var { .. })) {
+                return Err(format!(
+                    "two variables with no literal between them in URI template `{template}`"
+                ));
+            }
+            parts.push(Part::Var {
+                name: name.to_owned(),
+                reserved,
+            });
+            rest = &after[close + 1..];
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Literal(rest.to_owned()));
+        }
+        Ok(Self { parts })
+    }
+
+    /// The variable names, in order.
+    pub fn variables(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Var { name, .. } => Some(name.as_str()),
+            Part::Literal(_) => None,
+        })
+    }
+
+    /// Matches `uri`, returning the (percent-decoded) variable values.
+    pub fn match_uri(&self, uri: &str) -> Option<HashMap<String, String>> {
+        let mut vars = HashMap::new();
+        let mut rest = uri;
+        let mut parts = self.parts.iter().peekable();
+        while let Some(part) = parts.next() {
+            match part {
+                Part::Literal(lit) => rest = rest.strip_prefix(lit.as_str())?,
+                Part::Var { name, reserved } => {
+                    let end = match parts.peek() {
+                        Some(Part::Literal(next)) => rest.find(next.as_str())?,
+                        _ => rest.len(),
+                    };
+                    let raw = &rest[..end];
+                    if raw.is_empty() || (!reserved && raw.contains(['/', '?', '#'])) {
+                        return None;
+                    }
+                    vars.insert(name.clone(), percent_decode(raw)?);
+                    rest = &rest[end..];
+                }
+            }
+        }
+        rest.is_empty().then_some(vars)
+    }
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    if !s.contains('%') {
+        return Some(s.to_owned());
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_simple_and_reserved_variables() {
+        let t = UriTemplate::parse("file:///logs/{date}.txt").expect("parse");
+        let v = t.match_uri("file:///logs/2026-01-02.txt").expect("match");
+        assert_eq!(v["date"], "2026-01-02");
+        assert!(t.match_uri("file:///logs/a/b.txt").is_none());
+        assert!(t.match_uri("file:///logs/.txt").is_none());
+        let r = UriTemplate::parse("repo://{owner}/{+path}").expect("parse");
+        let v = r.match_uri("repo://me/src/lib%20x.rs").expect("match");
+        assert_eq!(v["owner"], "me");
+        assert_eq!(v["path"], "src/lib x.rs");
+        assert_eq!(r.variables().collect::<Vec<_>>(), ["owner", "path"]);
+    }
+
+    #[test]
+    fn rejects_bad_templates() {
+        assert!(UriTemplate::parse("x://{a").is_err());
+        assert!(UriTemplate::parse("x://{a}{b}").is_err());
+        assert!(UriTemplate::parse("x://{?q}").is_err());
+    }
+}

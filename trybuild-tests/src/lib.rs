@@ -1,0 +1,1 @@
+//! Compile-fail tests for the `mcp-core` attribute macros live in `tests/`.
