@@ -36,6 +36,10 @@
 //! }
 //! ```
 
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
 pub mod cancel;
 pub mod context;
 mod panic;
