@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 use crate::cancel::CancelToken;
 use crate::protocol::{self, ClientCapabilities, ClientInfo, ErrorObject, RequestId};
 use crate::session::Session;
+use crate::state::StateMap;
 
 /// A header value: most headers arrive once; a repeated header keeps every value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -374,6 +375,7 @@ pub struct InvokeContext {
     pub(crate) request_id: Option<RequestId>,
     pub(crate) client: Option<Arc<ClientInfo>>,
     pub(crate) call: CallContext,
+    pub(crate) state: Option<Arc<StateMap>>,
 }
 
 impl Default for InvokeContext {
@@ -393,6 +395,7 @@ impl InvokeContext {
             request_id: None,
             client: None,
             call: CallContext::default(),
+            state: None,
         }
     }
 
@@ -477,6 +480,12 @@ impl InvokeContext {
     /// The opaque caller the transport supplied, downcast to `T`.
     pub fn caller<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.call.caller()
+    }
+
+    /// Application state registered with
+    /// [`McpServerBuilder::state`](crate::McpServerBuilder::state).
+    pub fn state<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.state.as_deref().and_then(StateMap::get)
     }
 
     /// The transport context this call arrived with.

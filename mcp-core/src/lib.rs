@@ -40,6 +40,9 @@
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
+#[doc(hidden)]
+pub mod __private;
+pub mod args;
 pub mod cancel;
 pub mod context;
 mod panic;
@@ -49,6 +52,7 @@ pub mod resource;
 pub mod schema;
 pub mod server;
 pub mod session;
+pub mod state;
 #[cfg(feature = "stdio")]
 pub mod testing;
 pub mod tool;
@@ -68,10 +72,10 @@ pub use protocol::{
 pub use resource::{IntoResourceContents, McpResourceDef, ResourceRequest};
 pub use server::{BuildError, McpServer, McpServerBuilder};
 pub use session::Session;
+pub use state::State;
 pub use tool::{IntoToolResult, Json, McpToolDef};
 #[cfg(feature = "stdio")]
 pub use transport::stdio::{serve_io, serve_stdio, StdioHandle, StdioOptions};
 
 #[cfg(feature = "macros")]
-#[doc(hidden)]
-pub use mcp_macros as __macros;
+pub use mcp_macros::{mcp_prompt, mcp_resource, mcp_tool};

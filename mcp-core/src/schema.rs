@@ -19,8 +19,15 @@ use serde_json::{Map, Value};
 /// assert_eq!(schema["properties"]["loud"]["type"], "boolean");
 /// ```
 pub fn schema_for<T: JsonSchema>() -> Map<String, Value> {
+    schema_with::<T>(true)
+}
+
+/// Like [`schema_for`], but with `inline = false` recursive and shared
+/// sub-schemas stay in `$defs` and are referenced with `$ref` (for clients
+/// that accept references and tools with large or recursive types).
+pub fn schema_with<T: JsonSchema>(inline: bool) -> Map<String, Value> {
     let settings = SchemaSettings::draft2020_12().with(|s| {
-        s.inline_subschemas = true;
+        s.inline_subschemas = inline;
         s.meta_schema = None;
     });
     let schema = settings.into_generator().into_root_schema_for::<T>();
@@ -31,9 +38,6 @@ pub fn schema_for<T: JsonSchema>() -> Map<String, Value> {
     map.remove("title");
     map.remove("$schema");
     strip_null_unions(&mut map);
-    if !map.contains_key("type") {
-        map.insert("type".into(), Value::String("object".into()));
-    }
     map
 }
 

@@ -183,6 +183,11 @@ impl McpToolDef {
 pub trait IntoToolResult {
     /// Performs the conversion.
     fn into_tool_result(self) -> CallToolResult;
+
+    /// The `outputSchema` this return type implies (set for [`Json<T>`]).
+    fn output_schema() -> Option<Map<String, Value>> {
+        None
+    }
 }
 
 impl IntoToolResult for CallToolResult {
@@ -228,6 +233,10 @@ impl<T: IntoToolResult, E: fmt::Display> IntoToolResult for Result<T, E> {
             Err(e) => CallToolResult::error(e.to_string()),
         }
     }
+
+    fn output_schema() -> Option<Map<String, Value>> {
+        T::output_schema()
+    }
 }
 
 /// A structured tool result: serialized into `structuredContent` (when it is
@@ -235,7 +244,12 @@ impl<T: IntoToolResult, E: fmt::Display> IntoToolResult for Result<T, E> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Json<T>(pub T);
 
-impl<T: Serialize> IntoToolResult for Json<T> {
+impl<T: Serialize + schemars::JsonSchema> IntoToolResult for Json<T> {
+    fn output_schema() -> Option<Map<String, Value>> {
+        let schema = crate::schema::schema_for::<T>();
+        (schema.get("type") == Some(&Value::String("object".into()))).then_some(schema)
+    }
+
     fn into_tool_result(self) -> CallToolResult {
         match serde_json::to_value(&self.0) {
             Ok(value) => {

@@ -23,6 +23,23 @@ pub struct PromptArgument {
 }
 
 impl PromptArgument {
+    /// An argument with no description.
+    pub fn new(name: impl Into<String>, required: bool) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: None,
+            required: Some(required),
+        }
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
     /// A required argument.
     pub fn required(name: impl Into<String>, description: impl Into<String>) -> Self {
         Self {

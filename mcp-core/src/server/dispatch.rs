@@ -420,6 +420,7 @@ impl McpServer {
             request_id: Some(id.clone()),
             client,
             call: ctx.clone(),
+            state: Some(Arc::clone(&self.inner.state)),
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::prompt::McpPromptDef;
 use crate::protocol::{CallToolResult, ErrorObject, Implementation, Tool};
 use crate::resource::McpResourceDef;
 use crate::session::Session;
+use crate::state::StateMap;
 use crate::tool::McpToolDef;
 
 pub use dispatch::parse_payload;
@@ -100,6 +101,7 @@ struct Inner {
     prompts: Registry<McpPromptDef>,
     capabilities: Value,
     shared_session: Session,
+    state: Arc<StateMap>,
 }
 
 impl fmt::Debug for McpServer {
@@ -123,9 +125,18 @@ pub struct McpServerBuilder {
     tools: Vec<McpToolDef>,
     resources: Vec<McpResourceDef>,
     prompts: Vec<McpPromptDef>,
+    state: StateMap,
 }
 
 impl McpServerBuilder {
+    /// Registers application state of type `T` (one value per type; a later
+    /// call replaces an earlier one). Handlers reach it with a `State<T>`
+    /// argument or [`InvokeContext::state`].
+    pub fn state<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
     /// Sets the name and version `initialize` reports.
     pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.info = Some(Implementation::new(name, version));
@@ -228,6 +239,7 @@ impl McpServerBuilder {
                 prompts,
                 capabilities: Value::Object(caps),
                 shared_session: Session::new(),
+                state: Arc::new(self.state),
             }),
         })
     }
@@ -277,7 +289,9 @@ impl McpServer {
                 ))
             }
         };
-        crate::panic::catch_panic(tool.invoke(args, InvokeContext::detached()))
+        let mut ctx = InvokeContext::detached();
+        ctx.state = Some(Arc::clone(&self.inner.state));
+        crate::panic::catch_panic(tool.invoke(args, ctx))
             .await
             .map_err(ErrorObject::internal)
     }

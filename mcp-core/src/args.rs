@@ -1,0 +1,369 @@
+//! Checking tool arguments against their JSON Schema before any tool body
+//! runs, with messages a model can act on: the JSON path, what was expected,
+//! what was received, and did-you-mean suggestions for unknown keys.
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+/// At most this many problems are reported for one call.
+const MAX_PROBLEMS: usize = 8;
+
+/// Validates `args` against `schema` and then deserializes them into `T`.
+///
+/// # Errors
+/// A message listing every problem found (up to eight), suitable as the text
+/// of an `isError: true` tool result.
+pub fn parse_args<T: DeserializeOwned>(
+    args: Map<String, Value>,
+    schema: &Map<String, Value>,
+) -> Result<T, String> {
+    let value = Value::Object(args);
+    let mut problems = Vec::new();
+    check(&value, schema, "", true, &mut problems);
+    if !problems.is_empty() {
+        return Err(format!("Invalid arguments:\n- {}", problems.join("\n- ")));
+    }
+    serde_json::from_value(value).map_err(|e| format!("Invalid arguments: {e}"))
+}
+
+fn field_path(parent: &str, key: &str) -> String {
+    if parent.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
+fn shown(path: &str) -> &str {
+    if path.is_empty() {
+        "arguments"
+    } else {
+        path
+    }
+}
+
+/// A short description of a JSON value for error messages.
+pub fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) if n.is_i64() || n.is_u64() => format!("the integer {n}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => {
+            let mut preview: String = s.chars().take(40).collect();
+            if preview.len() < s.len() {
+                preview.push('…');
+            }
+            format!("the string {preview:?}")
+        }
+        Value::Array(a) => format!("an array of {} item(s)", a.len()),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+fn type_matches(value: &Value, ty: &str) -> bool {
+    match ty {
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "string" => value.is_string(),
+        "boolean" => value.is_boolean(),
+        "null" => value.is_null(),
+        "number" => value.is_number(),
+        "integer" => match value {
+            Value::Number(n) => {
+                n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+            }
+            _ => false,
+        },
+        _ => true,
+    }
+}
+
+fn expected_types(schema: &Map<String, Value>) -> Option<Vec<&str>> {
+    match schema.get("type")? {
+        Value::String(t) => Some(vec![t.as_str()]),
+        Value::Array(ts) => Some(ts.iter().filter_map(Value::as_str).collect()),
+        _ => None,
+    }
+}
+
+fn check(
+    value: &Value,
+    schema: &Map<String, Value>,
+    path: &str,
+    root: bool,
+    problems: &mut Vec<String>,
+) {
+    if problems.len() >= MAX_PROBLEMS {
+        return;
+    }
+    if let Some(types) = expected_types(schema) {
+        if !types.iter().any(|t| type_matches(value, t)) {
+            let mut expected = types.join(" or ");
+            if let Some(fmt) = schema.get("format").and_then(Value::as_str) {
+                expected.push_str(&format!(" ({fmt})"));
+            }
+            problems.push(format!(
+                "`{}`: expected {expected}, received {}",
+                shown(path),
+                describe(value)
+            ));
+            return;
+        }
+    }
+    if let Some(Value::Array(allowed)) = schema.get("enum") {
+        if !allowed.contains(value) {
+            let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            problems.push(format!(
+                "`{}`: expected one of {}, received {}",
+                shown(path),
+                list.join(", "),
+                describe(value)
+            ));
+            return;
+        }
+    }
+    if let Some(expected) = schema.get("const") {
+        if expected != value {
+            problems.push(format!(
+                "`{}`: expected {expected}, received {}",
+                shown(path),
+                describe(value)
+            ));
+            return;
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(alternatives)) = schema.get(key) {
+            let fits = alternatives.iter().filter_map(Value::as_object).any(|alt| {
+                let mut scratch = Vec::new();
+                check(value, alt, path, false, &mut scratch);
+                scratch.is_empty()
+            });
+            if !fits {
+                problems.push(format!(
+                    "`{}`: {} does not match any of the {} allowed shapes",
+                    shown(path),
+                    describe(value),
+                    alternatives.len()
+                ));
+                return;
+            }
+        }
+    }
+    if let Value::Number(n) = value {
+        if let Some(f) = n.as_f64() {
+            if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
+                if f < min {
+                    problems.push(format!(
+                        "`{}`: must be at least {min}, received {n}",
+                        shown(path)
+                    ));
+                }
+            }
+            if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
+                if f > max {
+                    problems.push(format!(
+                        "`{}`: must be at most {max}, received {n}",
+                        shown(path)
+                    ));
+                }
+            }
+        }
+    }
+    match value {
+        Value::Object(obj) => check_object(obj, schema, path, root, problems),
+        Value::Array(items) => {
+            if let Some(Value::Object(item_schema)) = schema.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    check(
+                        item,
+                        item_schema,
+                        &format!("{}[{i}]", shown(path)),
+                        false,
+                        problems,
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn check_object(
+    obj: &Map<String, Value>,
+    schema: &Map<String, Value>,
+    path: &str,
+    root: bool,
+    problems: &mut Vec<String>,
+) {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    if let Some(Value::Array(required)) = schema.get("required") {
+        for key in required.iter().filter_map(Value::as_str) {
+            if !obj.contains_key(key) {
+                let ty = properties
+                    .and_then(|p| p.get(key))
+                    .and_then(Value::as_object)
+                    .and_then(expected_types)
+                    .map(|t| format!(" ({})", t.join(" or ")))
+                    .unwrap_or_default();
+                problems.push(format!(
+                    "`{}`: missing required field{ty}",
+                    field_path(path, key)
+                ));
+            }
+        }
+    }
+    let Some(properties) = properties else { return };
+    let closed = root || schema.get("additionalProperties") == Some(&Value::Bool(false));
+    for (key, value) in obj {
+        match properties.get(key).and_then(Value::as_object) {
+            Some(sub) => check(value, sub, &field_path(path, key), false, problems),
+            None if closed => {
+                let valid: Vec<&str> = properties.keys().map(String::as_str).collect();
+                let hint = suggest(key, &valid)
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                problems.push(format!(
+                    "`{}`: unknown field{hint} Valid fields: {}",
+                    field_path(path, key),
+                    if valid.is_empty() {
+                        "(none)".to_owned()
+                    } else {
+                        valid.join(", ")
+                    }
+                ));
+            }
+            None => {}
+        }
+    }
+}
+
+/// The closest valid key to `key`: same letters ignoring case, `_` and `-`
+/// (so `startsAt` ↔ `starts_at`), or within a small edit distance.
+pub fn suggest<'a>(key: &str, valid: &[&'a str]) -> Option<&'a str> {
+    let norm = |s: &str| -> String {
+        s.chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let wanted = norm(key);
+    if let Some(exact) = valid.iter().find(|v| norm(v) == wanted) {
+        return Some(exact);
+    }
+    let limit = (key.chars().count() / 3).max(1);
+    valid
+        .iter()
+        .map(|v| (levenshtein(&wanted, &norm(v)), *v))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, v)| v)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j + 1] + 1).min(cur[j] + 1).min(prev[j] + cost);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Map<String, Value> {
+        json!({
+            "type": "object",
+            "properties": {
+                "text": {"type": "string"},
+                "count": {"type": "integer", "minimum": 0},
+                "starts_at": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["text"],
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+    }
+
+    #[test]
+    fn reports_path_expected_and_received() {
+        let err = parse_args::<Value>(
+            json!({"text": 5}).as_object().cloned().unwrap_or_default(),
+            &schema(),
+        )
+        .expect_err("wrong type");
+        assert!(
+            err.contains("`text`: expected string, received the integer 5"),
+            "{err}"
+        );
+        let err = parse_args::<Value>(
+            json!({"text": "x", "tags": ["a", 3]})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            &schema(),
+        )
+        .expect_err("bad item");
+        assert!(
+            err.contains("`tags[1]`: expected string, received the integer 3"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_get_suggestions() {
+        let err = parse_args::<Value>(
+            json!({"text": "x", "startsAt": "now", "cuont": 1})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            &schema(),
+        )
+        .expect_err("unknown keys");
+        assert!(
+            err.contains("`startsAt`: unknown field; did you mean `starts_at`?"),
+            "{err}"
+        );
+        assert!(
+            err.contains("`cuont`: unknown field; did you mean `count`?"),
+            "{err}"
+        );
+        assert!(
+            err.contains("Valid fields: text, count, starts_at, tags")
+                || err.contains("Valid fields:"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn missing_required_and_bounds() {
+        let err = parse_args::<Value>(
+            json!({"count": -1})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            &schema(),
+        )
+        .expect_err("missing");
+        assert!(
+            err.contains("`text`: missing required field (string)"),
+            "{err}"
+        );
+        assert!(
+            err.contains("`count`: must be at least 0, received -1"),
+            "{err}"
+        );
+    }
+}
