@@ -4,31 +4,69 @@
 //! - the **resource** `calendar://week` (the application attaches it),
 //! - the **prompt** `prepare_week` (the person asks for it).
 //!
-//! ```sh
-//! cargo run --example calendar
-//! ```
+//! The calendar reaches the handlers as typed application state
+//! (`State<Calendar>`), registered once with `McpServer::builder().state(..)`.
+//!
+//! Run: `cargo run --example calendar`
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_core::{
-    serve_stdio, CallToolResult, ElicitResponse, InvokeContext, McpPromptDef, McpResourceDef,
-    McpServer, McpToolDef, PromptArgs, PromptArgument, PromptMessage, ResourceRequest,
+    mcp_prompt, mcp_resource, mcp_tool, serve_stdio, CallToolResult, ElicitResponse,
+    IntoToolResult, InvokeContext, McpServer, PromptMessage, State,
 };
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 
-#[derive(Debug, Clone, Serialize)]
+/// One calendar event.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct Event {
     id: String,
     title: String,
+    /// Start, ISO 8601 UTC.
+    #[schemars(extend("format" = "date-time"))]
     starts_at: String,
 }
 
-type Calendar = Arc<Mutex<Vec<Event>>>;
+/// The shared calendar.
+#[derive(Clone, Default)]
+struct Calendar(Arc<Mutex<Vec<Event>>>);
+
+impl Calendar {
+    fn events(&self) -> Vec<Event> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn add(&self, title: String, starts_at: String) -> Event {
+        let mut events = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let event = Event {
+            id: format!("e{}", events.len() + 1),
+            title,
+            starts_at,
+        };
+        events.push(event.clone());
+        event
+    }
+}
+
+/// Arguments of `create_event`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct NewEvent {
+    /// Event title.
+    title: String,
+    /// Start, ISO 8601 UTC. Asked for when missing.
+    #[schemars(extend("format" = "date-time"))]
+    starts_at: Option<String>,
+}
 
 /// What `create_event` asks for when the start time is missing.
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct StartTime {
     /// Start, ISO 8601 UTC.
@@ -36,125 +74,87 @@ struct StartTime {
     starts_at: String,
 }
 
-fn create_event(calendar: Calendar) -> McpToolDef {
-    McpToolDef::new(
-        "create_event",
-        "Create a calendar event. Writes to the calendar.",
-        json!({
-            "type": "object",
-            "properties": {
-                "title": { "type": "string", "description": "Event title." },
-                "startsAt": { "type": "string", "format": "date-time", "description": "Start, ISO 8601 UTC." },
-            },
-            "required": ["title"],
-        }),
-        move |args, ctx: InvokeContext| {
-            let calendar = Arc::clone(&calendar);
-            async move {
-                let Some(title) = args.get("title").and_then(Value::as_str) else {
-                    return CallToolResult::error("`title` is required and must be a string");
-                };
-                let starts_at = match args.get("startsAt").and_then(Value::as_str) {
-                    Some(s) => s.to_owned(),
-                    None => match ctx.elicitation() {
-                        Some(e) => match e.form::<StartTime>(&format!("When should {title:?} start?")).await {
-                            Ok(ElicitResponse::Accept(answer)) => answer.starts_at,
-                            Ok(_) => return CallToolResult::error("no start time given; event not created"),
-                            Err(err) => return CallToolResult::error(err.message),
-                        },
-                        None => return CallToolResult::error("`startsAt` is required: give an ISO 8601 UTC time"),
-                    },
-                };
-                let event = {
-                    let mut events = calendar.lock().unwrap_or_else(PoisonError::into_inner);
-                    let event = Event {
-                        id: format!("e{}", events.len() + 1),
-                        title: title.to_owned(),
-                        starts_at,
-                    };
-                    events.push(event.clone());
-                    event
-                };
-                let structured = match serde_json::to_value(&event) {
-                    Ok(Value::Object(map)) => map,
-                    _ => Default::default(),
-                };
-                CallToolResult::text(format!("Created {}: {} at {}", event.id, event.title, event.starts_at))
-                    .with_structured(structured)
-            }
-        },
-    )
-    .with_output_schema(
-        json!({
-            "type": "object",
-            "properties": {
-                "id": { "type": "string" },
-                "title": { "type": "string" },
-                "startsAt": { "type": "string", "format": "date-time" },
-            },
-            "required": ["id", "title", "startsAt"],
-        })
-        .as_object()
-        .cloned()
-        .unwrap_or_default(),
-    )
+/// A created event: a text line for the model plus the event as structured content.
+struct Created(Event);
+
+impl IntoToolResult for Created {
+    fn into_tool_result(self) -> CallToolResult {
+        let Event {
+            id,
+            title,
+            starts_at,
+        } = &self.0;
+        let text = format!("Created {id}: {title} at {starts_at}");
+        match serde_json::to_value(&self.0) {
+            Ok(Value::Object(map)) => CallToolResult::text(text).with_structured(map),
+            _ => CallToolResult::text(text),
+        }
+    }
+
+    fn output_schema() -> Option<Map<String, Value>> {
+        Some(mcp_core::schema::schema_for::<Event>())
+    }
 }
 
-fn week(calendar: Calendar) -> McpResourceDef {
-    McpResourceDef::new(
-        "calendar://week",
-        "This week",
-        move |_req: ResourceRequest, _ctx: InvokeContext| {
-            let calendar = Arc::clone(&calendar);
-            async move {
-                let events = calendar
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .clone();
-                serde_json::to_string(&events)
+/// Create a calendar event. Writes to the calendar.
+#[mcp_tool(destructive = false)]
+async fn create_event(
+    args: NewEvent,
+    State(calendar): State<Calendar>,
+    ctx: InvokeContext,
+) -> Result<Created, String> {
+    let starts_at = match (args.starts_at, ctx.elicitation()) {
+        (Some(starts_at), _) => starts_at,
+        (None, Some(elicitation)) => {
+            let question = format!("When should {:?} start?", args.title);
+            match elicitation
+                .form::<StartTime>(&question)
+                .await
+                .map_err(|e| e.message)?
+            {
+                ElicitResponse::Accept(answer) => answer.starts_at,
+                ElicitResponse::Decline | ElicitResponse::Cancel => {
+                    return Err("no start time given; event not created".into())
+                }
             }
-        },
-    )
-    .with_description("The events of the current week")
-    .with_mime_type("application/json")
+        }
+        (None, None) => return Err("`startsAt` is required: give an ISO 8601 UTC time".into()),
+    };
+    Ok(Created(calendar.add(args.title, starts_at)))
 }
 
-fn prepare_week() -> McpPromptDef {
-    McpPromptDef::new(
-        "prepare_week",
-        |args: PromptArgs, _ctx: InvokeContext| async move {
-            let focus = args.get("focus").map_or("balance", String::as_str);
-            vec![PromptMessage::user(format!(
-                "Read calendar://week and draft a plan. Focus: {focus}."
-            ))]
-        },
-    )
-    .with_description("Read the week and draft a plan.")
-    .with_arguments(vec![PromptArgument::optional(
-        "focus",
-        "What to optimise the week for",
-    )])
+/// The events of the current week.
+#[mcp_resource(
+    uri = "calendar://week",
+    name = "This week",
+    mime_type = "application/json"
+)]
+async fn week(State(calendar): State<Calendar>) -> Result<String, serde_json::Error> {
+    serde_json::to_string(&calendar.events())
+}
+
+/// Read the week and draft a plan.
+#[mcp_prompt]
+async fn prepare_week(
+    #[arg(description = "What to optimise the week for (default: balance)")] focus: Option<String>,
+) -> PromptMessage {
+    let focus = focus.unwrap_or_else(|| "balance".to_owned());
+    PromptMessage::user(format!(
+        "Read calendar://week and draft a plan. Focus: {focus}."
+    ))
 }
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let calendar: Calendar = Arc::new(Mutex::new(vec![
-        Event {
-            id: "e1".into(),
-            title: "Standup".into(),
-            starts_at: "2026-09-07T09:00:00Z".into(),
-        },
-        Event {
-            id: "e2".into(),
-            title: "Design review".into(),
-            starts_at: "2026-09-09T15:00:00Z".into(),
-        },
-    ]));
+    let calendar = Calendar::default();
+    calendar.add("Standup".into(), "2026-09-07T09:00:00Z".into());
+    calendar.add("Design review".into(), "2026-09-09T15:00:00Z".into());
     let server = McpServer::builder()
         .server_info("calendar", env!("CARGO_PKG_VERSION"))
-        .tool(create_event(Arc::clone(&calendar)))
-        .resource(week(calendar))
-        .prompt(prepare_week())
+        .state(calendar)
+        .tool(create_event::tool())
+        .resource(week::resource())
+        .prompt(prepare_week::prompt())
         .build()
         .map_err(std::io::Error::other)?;
     serve_stdio(server, Default::default()).wait().await

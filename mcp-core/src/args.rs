@@ -222,8 +222,7 @@ fn check_object(
             None if closed => {
                 let valid: Vec<&str> = properties.keys().map(String::as_str).collect();
                 let hint = suggest(key, &valid)
-                    .map(|s| format!("; did you mean `{s}`?"))
-                    .unwrap_or_default();
+                    .map_or_else(|| ".".to_owned(), |s| format!("; did you mean `{s}`?"));
                 problems.push(format!(
                     "`{}`: unknown field{hint} Valid fields: {}",
                     field_path(path, key),
@@ -261,19 +260,32 @@ pub fn suggest<'a>(key: &str, valid: &[&'a str]) -> Option<&'a str> {
         .map(|(_, v)| v)
 }
 
+/// Edit distance counting an adjacent transposition as one edit
+/// (optimal string alignment), so `titel` is one edit from `title`.
 fn levenshtein(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j + 1] + 1).min(cur[j] + 1).min(prev[j] + cost);
-        }
-        std::mem::swap(&mut prev, &mut cur);
+    let width = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * width];
+    for i in 0..=a.len() {
+        d[i * width] = i;
     }
-    prev[b.len()]
+    for (j, cell) in d.iter_mut().enumerate().take(width) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[(i - 1) * width + j] + 1)
+                .min(d[i * width + j - 1] + 1)
+                .min(d[(i - 1) * width + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[(i - 2) * width + j - 2] + 1);
+            }
+            d[i * width + j] = best;
+        }
+    }
+    d[a.len() * width + b.len()]
 }
 
 #[cfg(test)]
