@@ -87,10 +87,15 @@ impl McpToolDef {
                 icons: None,
                 meta: None,
             },
-            handler: Arc::new(move |args, ctx| {
-                let fut = handler(args, ctx);
-                Box::pin(async move { fut.await.into_tool_result() })
-            }),
+            handler: {
+                let handler = Arc::new(handler);
+                Arc::new(move |args, ctx| {
+                    // Call the user's function inside the future, so that a
+                    // panic before its first `.await` is caught like any other.
+                    let handler = Arc::clone(&handler);
+                    Box::pin(async move { handler(args, ctx).await.into_tool_result() })
+                })
+            },
             visible: None,
         }
     }

@@ -77,28 +77,51 @@ impl UriTemplate {
     }
 
     /// Matches `uri`, returning the (percent-decoded) variable values.
+    ///
+    /// A variable takes the longest value that still lets the rest of the
+    /// template match, so `{date}.txt` matches `v1.txt.txt` with `date = v1.txt`.
     pub fn match_uri(&self, uri: &str) -> Option<HashMap<String, String>> {
         let mut vars = HashMap::new();
-        let mut rest = uri;
-        let mut parts = self.parts.iter().peekable();
-        while let Some(part) = parts.next() {
-            match part {
-                Part::Literal(lit) => rest = rest.strip_prefix(lit.as_str())?,
-                Part::Var { name, reserved } => {
-                    let end = match parts.peek() {
-                        Some(Part::Literal(next)) => rest.find(next.as_str())?,
-                        _ => rest.len(),
-                    };
-                    let raw = &rest[..end];
-                    if raw.is_empty() || (!reserved && raw.contains(['/', '?', '#'])) {
-                        return None;
-                    }
-                    vars.insert(name.clone(), percent_decode(raw)?);
-                    rest = &rest[end..];
+        match_parts(&self.parts, uri, &mut vars).then_some(vars)
+    }
+}
+
+fn match_parts(parts: &[Part], rest: &str, vars: &mut HashMap<String, String>) -> bool {
+    let Some((first, tail)) = parts.split_first() else {
+        return rest.is_empty();
+    };
+    match first {
+        Part::Literal(lit) => rest
+            .strip_prefix(lit.as_str())
+            .is_some_and(|r| match_parts(tail, r, vars)),
+        Part::Var { name, reserved } => {
+            // Candidate ends, longest first: where the next literal occurs
+            // (at most MAX_CANDIDATES, which bounds backtracking on hostile
+            // URIs), or the end of the input when the variable is last.
+            const MAX_CANDIDATES: usize = 32;
+            let ends: Vec<usize> = match tail.first() {
+                Some(Part::Literal(next)) => rest
+                    .rmatch_indices(next.as_str())
+                    .map(|(i, _)| i)
+                    .take(MAX_CANDIDATES)
+                    .collect(),
+                _ => vec![rest.len()],
+            };
+            for end in ends {
+                let raw = &rest[..end];
+                if raw.is_empty() || (!reserved && raw.contains(['/', '?', '#'])) {
+                    continue;
+                }
+                let Some(value) = percent_decode(raw) else {
+                    continue;
+                };
+                if match_parts(tail, &rest[end..], vars) {
+                    vars.insert(name.clone(), value);
+                    return true;
                 }
             }
+            false
         }
-        rest.is_empty().then_some(vars)
     }
 }
 
