@@ -103,6 +103,8 @@ pub struct CallContext {
     pub caller: Option<Arc<dyn Any + Send + Sync>>,
     /// The transport peer's address, when known.
     pub remote_addr: Option<Arc<str>>,
+    /// Who is calling (an authenticated principal); binds `requestState`.
+    pub principal: Option<Arc<str>>,
 }
 
 impl fmt::Debug for CallContext {
@@ -178,6 +180,13 @@ impl CallContext {
     #[must_use]
     pub fn with_remote_addr(mut self, addr: impl Into<Arc<str>>) -> Self {
         self.remote_addr = Some(addr.into());
+        self
+    }
+
+    /// Sets the principal (who is calling).
+    #[must_use]
+    pub fn with_principal(mut self, principal: impl Into<Arc<str>>) -> Self {
+        self.principal = Some(principal.into());
         self
     }
 
@@ -376,6 +385,8 @@ pub struct InvokeContext {
     pub(crate) client: Option<Arc<ClientInfo>>,
     pub(crate) call: CallContext,
     pub(crate) state: Option<Arc<StateMap>>,
+    pub(crate) interrupt: Option<Arc<crate::interrupt::Interrupt>>,
+    pub(crate) modern: bool,
 }
 
 impl Default for InvokeContext {
@@ -396,6 +407,8 @@ impl InvokeContext {
             client: None,
             call: CallContext::default(),
             state: None,
+            interrupt: None,
+            modern: false,
         }
     }
 
@@ -431,6 +444,32 @@ impl InvokeContext {
     /// `elicitation` capability and the transport can carry requests.
     pub fn elicitation(&self) -> Option<&Elicitor> {
         self.elicitor.as_ref()
+    }
+
+    /// The elicitation handle, or — when the client cannot be asked — stops
+    /// this call with an error saying so: on a 2026-07-28 request `-32021`
+    /// with `data.requiredCapabilities = {"elicitation": {}}`, on a legacy
+    /// request `-32603`. Use it when the work cannot go on without an answer.
+    pub async fn require_elicitation(&self) -> Elicitor {
+        if let Some(e) = &self.elicitor {
+            return e.clone();
+        }
+        let error = if self.modern {
+            crate::server::era::missing_capability(json!({ "elicitation": {} }))
+        } else {
+            ErrorObject::internal("this call needs elicitation, which the client did not announce")
+        };
+        match &self.interrupt {
+            Some(interrupt) => match interrupt
+                .raise(crate::interrupt::Interruption::Error(error))
+                .await {},
+            None => std::future::pending().await,
+        }
+    }
+
+    /// True when this request is served under the stateless 2026-07-28 revision.
+    pub fn is_stateless(&self) -> bool {
+        self.modern
     }
 
     /// Asks the user to confirm. Fails closed: false when elicitation is

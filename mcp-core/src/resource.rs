@@ -49,6 +49,7 @@ pub struct McpResourceDef {
     pub(crate) kind: ResourceKind,
     handler: ReadHandler,
     template_error: Option<String>,
+    pub(crate) cache: Option<crate::server::era::CacheHint>,
 }
 
 impl fmt::Debug for McpResourceDef {
@@ -83,6 +84,7 @@ impl McpResourceDef {
             kind: ResourceKind::Fixed(Resource::new(uri, name)),
             handler: boxed(read),
             template_error: None,
+            cache: None,
         }
     }
 
@@ -121,6 +123,7 @@ impl McpResourceDef {
             ),
             handler: boxed(read),
             template_error,
+            cache: None,
         }
     }
 
@@ -164,6 +167,14 @@ impl McpResourceDef {
             ResourceKind::Fixed(r) => r.icons = Some(icons),
             ResourceKind::Template(t, _) => t.icons = Some(icons),
         }
+        self
+    }
+
+    /// Sets the caching hint of `resources/read` results for this resource
+    /// (2026-07-28). Default: 0 ms (immediately stale), `private`.
+    #[must_use]
+    pub fn with_cache(mut self, ttl_ms: u64, scope: crate::server::era::CacheScope) -> Self {
+        self.cache = Some(crate::server::era::CacheHint::new(ttl_ms, scope));
         self
     }
 

@@ -30,6 +30,7 @@ struct Inner {
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Reply>>>,
     next_outbound_id: AtomicI64,
     client: RwLock<Option<Arc<ClientInfo>>>,
+    closing: CancelToken,
 }
 
 impl std::fmt::Debug for Session {
@@ -96,6 +97,17 @@ impl Session {
             .get(id)
             .cloned();
         token.map(|t| t.cancel()).is_some()
+    }
+
+    /// Marks the session as ending (input closed, session deleted):
+    /// long-lived requests such as `subscriptions/listen` finish.
+    pub fn close(&self) {
+        self.inner.closing.cancel();
+    }
+
+    /// Completes once [`close`](Self::close) was called.
+    pub async fn closed(&self) {
+        self.inner.closing.cancelled().await;
     }
 
     /// Number of requests in flight.

@@ -148,6 +148,11 @@ impl McpToolDef {
         self
     }
 
+    /// True when a `visible` hook filters this tool per caller.
+    pub fn has_visible_hook(&self) -> bool {
+        self.visible.is_some()
+    }
+
     /// The tool name.
     pub fn name(&self) -> &str {
         &self.tool.name

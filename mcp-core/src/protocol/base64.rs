@@ -23,6 +23,35 @@ pub fn encode(input: &[u8]) -> String {
     out
 }
 
+/// Encodes bytes as unpadded URL-safe base64 (`-` and `_`).
+pub fn encode_url(input: &[u8]) -> String {
+    encode(input)
+        .trim_end_matches('=')
+        .chars()
+        .map(|c| match c {
+            '+' => '-',
+            '/' => '_',
+            c => c,
+        })
+        .collect()
+}
+
+/// Decodes unpadded URL-safe base64; `None` on any invalid character.
+pub fn decode_url(input: &str) -> Option<Vec<u8>> {
+    if input.contains(['+', '/', '=']) {
+        return None;
+    }
+    let standard: String = input
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    decode(&standard)
+}
+
 /// Decodes padded or unpadded standard base64; `None` on any invalid character.
 pub fn decode(input: &str) -> Option<Vec<u8>> {
     let digits = input.trim_end_matches('=').as_bytes();

@@ -28,6 +28,12 @@ pub mod RPC_ERRORS {
     pub const SERVER_BUSY: i64 = -32000;
     /// A resource could not be found, as coded by the 2024-11-05 … 2025-11-25 revisions (`-32002`).
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// An HTTP header is missing or disagrees with the body (2026-07-28, `-32020`).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// The request needs a client capability it did not declare (2026-07-28, `-32021`).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// The request's protocol version is not served (2026-07-28, `-32022`).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 }
 
 /// A JSON-RPC request id: a string or an integer, never `null`.

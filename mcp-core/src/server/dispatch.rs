@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::era::{self, meta_keys, Era, ModernMeta, REMOVED_METHODS};
 use super::McpServer;
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, Elicitor, InvokeContext, OutboundElicit, Progress};
+use crate::interrupt::{Interrupt, Interruption, RoundTripElicit};
 use crate::panic::catch_panic;
 use crate::protocol::{
     self, fail, jsonrpc::classify, negotiate_version, ok, ClientCapabilities, ClientInfo,
@@ -59,11 +61,17 @@ impl McpServer {
             Ok(p) => p,
             Err(e) => return Some(fail(id.to_value(), &e)),
         };
+        let era = match era::modern_claim(&params) {
+            None => Era::Legacy,
+            Some(Ok(meta)) => Era::Modern(Box::new(meta)),
+            Some(Err(e)) => return Some(fail(id.to_value(), &e)),
+        };
         let result = self
-            .handle_request(&id, &method, params, ctx, &session)
+            .handle_request(&id, &method, params, ctx, &session, &era)
             .await?;
         Some(match result {
             Ok(value) => ok(id.to_value(), value),
+            Err(e) if e.code == INPUT_REQUIRED => ok(id.to_value(), e.data.unwrap_or(Value::Null)),
             Err(e) => fail(id.to_value(), &e),
         })
     }
@@ -190,10 +198,15 @@ impl McpServer {
         params: Map<String, Value>,
         ctx: &CallContext,
         session: &Session,
+        era: &Era,
     ) -> Option<Result<Value, ErrorObject>> {
-        match method {
-            "initialize" => return Some(self.initialize(&params, session)),
-            "ping" => return Some(Ok(Value::Object(Map::new()))),
+        match (era, method) {
+            (Era::Legacy, "initialize") => return Some(self.initialize(&params, session)),
+            (Era::Legacy, "ping") => return Some(Ok(Value::Object(Map::new()))),
+            (Era::Modern(_), m) if REMOVED_METHODS.contains(&m) => {
+                return Some(Err(ErrorObject::method_not_found(m)))
+            }
+            (Era::Modern(_), "server/discover") => return Some(Ok(self.discover())),
             _ => {}
         }
         let Some(guard) = session.begin(id, CancelToken::new()) else {
@@ -207,7 +220,18 @@ impl McpServer {
             return None;
         }
         let external = ctx.signal.clone();
-        let work = self.run_method(id, method, params, ctx, session, &token);
+        let work = async {
+            if let (Era::Modern(_), "subscriptions/listen") = (era, method) {
+                return self.listen(id, &params, ctx, session).await;
+            }
+            let mut result = self
+                .run_method(id, method, params, ctx, session, &token, era)
+                .await;
+            if let (Era::Modern(_), Ok(Value::Object(map))) = (era, &mut result) {
+                era::decorate(map, &self.inner.server_info_json);
+            }
+            result
+        };
         let result = tokio::select! {
             biased;
             () = token.cancelled() => None,
@@ -218,9 +242,60 @@ impl McpServer {
             r = work => Some(r),
         };
         drop(guard);
-        result
+        result.filter(|r| !matches!(r, Err(e) if e.code == LISTEN_ENDED))
     }
 
+    /// `server/discover` (2026-07-28).
+    fn discover(&self) -> Value {
+        let inner = &self.inner;
+        let mut result = Map::new();
+        result.insert(
+            "supportedVersions".into(),
+            serde_json::to_value(era::MODERN_PROTOCOL_VERSIONS).unwrap_or(Value::Null),
+        );
+        result.insert("capabilities".into(), inner.capabilities.clone());
+        if let Some(instructions) = &inner.instructions {
+            result.insert("instructions".into(), Value::String(instructions.clone()));
+        }
+        inner.discover_cache.apply(&mut result);
+        era::decorate(&mut result, &inner.server_info_json);
+        Value::Object(result)
+    }
+
+    /// `subscriptions/listen` (2026-07-28): acknowledge the subset we honour
+    /// (none: this server's lists never change and it offers no resource
+    /// subscriptions), then hold the request open until the client cancels
+    /// it (no reply) or the session ends (a graceful, tagged result).
+    async fn listen(
+        &self,
+        id: &RequestId,
+        params: &Map<String, Value>,
+        ctx: &CallContext,
+        session: &Session,
+    ) -> Result<Value, ErrorObject> {
+        if !params.get("notifications").is_some_and(Value::is_object) {
+            return Err(ErrorObject::invalid_params(
+                "subscriptions/listen requires a `notifications` object",
+            ));
+        }
+        let tag = serde_json::json!({ meta_keys::SUBSCRIPTION_ID: id.to_value() });
+        if let Some(outbound) = &ctx.outbound {
+            let ack = protocol::notification(
+                "notifications/subscriptions/acknowledged",
+                serde_json::json!({ "_meta": tag, "notifications": {} }),
+            );
+            if !outbound.send(ack).await {
+                return Err(ErrorObject::new(LISTEN_ENDED, "closed"));
+            }
+        }
+        session.closed().await;
+        let mut result = Map::new();
+        result.insert("_meta".into(), tag);
+        era::decorate(&mut result, &self.inner.server_info_json);
+        Ok(Value::Object(result))
+    }
+
+    #[allow(clippy::too_many_arguments)]
     async fn run_method(
         &self,
         id: &RequestId,
@@ -229,8 +304,16 @@ impl McpServer {
         ctx: &CallContext,
         session: &Session,
         token: &CancelToken,
+        era: &Era,
     ) -> Result<Value, ErrorObject> {
         let inner = &self.inner;
+        let modern = matches!(era, Era::Modern(_));
+        let list_hint = |mut v: Value| {
+            if let (true, Value::Object(map)) = (modern, &mut v) {
+                inner.list_cache.apply(map);
+            }
+            v
+        };
         let has_resources = !inner.resources.is_empty() || !inner.templates.is_empty();
         match method {
             "tools/list" => {
@@ -241,7 +324,7 @@ impl McpServer {
                     .filter(|t| t.is_visible(ctx))
                     .map(|t| to_json(t.tool()))
                     .collect();
-                Ok(single("tools", Value::Array(tools)))
+                Ok(list_hint(single("tools", Value::Array(tools))))
             }
             "tools/call" => {
                 let name = match params.remove("name") {
@@ -265,10 +348,11 @@ impl McpServer {
                         ))
                     }
                 };
-                let ictx = self.invoke_context(id, &params, ctx, session, token);
-                let result = catch_panic(tool.invoke(args, ictx))
-                    .await
-                    .map_err(ErrorObject::internal)?;
+                let binding_args = args.clone();
+                let round = self.round_trip(method, &name, &binding_args, &params, ctx, era)?;
+                let ictx = self.invoke_context(id, &params, ctx, session, token, era, &round);
+                let work = catch_panic(tool.invoke(args, ictx));
+                let result = round.run(work).await?.map_err(ErrorObject::internal)?;
                 Ok(to_json(&result))
             }
             "resources/list" if has_resources => {
@@ -278,7 +362,7 @@ impl McpServer {
                     .iter()
                     .filter_map(|r| r.resource().map(to_json))
                     .collect();
-                Ok(single("resources", Value::Array(list)))
+                Ok(list_hint(single("resources", Value::Array(list))))
             }
             "resources/templates/list" if has_resources => {
                 check_cursor(&params)?;
@@ -287,7 +371,7 @@ impl McpServer {
                     .iter()
                     .filter_map(|r| r.resource_template().map(to_json))
                     .collect();
-                Ok(single("resourceTemplates", Value::Array(list)))
+                Ok(list_hint(single("resourceTemplates", Value::Array(list))))
             }
             "resources/read" if has_resources => {
                 let uri = match params.get("uri") {
@@ -309,16 +393,23 @@ impl McpServer {
                                 .with_data(serde_json::json!({ "uri": uri }))
                         })?,
                 };
-                let ictx = self.invoke_context(id, &params, ctx, session, token);
-                let contents = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ictx)))
-                    .await
-                    .map_err(ErrorObject::internal)??;
-                Ok(single("contents", to_json(&contents)))
+                let round = self.round_trip(method, &uri, &Map::new(), &params, ctx, era)?;
+                let ictx = self.invoke_context(id, &params, ctx, session, token, era, &round);
+                let cache = def.cache;
+                let work = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ictx)));
+                let contents = round.run(work).await?.map_err(ErrorObject::internal)??;
+                let mut result = single("contents", to_json(&contents));
+                if let (true, Value::Object(map)) = (modern, &mut result) {
+                    cache
+                        .unwrap_or(era::CacheHint::new(0, era::CacheScope::Private))
+                        .apply(map);
+                }
+                Ok(result)
             }
             "prompts/list" if !inner.prompts.is_empty() => {
                 check_cursor(&params)?;
                 let list: Vec<Value> = inner.prompts.iter().map(|p| to_json(p.prompt())).collect();
-                Ok(single("prompts", Value::Array(list)))
+                Ok(list_hint(single("prompts", Value::Array(list))))
             }
             "prompts/get" if !inner.prompts.is_empty() => {
                 let name = match params.get("name") {
@@ -332,11 +423,17 @@ impl McpServer {
                 let prompt = inner.prompts.get(&name).ok_or_else(|| {
                     ErrorObject::invalid_params(format!("Unknown prompt: {name}"))
                 })?;
-                let args = prompt_args(params.remove("arguments"))?;
-                let ictx = self.invoke_context(id, &params, ctx, session, token);
-                let result = catch_panic(Box::pin(prompt.get(args, ictx)))
-                    .await
-                    .map_err(ErrorObject::internal)??;
+                let raw_args = params.remove("arguments");
+                let binding_args = raw_args
+                    .as_ref()
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
+                let args = prompt_args(raw_args)?;
+                let round = self.round_trip(method, &name, &binding_args, &params, ctx, era)?;
+                let ictx = self.invoke_context(id, &params, ctx, session, token, era, &round);
+                let work = catch_panic(Box::pin(prompt.get(args, ictx)));
+                let result = round.run(work).await?.map_err(ErrorObject::internal)??;
                 Ok(to_json(&result))
             }
             other => Err(ErrorObject::method_not_found(other)),
@@ -381,6 +478,7 @@ impl McpServer {
         Ok(Value::Object(result))
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn invoke_context(
         &self,
         id: &RequestId,
@@ -388,6 +486,8 @@ impl McpServer {
         ctx: &CallContext,
         session: &Session,
         token: &CancelToken,
+        era: &Era,
+        round: &RoundTrip,
     ) -> InvokeContext {
         let progress = match (&ctx.progress, &ctx.outbound) {
             (Some(sink), _) => Some(Progress::sink(Arc::clone(sink))),
@@ -398,20 +498,42 @@ impl McpServer {
                 .map(|t| Progress::notify(t.clone(), Arc::clone(outbound))),
             (None, None) => None,
         };
-        let client = session.client();
-        let elicitor = match (&ctx.elicit, &ctx.outbound) {
-            (Some(hook), _) => Some(Elicitor::new(Arc::clone(hook))),
-            (None, Some(outbound))
-                if client
-                    .as_deref()
-                    .is_some_and(|c| c.capabilities.supports_form_elicitation()) =>
-            {
-                Some(Elicitor::new(Arc::new(OutboundElicit {
-                    session: session.clone(),
-                    outbound: Arc::clone(outbound),
-                })))
+        let (client, elicitor) = match era {
+            Era::Legacy => {
+                let client = session.client();
+                let elicitor = match (&ctx.elicit, &ctx.outbound) {
+                    (Some(hook), _) => Some(Elicitor::new(Arc::clone(hook))),
+                    (None, Some(outbound))
+                        if client
+                            .as_deref()
+                            .is_some_and(|c| c.capabilities.supports_form_elicitation()) =>
+                    {
+                        Some(Elicitor::new(Arc::new(OutboundElicit {
+                            session: session.clone(),
+                            outbound: Arc::clone(outbound),
+                        })))
+                    }
+                    _ => None,
+                };
+                (client, elicitor)
             }
-            _ => None,
+            Era::Modern(meta) => {
+                let client = Arc::new(ClientInfo {
+                    protocol_version: meta.version,
+                    capabilities: meta.capabilities.clone(),
+                    implementation: meta.client_info.clone(),
+                });
+                // Servers never send requests in this revision: questions
+                // become `input_required` results answered on the retry.
+                let elicitor = meta.capabilities.supports_form_elicitation().then(|| {
+                    Elicitor::new(Arc::new(RoundTripElicit {
+                        answers: round.answers.clone(),
+                        next: std::sync::atomic::AtomicUsize::new(0),
+                        interrupt: Arc::clone(&round.interrupt),
+                    }))
+                });
+                (Some(client), elicitor)
+            }
         };
         InvokeContext {
             cancel: token.clone(),
@@ -421,9 +543,126 @@ impl McpServer {
             client,
             call: ctx.clone(),
             state: Some(Arc::clone(&self.inner.state)),
+            interrupt: Some(Arc::clone(&round.interrupt)),
+            modern: matches!(era, Era::Modern(_)),
+        }
+    }
+
+    /// Sets up a call that may be interrupted: for a modern request, opens
+    /// its `requestState` (answers of earlier rounds) and merges the retry's
+    /// `inputResponses`.
+    fn round_trip(
+        &self,
+        method: &str,
+        key: &str,
+        args: &Map<String, Value>,
+        params: &Map<String, Value>,
+        ctx: &CallContext,
+        era: &Era,
+    ) -> Result<RoundTrip, ErrorObject> {
+        let mut round = RoundTrip {
+            interrupt: Arc::new(Interrupt::default()),
+            answers: Map::new(),
+            binding: None,
+            keys: self.inner.state_keys.clone(),
+            principal: ctx.principal.clone(),
+            server_info: self.inner.server_info_json.clone(),
+        };
+        let Era::Modern(_) = era else {
+            return Ok(round);
+        };
+        let mut identity = Map::new();
+        identity.insert(
+            if method == "resources/read" {
+                "uri"
+            } else {
+                "name"
+            }
+            .into(),
+            Value::String(key.to_owned()),
+        );
+        identity.insert("arguments".into(), Value::Object(args.clone()));
+        let binding = crate::request_state::binding(method, &identity);
+        if let Some(state) = params.get("requestState") {
+            let state = state
+                .as_str()
+                .ok_or_else(|| ErrorObject::invalid_params("`requestState` must be a string"))?;
+            let (mut answers, pending) = self
+                .inner
+                .state_keys
+                .open(state, &binding, ctx.principal.as_deref())
+                .map_err(|why| {
+                    ErrorObject::invalid_params(format!("Invalid requestState: {why}"))
+                })?;
+            if let Some(Value::Object(responses)) = params.get("inputResponses") {
+                for key in pending {
+                    if let Some(answer) = responses.get(&key) {
+                        answers.insert(key, answer.clone());
+                    }
+                }
+            }
+            round.answers = answers;
+        }
+        round.binding = Some(binding);
+        Ok(round)
+    }
+}
+
+/// Error code used internally to end a `subscriptions/listen` without a reply.
+const LISTEN_ENDED: i64 = i64::MIN;
+
+/// A call that a handler may interrupt (see [`crate::interrupt`]).
+struct RoundTrip {
+    interrupt: Arc<Interrupt>,
+    answers: Map<String, Value>,
+    /// Set for modern requests: what sealed state is bound to.
+    binding: Option<String>,
+    keys: crate::request_state::StateKeys,
+    principal: Option<Arc<str>>,
+    server_info: Value,
+}
+
+impl RoundTrip {
+    /// Runs the handler future unless it interrupts itself; an interruption
+    /// becomes an `input_required` result (`Err(Ok(value))`-style via
+    /// `ErrorObject` is avoided: the interim result is returned as `Err`
+    /// carrying the ready value in `data`).
+    async fn run<T>(&self, work: impl std::future::Future<Output = T>) -> Result<T, ErrorObject> {
+        tokio::select! {
+            r = work => Ok(r),
+            why = self.interrupt.wait() => Err(self.interrupted(why)),
+        }
+    }
+
+    fn interrupted(&self, why: Interruption) -> ErrorObject {
+        match (why, &self.binding) {
+            (Interruption::Error(e), _) => e,
+            (Interruption::Input { key, request }, Some(binding)) => {
+                let state = self.keys.seal(
+                    binding,
+                    self.principal.as_deref(),
+                    &self.answers,
+                    std::slice::from_ref(&key),
+                );
+                let mut requests = Map::new();
+                requests.insert(key, request);
+                let mut result = Map::new();
+                result.insert("resultType".into(), Value::String("input_required".into()));
+                result.insert("inputRequests".into(), Value::Object(requests));
+                result.insert("requestState".into(), Value::String(state));
+                era::decorate(&mut result, &self.server_info);
+                ErrorObject::new(INPUT_REQUIRED, "input required").with_data(Value::Object(result))
+            }
+            (Interruption::Input { .. }, None) => {
+                ErrorObject::internal("a legacy request cannot ask for input by round trip")
+            }
         }
     }
 }
+
+/// Marks an `ErrorObject` that actually carries an `input_required` result
+/// in its `data`; turned back into a result before replying.
+pub(crate) const INPUT_REQUIRED: i64 = i64::MIN + 1;
 
 async fn wait_external(signal: Option<&CancelToken>) {
     match signal {
@@ -500,5 +739,9 @@ fn _assert_send(server: &McpServer, ctx: &CallContext) {
     fn is_send<T: Send>(_: T) {}
     is_send(server.handle_message(Value::Null, ctx));
     is_send(server.dispatch_payload(Value::Null, ctx));
-    let _ = protocol::LATEST_PROTOCOL_VERSION;
+}
+
+#[allow(dead_code)]
+fn _modern_meta_is_used(m: &ModernMeta) -> &'static str {
+    m.version
 }

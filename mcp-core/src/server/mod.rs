@@ -1,6 +1,7 @@
 //! The transport-neutral server: [`McpServer`], its builder and registries.
 
 mod dispatch;
+pub mod era;
 mod registry;
 
 use std::fmt;
@@ -11,10 +12,12 @@ use serde_json::{json, Map, Value};
 use crate::context::InvokeContext;
 use crate::prompt::McpPromptDef;
 use crate::protocol::{CallToolResult, ErrorObject, Implementation, Tool};
+use crate::request_state::StateKeys;
 use crate::resource::McpResourceDef;
 use crate::session::Session;
 use crate::state::StateMap;
 use crate::tool::McpToolDef;
+use era::{CacheHint, CacheScope};
 
 pub use dispatch::parse_payload;
 pub(crate) use dispatch::Admission;
@@ -102,6 +105,10 @@ struct Inner {
     capabilities: Value,
     shared_session: Session,
     state: Arc<StateMap>,
+    state_keys: StateKeys,
+    list_cache: CacheHint,
+    discover_cache: CacheHint,
+    server_info_json: Value,
 }
 
 impl fmt::Debug for McpServer {
@@ -126,6 +133,9 @@ pub struct McpServerBuilder {
     resources: Vec<McpResourceDef>,
     prompts: Vec<McpPromptDef>,
     state: StateMap,
+    state_keys: Option<StateKeys>,
+    list_cache: Option<CacheHint>,
+    discover_cache: Option<CacheHint>,
 }
 
 impl McpServerBuilder {
@@ -152,6 +162,29 @@ impl McpServerBuilder {
     /// Sets the instructions `initialize` returns to the client.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Sets the keys that seal `requestState` of multi round-trip requests
+    /// (2026-07-28). Default: a random key per process, which is right for
+    /// one stdio process but not for several replicas behind one endpoint:
+    /// give those the same configured keys. The first key seals; all open.
+    pub fn request_state_keys(mut self, keys: StateKeys) -> Self {
+        self.state_keys = Some(keys);
+        self
+    }
+
+    /// Sets the caching hint of `tools/list`, `prompts/list`,
+    /// `resources/list` and `resources/templates/list` results (2026-07-28).
+    /// Default: 60 s, `public` — or `private` when a tool has a `visible` hook.
+    pub fn list_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
+        self.list_cache = Some(CacheHint::new(ttl_ms, scope));
+        self
+    }
+
+    /// Sets the caching hint of `server/discover` (default: 1 h, `public`).
+    pub fn discover_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
+        self.discover_cache = Some(CacheHint::new(ttl_ms, scope));
         self
     }
 
@@ -229,9 +262,26 @@ impl McpServerBuilder {
         if !prompts.is_empty() {
             caps.insert("prompts".into(), json!({ "listChanged": false }));
         }
+        let per_caller = tools.iter().any(McpToolDef::has_visible_hook);
+        let list_cache = self.list_cache.unwrap_or(CacheHint::new(
+            60_000,
+            if per_caller {
+                CacheScope::Private
+            } else {
+                CacheScope::Public
+            },
+        ));
+        let info = self.info.unwrap_or_default();
+        let server_info_json = serde_json::to_value(&info).unwrap_or(Value::Null);
         Ok(McpServer {
             inner: Arc::new(Inner {
-                info: self.info.unwrap_or_default(),
+                info,
+                server_info_json,
+                state_keys: self.state_keys.unwrap_or_default(),
+                list_cache,
+                discover_cache: self
+                    .discover_cache
+                    .unwrap_or(CacheHint::new(3_600_000, CacheScope::Public)),
                 instructions: self.instructions,
                 tools,
                 resources,

@@ -254,8 +254,10 @@ where
         .await;
     };
 
-    // No more responses can arrive: release tools waiting on the client.
+    // No more responses can arrive: release tools waiting on the client,
+    // and end long-lived requests (subscriptions/listen).
     session.fail_pending();
+    session.close();
     let drained = tokio::time::timeout(options.drain_timeout, async {
         while tasks.join_next().await.is_some() {}
     })
