@@ -1,0 +1,746 @@
+//! The fixture server of the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`), served over stdio.
+//!
+//! The suite's server scenarios call fixtures by name; this example implements
+//! every one the framework can express:
+//!
+//! - **tools**: `test_simple_text`, `test_image_content`, `test_audio_content`,
+//!   `test_embedded_resource`, `test_multiple_content_types`,
+//!   `test_tool_with_logging`, `test_tool_with_progress`, `test_error_handling`,
+//!   `test_sampling`, `test_elicitation`, `test_elicitation_sep1034_defaults`,
+//!   `test_elicitation_sep1330_enums`, `test_reconnection`,
+//!   `json_schema_2020_12_tool`; for 2026-07-28 also `test_logging_tool`,
+//!   `test_streaming_elicitation` and the multi round-trip (SEP-2322) tools
+//!   `test_input_required_result_elicitation`, `…_request_state`,
+//!   `…_multi_round` and `…_tampered_state`;
+//! - **resources**: `test://static-text`, `test://static-binary`,
+//!   `test://watched-resource` and the template `test://template/{id}/data`;
+//! - **prompts**: `test_simple_prompt`, `test_prompt_with_arguments`,
+//!   `test_prompt_with_embedded_resource`, `test_prompt_with_image` and
+//!   `test_input_required_result_prompt`.
+//!
+//! The elicitation fixtures ask through `InvokeContext::elicitation()`: on a
+//! 2025-era session that is an `elicitation/create` request, on a 2026-07-28
+//! request the framework turns it into an `input_required` result and replays
+//! the handler with the answers, so one function serves both revisions.
+//!
+//! Some fixtures depend on protocol features `mcp-core` does not offer yet and
+//! degrade visibly instead of faking them:
+//!
+//! - `test_sampling` needs a server→client `sampling/createMessage` request;
+//!   there is no API for one, so it answers with an `isError` result saying so
+//!   (and `test_input_required_result_sampling`, `…_list_roots`,
+//!   `…_multiple_inputs`, `…_capabilities` and `test_missing_capability`,
+//!   which need sampling or `roots/list`, are left out);
+//! - `test_tool_with_logging` emits `notifications/message` only when the
+//!   server declares the `logging` capability (the framework does not yet, nor
+//!   does it answer `logging/setLevel`); otherwise it says why it stayed quiet.
+//!
+//! `requestState` keys: see `state_keys` (`MCP_CONFORMANCE_STATE_KEY`,
+//! `MCP_CONFORMANCE_STATE_KEY_FILE`).
+//!
+//! Run: `cargo run --example conformance` (stdio; `--stdio` is accepted and
+//! ignored). Check it:
+//! `INTEROP_HOME=target/interop ../shared/interop/conformance.sh --stdio target/debug/examples/conformance`.
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use mcp_core::protocol::{Content, ResourceContents, Role};
+use mcp_core::request_state::{StateKey, StateKeys};
+use mcp_core::{
+    mcp_prompt, mcp_resource, mcp_tool, serve_stdio, CallToolResult, ErrorObject, GetPromptResult,
+    InvokeContext, McpPromptDef, McpServer, McpToolDef, PromptArgs, PromptArgument, PromptMessage,
+};
+use serde_json::{json, Value};
+
+/// A 1×1 red PNG.
+const RED_PIXEL_PNG: [u8; 69] = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x00, 0x00, 0x00, 0x90, 0x77, 0x53,
+    0xde, 0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xf8, 0xcf, 0xc0, 0x00,
+    0x00, 0x03, 0x01, 0x01, 0x00, 0xf7, 0x03, 0x41, 0x43, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e,
+    0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// A short silent WAV file: 8 kHz, mono, 16-bit PCM, eight samples.
+fn silent_wav() -> Vec<u8> {
+    const SAMPLE_RATE: u32 = 8_000;
+    const SAMPLES: u32 = 8;
+    let data_len = SAMPLES * 2;
+    let mut wav = Vec::with_capacity(44 + data_len as usize);
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&(36 + data_len).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes()); // fmt chunk size
+    wav.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    wav.extend_from_slice(&1u16.to_le_bytes()); // mono
+    wav.extend_from_slice(&SAMPLE_RATE.to_le_bytes());
+    wav.extend_from_slice(&(SAMPLE_RATE * 2).to_le_bytes()); // byte rate
+    wav.extend_from_slice(&2u16.to_le_bytes()); // block align
+    wav.extend_from_slice(&16u16.to_le_bytes()); // bits per sample
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&data_len.to_le_bytes());
+    wav.resize(44 + data_len as usize, 0);
+    wav
+}
+
+/// Whether the built server declares the `logging` capability (set once in `main`).
+static LOGGING_DECLARED: OnceLock<bool> = OnceLock::new();
+
+// ===== Tools =====
+
+/// Tests simple text content response.
+#[mcp_tool(read_only)]
+async fn test_simple_text() -> &'static str {
+    "This is a simple text response for testing."
+}
+
+/// Tests image content response.
+#[mcp_tool(read_only)]
+async fn test_image_content() -> Content {
+    Content::image(&RED_PIXEL_PNG, "image/png")
+}
+
+/// Tests audio content response.
+#[mcp_tool(read_only)]
+async fn test_audio_content() -> Content {
+    Content::audio(&silent_wav(), "audio/wav")
+}
+
+/// Tests embedded resource content response.
+#[mcp_tool(read_only)]
+async fn test_embedded_resource() -> Content {
+    Content::embedded(
+        ResourceContents::text(
+            "test://embedded-resource",
+            "This is an embedded resource content.",
+        )
+        .with_mime_type("text/plain"),
+    )
+}
+
+/// Tests response with multiple content types (text, image, resource).
+#[mcp_tool(read_only)]
+async fn test_multiple_content_types() -> Vec<Content> {
+    vec![
+        Content::text("Multiple content types test:"),
+        Content::image(&RED_PIXEL_PNG, "image/png"),
+        Content::embedded(
+            ResourceContents::text(
+                "test://mixed-content-resource",
+                json!({"test": "data", "value": 123}).to_string(),
+            )
+            .with_mime_type("application/json"),
+        ),
+    ]
+}
+
+/// Emits three `info` log notifications 50 ms apart, when it may.
+///
+/// It may only when the server declares the `logging` capability (mcp-core
+/// does not yet, nor does it answer `logging/setLevel`) and the call belongs
+/// to an initialized (2025-era) session: a 2026-07-28 request must not get
+/// log messages unless it asked with `_meta` `logLevel`, which only the
+/// framework can see, so raw notifications would break that rule.
+async fn emit_logs(ctx: &InvokeContext) -> Result<&'static str, &'static str> {
+    if !LOGGING_DECLARED.get().copied().unwrap_or(false) {
+        return Err(
+            "not logged: this server does not declare the `logging` capability \
+             (mcp-core has no logging support yet)",
+        );
+    }
+    if ctx.protocol_version().is_none() {
+        return Err("not logged: only initialized sessions get log messages from this fixture");
+    }
+    let Some(outbound) = ctx.call_context().outbound.clone() else {
+        return Err("not logged: this transport cannot carry notifications");
+    };
+    let steps = [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ];
+    for (i, data) in steps.into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let note = mcp_core::protocol::notification(
+            "notifications/message",
+            json!({"level": "info", "logger": "conformance", "data": data}),
+        );
+        outbound.send(note).await;
+    }
+    Ok("Tool with logging executed successfully")
+}
+
+/// Tests a tool that emits log messages during execution.
+#[mcp_tool(read_only)]
+async fn test_tool_with_logging(ctx: InvokeContext) -> Result<&'static str, &'static str> {
+    emit_logs(&ctx).await
+}
+
+/// Emits log messages (2026-07-28 diagnostic: none without a requested `logLevel`).
+#[mcp_tool(read_only)]
+async fn test_logging_tool(ctx: InvokeContext) -> Result<&'static str, &'static str> {
+    emit_logs(&ctx).await
+}
+
+/// Tests a tool that reports progress notifications (0, 50 and 100 of 100).
+#[mcp_tool(read_only)]
+async fn test_tool_with_progress(ctx: InvokeContext) -> String {
+    for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let message = format!("Completed step {step} of 100");
+        ctx.report_progress(step, Some(100.0), Some(&message)).await;
+    }
+    match ctx.progress() {
+        Some(_) => "Progress reported: 0, 50, 100 of 100".to_owned(),
+        None => "Done (no progressToken, so no progress was reported)".to_owned(),
+    }
+}
+
+/// Tests error response handling: always fails.
+#[mcp_tool]
+async fn test_error_handling() -> Result<&'static str, &'static str> {
+    Err("This tool intentionally returns an error for testing")
+}
+
+/// Tests server-initiated sampling (LLM completion request).
+#[mcp_tool]
+async fn test_sampling(
+    #[arg(description = "The prompt to send to the LLM")] prompt: String,
+) -> Result<String, String> {
+    // mcp-core has no API for a server→client `sampling/createMessage`
+    // request (only `elicitation/create`), so this fixture cannot do its job.
+    Err(format!(
+        "Sampling unavailable: mcp-core cannot send sampling/createMessage yet \
+         (prompt was {} characters)",
+        prompt.chars().count()
+    ))
+}
+
+/// Sends `elicitation/create` with `params` and returns the client's raw answer.
+async fn request_input(ctx: &InvokeContext, params: Value) -> Result<Value, String> {
+    let elicitor = ctx
+        .elicitation()
+        .ok_or("Elicitation not supported: the client did not announce the capability")?;
+    elicitor
+        .raw(params)
+        .await
+        .map_err(|e| format!("Elicitation failed: {}", e.message))
+}
+
+/// Asks and renders the client's answer, whatever it was, as one line.
+async fn elicit(ctx: &InvokeContext, params: Value, label: &str) -> Result<String, String> {
+    let result = request_input(ctx, params).await?;
+    let action = result
+        .get("action")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown");
+    let content = result.get("content").cloned().unwrap_or_else(|| json!({}));
+    Ok(format!("{label}: action={action}, content={content}"))
+}
+
+/// Tests server-initiated elicitation (user input request).
+#[mcp_tool]
+async fn test_elicitation(
+    #[arg(description = "The message to show the user")] message: String,
+    ctx: InvokeContext,
+) -> Result<String, String> {
+    let params = json!({
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "username": {"type": "string", "description": "User's response"},
+                "email": {"type": "string", "description": "User's email address"},
+            },
+            "required": ["username", "email"],
+        },
+    });
+    elicit(&ctx, params, "User response").await
+}
+
+/// Tests elicitation with default values for every primitive type (SEP-1034).
+#[mcp_tool]
+async fn test_elicitation_sep1034_defaults(ctx: InvokeContext) -> Result<String, String> {
+    let params = json!({
+        "message": "Please review and update the form fields with defaults",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                "age": {"type": "integer", "description": "User age", "default": 30},
+                "score": {"type": "number", "description": "User score", "default": 95.5},
+                "status": {
+                    "type": "string",
+                    "description": "User status",
+                    "enum": ["active", "inactive", "pending"],
+                    "default": "active",
+                },
+                "verified": {"type": "boolean", "description": "Verification status", "default": true},
+            },
+            "required": [],
+        },
+    });
+    elicit(&ctx, params, "Elicitation completed").await
+}
+
+/// Tests elicitation with the five enum schema variants (SEP-1330).
+#[mcp_tool]
+async fn test_elicitation_sep1330_enums(ctx: InvokeContext) -> Result<String, String> {
+    let params = json!({
+        "message": "Please select options from the enum fields",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "untitledSingle": {
+                    "type": "string",
+                    "description": "Select one option",
+                    "enum": ["option1", "option2", "option3"],
+                },
+                "titledSingle": {
+                    "type": "string",
+                    "description": "Select one option with titles",
+                    "oneOf": [
+                        {"const": "value1", "title": "First Option"},
+                        {"const": "value2", "title": "Second Option"},
+                        {"const": "value3", "title": "Third Option"},
+                    ],
+                },
+                "legacyEnum": {
+                    "type": "string",
+                    "description": "Select one option (legacy)",
+                    "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"],
+                },
+                "untitledMulti": {
+                    "type": "array",
+                    "description": "Select multiple options",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                },
+                "titledMulti": {
+                    "type": "array",
+                    "description": "Select multiple options with titles",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {
+                        "anyOf": [
+                            {"const": "value1", "title": "First Choice"},
+                            {"const": "value2", "title": "Second Choice"},
+                            {"const": "value3", "title": "Third Choice"},
+                        ],
+                    },
+                },
+            },
+            "required": [],
+        },
+    });
+    elicit(&ctx, params, "Elicitation completed").await
+}
+
+/// Asks for input mid-call (2026-07-28 diagnostic: as an `input_required` result, never a request).
+#[mcp_tool]
+async fn test_streaming_elicitation(ctx: InvokeContext) -> Result<String, String> {
+    let params = json!({
+        "message": "Please provide a value",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"value": {"type": "string"}},
+            "required": ["value"],
+        },
+    });
+    elicit(&ctx, params, "Elicitation completed").await
+}
+
+/// `elicitation/create` params for a form with one required field.
+fn one_field_form(message: &str, field: &str, kind: &str) -> Value {
+    json!({
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {field: {"type": kind}},
+            "required": [field],
+        },
+    })
+}
+
+/// Asks and returns the accepted `content`, or why there is none.
+async fn ask(ctx: &InvokeContext, params: Value) -> Result<Value, String> {
+    let result = request_input(ctx, params).await?;
+    match result.get("action").and_then(Value::as_str) {
+        Some("accept") => Ok(result.get("content").cloned().unwrap_or_else(|| json!({}))),
+        other => Err(format!(
+            "Elicitation not accepted: action={}",
+            other.unwrap_or("missing")
+        )),
+    }
+}
+
+/// One field of accepted elicitation content, as text.
+fn field(content: &Value, name: &str) -> String {
+    content
+        .get(name)
+        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Asks for the user's name and greets them (SEP-2322, one input request).
+#[mcp_tool]
+async fn test_input_required_result_elicitation(ctx: InvokeContext) -> Result<String, String> {
+    let answer = ask(&ctx, one_field_form("What is your name?", "name", "string")).await?;
+    Ok(format!("Hello, {}!", field(&answer, "name")))
+}
+
+/// Asks for a confirmation; answering proves the request state came back intact (SEP-2322).
+#[mcp_tool]
+async fn test_input_required_result_request_state(ctx: InvokeContext) -> Result<String, String> {
+    let answer = ask(&ctx, one_field_form("Please confirm", "ok", "boolean")).await?;
+    Ok(format!("state-ok: confirmed={}", field(&answer, "ok")))
+}
+
+/// Asks two questions in two rounds (SEP-2322, evolving request state).
+#[mcp_tool]
+async fn test_input_required_result_multi_round(ctx: InvokeContext) -> Result<String, String> {
+    let name = ask(
+        &ctx,
+        one_field_form("Step 1: What is your name?", "name", "string"),
+    )
+    .await?;
+    let color = ask(
+        &ctx,
+        one_field_form("Step 2: What is your favorite color?", "color", "string"),
+    )
+    .await?;
+    Ok(format!(
+        "Hello, {}! Your favorite color is {}.",
+        field(&name, "name"),
+        field(&color, "color")
+    ))
+}
+
+/// Asks for a confirmation; its request state must be integrity-protected (SEP-2322).
+#[mcp_tool]
+async fn test_input_required_result_tampered_state(ctx: InvokeContext) -> Result<String, String> {
+    let answer = ask(&ctx, one_field_form("Please confirm", "ok", "boolean")).await?;
+    Ok(format!("Confirmed: {}", field(&answer, "ok")))
+}
+
+/// Tests SSE stream reconnection (SEP-1699).
+#[mcp_tool(read_only)]
+async fn test_reconnection() -> &'static str {
+    // Over HTTP the reference closes the response stream mid-call; over stdio
+    // there is no stream to close, so this only waits briefly and answers.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    "Reconnection test completed successfully."
+}
+
+/// `json_schema_2020_12_tool`: an input schema using JSON Schema 2020-12
+/// keywords (`$schema`, `$defs` with `$anchor`, `allOf`/`anyOf`,
+/// `if`/`then`/`else`, `additionalProperties`), listed verbatim (SEP-1613, SEP-2106).
+fn json_schema_2020_12_tool() -> McpToolDef {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+            },
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false,
+    });
+    McpToolDef::new(
+        "json_schema_2020_12_tool",
+        "Tool with JSON Schema 2020-12 features",
+        schema,
+        |args, _ctx: InvokeContext| async move {
+            CallToolResult::text(format!(
+                "JSON Schema 2020-12 tool called with: {}",
+                Value::Object(args)
+            ))
+        },
+    )
+}
+
+// ===== Resources =====
+
+/// A static text resource for testing.
+#[mcp_resource(
+    uri = "test://static-text",
+    name = "static-text",
+    title = "Static Text Resource",
+    mime_type = "text/plain"
+)]
+async fn static_text() -> &'static str {
+    "This is the content of the static text resource."
+}
+
+/// A static binary resource (a PNG image) for testing.
+#[mcp_resource(
+    uri = "test://static-binary",
+    name = "static-binary",
+    title = "Static Binary Resource",
+    mime_type = "image/png"
+)]
+async fn static_binary() -> Vec<u8> {
+    RED_PIXEL_PNG.to_vec()
+}
+
+/// A resource clients may subscribe to.
+#[mcp_resource(
+    uri = "test://watched-resource",
+    name = "watched-resource",
+    title = "Watched Resource",
+    mime_type = "text/plain"
+)]
+async fn watched_resource() -> &'static str {
+    "Watched resource content"
+}
+
+/// A resource template with parameter substitution.
+#[mcp_resource(
+    uri = "test://template/{id}/data",
+    name = "template",
+    title = "Resource Template",
+    mime_type = "application/json"
+)]
+async fn template_data(id: String) -> String {
+    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()
+}
+
+// ===== Prompts =====
+
+/// A simple prompt without arguments.
+#[mcp_prompt(title = "Simple Test Prompt")]
+async fn test_simple_prompt() -> PromptMessage {
+    PromptMessage::user("This is a simple prompt for testing.")
+}
+
+/// A prompt with required arguments.
+#[mcp_prompt(title = "Prompt With Arguments")]
+async fn test_prompt_with_arguments(
+    #[arg(description = "First test argument")] arg1: String,
+    #[arg(description = "Second test argument")] arg2: String,
+) -> PromptMessage {
+    PromptMessage::user(format!(
+        "Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+    ))
+}
+
+/// A prompt with an image.
+#[mcp_prompt(title = "Prompt With Image")]
+async fn test_prompt_with_image() -> Vec<PromptMessage> {
+    vec![
+        PromptMessage {
+            role: Role::User,
+            content: Content::image(&RED_PIXEL_PNG, "image/png"),
+        },
+        PromptMessage::user("Please analyze the image above."),
+    ]
+}
+
+/// A prompt that asks the user for its context first (SEP-2322 on `prompts/get`).
+#[mcp_prompt]
+async fn test_input_required_result_prompt(
+    ctx: InvokeContext,
+) -> Result<PromptMessage, ErrorObject> {
+    let answer = ask(
+        &ctx,
+        one_field_form("What context should the prompt use?", "context", "string"),
+    )
+    .await
+    .map_err(ErrorObject::internal)?;
+    Ok(PromptMessage::user(format!(
+        "Use this context: {}",
+        field(&answer, "context")
+    )))
+}
+
+/// `test_prompt_with_embedded_resource`: its argument is the camel-case
+/// `resourceUri`, so it is written by hand rather than with `#[mcp_prompt]`.
+fn test_prompt_with_embedded_resource() -> McpPromptDef {
+    McpPromptDef::new(
+        "test_prompt_with_embedded_resource",
+        |args: PromptArgs, _ctx: InvokeContext| async move {
+            let uri = args.get("resourceUri").cloned().unwrap_or_default();
+            GetPromptResult::new(vec![
+                PromptMessage {
+                    role: Role::User,
+                    content: Content::embedded(
+                        ResourceContents::text(uri, "Embedded resource content for testing.")
+                            .with_mime_type("text/plain"),
+                    ),
+                },
+                PromptMessage::user("Please process the embedded resource above."),
+            ])
+        },
+    )
+    .with_title("Prompt With Embedded Resource")
+    .with_description("A prompt that includes an embedded resource")
+    .with_arguments(vec![PromptArgument::required(
+        "resourceUri",
+        "URI of the resource to embed",
+    )])
+}
+
+/// The keys that seal `requestState` (2026-07-28 multi round-trip requests).
+///
+/// The interop bridge starts a fresh server process for every stateless
+/// request, so a retry usually reaches another process than the one that
+/// sealed its state, and every process must hold the same key. It is
+/// `MCP_CONFORMANCE_STATE_KEY` (at least 32 bytes) when set; otherwise a
+/// random key shared through a file created once, `MCP_CONFORMANCE_STATE_KEY_FILE`
+/// or `mcp-conformance-fixture.key` in `$XDG_RUNTIME_DIR` (else the temp
+/// directory), readable by its owner only. `None` (with a warning) leaves the
+/// framework's per-process key.
+///
+/// # Errors
+/// A `MCP_CONFORMANCE_STATE_KEY` shorter than 32 bytes.
+fn state_keys() -> io::Result<Option<StateKeys>> {
+    let secret = match std::env::var_os("MCP_CONFORMANCE_STATE_KEY") {
+        Some(secret) => secret.into_encoded_bytes(),
+        None => {
+            let path = std::env::var_os("MCP_CONFORMANCE_STATE_KEY_FILE").map_or_else(
+                || {
+                    std::env::var_os("XDG_RUNTIME_DIR")
+                        .map_or_else(std::env::temp_dir, PathBuf::from)
+                        .join("mcp-conformance-fixture.key")
+                },
+                PathBuf::from,
+            );
+            match shared_secret(&path) {
+                Ok(secret) => secret,
+                Err(e) => {
+                    eprintln!(
+                        "conformance: no shared requestState key ({}: {e}); \
+                         using a per-process key",
+                        path.display()
+                    );
+                    return Ok(None);
+                }
+            }
+        }
+    };
+    let key = StateKey::new("fixture", secret).map_err(io::Error::other)?;
+    Ok(Some(StateKeys::new(key, Vec::new())))
+}
+
+/// Reads the secret in `path`, creating it (32 random bytes) when missing.
+///
+/// Creation is race-free: the secret is written to a private temporary file
+/// that is then hard-linked into place, which fails if another process got
+/// there first (then its secret is read instead).
+fn shared_secret(path: &Path) -> io::Result<Vec<u8>> {
+    match read_secret(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        other => return other,
+    }
+    let mut secret = vec![0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut secret)?;
+    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options
+        .open(&tmp)
+        .and_then(|mut file| file.write_all(&secret));
+    let linked = written.and_then(|()| std::fs::hard_link(&tmp, path));
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(secret),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => read_secret(path),
+        Err(e) => Err(e),
+    }
+}
+
+/// Reads an existing key file; refuses one that others could read or that
+/// holds fewer than 32 bytes.
+fn read_secret(path: &Path) -> io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if file.metadata()?.permissions().mode() & 0o077 != 0 {
+            return Err(io::Error::other("the key file is readable by others"));
+        }
+    }
+    let mut secret = Vec::new();
+    file.read_to_end(&mut secret)?;
+    if secret.len() < 32 {
+        return Err(io::Error::other("the key file holds fewer than 32 bytes"));
+    }
+    Ok(secret)
+}
+
+/// Builds the fixture server.
+fn server() -> io::Result<McpServer> {
+    let mut builder = McpServer::builder();
+    if let Some(keys) = state_keys()? {
+        builder = builder.request_state_keys(keys);
+    }
+    builder
+        .server_info("mcp-conformance-fixture", env!("CARGO_PKG_VERSION"))
+        .tool(test_simple_text::tool())
+        .tool(test_image_content::tool())
+        .tool(test_audio_content::tool())
+        .tool(test_embedded_resource::tool())
+        .tool(test_multiple_content_types::tool())
+        .tool(test_tool_with_logging::tool())
+        .tool(test_logging_tool::tool())
+        .tool(test_tool_with_progress::tool())
+        .tool(test_error_handling::tool())
+        .tool(test_sampling::tool())
+        .tool(test_elicitation::tool())
+        .tool(test_elicitation_sep1034_defaults::tool())
+        .tool(test_elicitation_sep1330_enums::tool())
+        .tool(test_reconnection::tool())
+        .tool(test_streaming_elicitation::tool())
+        .tool(test_input_required_result_elicitation::tool())
+        .tool(test_input_required_result_request_state::tool())
+        .tool(test_input_required_result_multi_round::tool())
+        .tool(test_input_required_result_tampered_state::tool())
+        .tool(json_schema_2020_12_tool())
+        .resource(static_text::resource())
+        .resource(static_binary::resource())
+        .resource(watched_resource::resource())
+        .resource(template_data::resource())
+        .prompt(test_simple_prompt::prompt())
+        .prompt(test_prompt_with_arguments::prompt())
+        .prompt(test_prompt_with_embedded_resource())
+        .prompt(test_prompt_with_image::prompt())
+        .prompt(test_input_required_result_prompt::prompt())
+        .build()
+        .map_err(io::Error::other)
+}
+
+#[tokio::main]
+async fn main() -> io::Result<()> {
+    if let Some(arg) = std::env::args().skip(1).find(|a| a != "--stdio") {
+        eprintln!("conformance: unknown argument {arg:?}; usage: conformance [--stdio]");
+        std::process::exit(2);
+    }
+    let server = server()?;
+    let _ = LOGGING_DECLARED.set(server.capabilities().get("logging").is_some());
+    serve_stdio(server, Default::default()).wait().await
+}
