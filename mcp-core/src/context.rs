@@ -362,6 +362,9 @@ pub(crate) struct OutboundElicit {
 #[async_trait]
 impl Elicit for OutboundElicit {
     async fn elicit(&self, params: Value) -> Result<Value, ErrorObject> {
+        if self.session.is_closed() {
+            return Err(ErrorObject::internal("the client connection closed"));
+        }
         let (id, pending) = self.session.begin_outbound();
         let request = protocol::jsonrpc::request(&id, "elicitation/create", params);
         if !self.outbound.send(request).await {

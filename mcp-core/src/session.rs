@@ -119,6 +119,11 @@ impl Session {
             .len()
     }
 
+    /// True once [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closing.is_cancelled()
+    }
+
     /// Allocates an id for a server→client request and registers its waiter.
     pub(crate) fn begin_outbound(&self) -> (RequestId, PendingReply) {
         let n = self.inner.next_outbound_id.fetch_add(1, Ordering::Relaxed);

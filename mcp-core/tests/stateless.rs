@@ -654,14 +654,16 @@ async fn per_request_era_legacy_and_modern_interleaved_on_one_stream() {
     assert_complete(&modern_list);
     assert_eq!(legacy_list["tools"], modern_list["tools"]);
 
-    // A legacy server/discover after initialize is still unknown.
+    // A server/discover without the modern _meta, even after initialize, is
+    // refused as missing its required _meta (-32602), as the conformance
+    // suite expects.
     let err = guard(
         "legacy discover",
         client.request("server/discover", json!({})),
     )
     .await
     .expect_err("legacy discover");
-    assert_eq!(err.code, -32601);
+    assert_eq!(err.code, -32602);
 }
 
 #[tokio::test]
@@ -757,15 +759,18 @@ async fn initialize_asking_for_2026_07_28_negotiates_the_newest_legacy_version()
 }
 
 #[tokio::test]
-async fn legacy_server_discover_probe_is_method_not_found_and_the_stream_keeps_working() {
+async fn bare_server_discover_probe_is_invalid_params_and_the_stream_keeps_working() {
     let mut client = TestClient::start(server(), StdioOptions::default(), ClientOptions::default());
     // The dual-era client's stdio probe, without the modern _meta (as a
     // legacy-only client library would send it): with params, and without.
     let err = guard("probe", client.request("server/discover", json!({})))
         .await
         .expect_err("legacy discover");
-    assert_eq!(err.code, -32601);
-    assert_eq!(err.message, "Method not found: server/discover");
+    assert_eq!(err.code, -32602);
+    assert_eq!(
+        err.message,
+        "server/discover requires `_meta[\"io.modelcontextprotocol/protocolVersion\"]`"
+    );
     let bare = guard(
         "bare probe",
         client.start_request_with_id(RequestId::from("probe-2"), "server/discover", Value::Null),
@@ -775,7 +780,7 @@ async fn legacy_server_discover_probe_is_method_not_found_and_the_stream_keeps_w
         .await
         .expect("a reply to the bare probe");
     assert_eq!(reply["id"], "probe-2");
-    assert_eq!(error(&reply).0, -32601);
+    assert_eq!(error(&reply).0, -32602);
 
     // The server did not exit: the fallback handshake and calls work.
     let init = guard("initialize", client.initialize(LATEST_PROTOCOL_VERSION))
@@ -938,8 +943,9 @@ async fn unsupported_protocol_version_is_32022_with_supported_and_requested() {
     let err = error_obj(&reply);
     assert_eq!(err["code"], -32022);
     assert_eq!(err["message"], "Unsupported protocol version: 2099-01-01");
-    let mut supported = vec![MODERN];
-    supported.extend_from_slice(SUPPORTED_PROTOCOL_VERSIONS);
+    // The same list server/discover advertises (a _meta claim can only name
+    // a stateless revision).
+    let supported = vec![MODERN];
     assert_eq!(
         err["data"],
         json!({"supported": supported, "requested": "2099-01-01"})

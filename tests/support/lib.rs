@@ -1,1 +1,144 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests: locating the example servers that
+//! `cargo test` builds and spawning them behind a [`TestClient`].
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+
+use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
+use mcp_core::testing::{ClientOptions, TestClient};
+use tokio::process::{Child, Command};
+
+/// The directory holding the test executables (`target/<profile>/deps`).
+fn deps_dir() -> io::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    exe.parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| io::Error::other(format!("{} has no parent directory", exe.display())))
+}
+
+/// The path where cargo puts the example `name`: `target/<profile>/examples/<name>`,
+/// derived from the running test executable (`target/<profile>/deps/<test>-<hash>`).
+///
+/// # Errors
+/// When the current executable's path cannot be determined or has no
+/// `target/<profile>` ancestor.
+pub fn example_path(name: &str) -> io::Result<PathBuf> {
+    let deps = deps_dir()?;
+    let profile_dir = deps.parent().ok_or_else(|| {
+        io::Error::other(format!("{} is not inside target/<profile>", deps.display()))
+    })?;
+    Ok(profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
+}
+
+/// Makes sure the example binaries exist and are up to date.
+///
+/// A plain `cargo test` builds the examples itself, but a run restricted to
+/// some targets (`cargo test --test examples`) does not, so this runs
+/// `cargo build --examples` once per test process with the same profile and
+/// target directory. When cargo is unavailable the already-built binaries are
+/// used as they are.
+fn ensure_examples_built() -> Result<(), String> {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let Some(cargo) =
+                std::env::var_os("CARGO").or_else(|| option_env!("CARGO").map(Into::into))
+            else {
+                return Ok(());
+            };
+            let deps = deps_dir().map_err(|e| e.to_string())?;
+            let Some(profile_dir) = deps.parent() else {
+                return Ok(());
+            };
+            let Some(target_dir) = profile_dir.parent() else {
+                return Ok(());
+            };
+            let mut command = std::process::Command::new(cargo);
+            command
+                .arg("build")
+                .arg("--examples")
+                .arg("--quiet")
+                .arg("--manifest-path")
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+                .arg("--target-dir")
+                .arg(target_dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null());
+            if profile_dir.file_name().is_some_and(|n| n == "release") {
+                command.arg("--release");
+            }
+            match command.status() {
+                Ok(status) if status.success() => Ok(()),
+                Ok(status) => Err(format!("`cargo build --examples` failed: {status}")),
+                // No cargo on PATH: rely on binaries built by `cargo test`.
+                Err(_) => Ok(()),
+            }
+        })
+        .clone()
+}
+
+/// Spawns the example `name` with piped stdin/stdout (stderr inherited, so
+/// its logs show up in the test output) and returns a [`TestClient`] talking
+/// to it with default options, not yet initialized, plus the child process
+/// (killed when dropped).
+///
+/// # Errors
+/// When the example binary cannot be found, built or started.
+pub fn spawn_example(name: &str) -> io::Result<(TestClient, Child)> {
+    spawn_example_with(name, ClientOptions::default())
+}
+
+/// Like [`spawn_example`] with explicit client options (for example
+/// [`ClientOptions::without_elicitation`] or a custom elicitation handler).
+///
+/// # Errors
+/// When the example binary cannot be found, built or started.
+pub fn spawn_example_with(name: &str, options: ClientOptions) -> io::Result<(TestClient, Child)> {
+    ensure_examples_built().map_err(io::Error::other)?;
+    let path = example_path(name)?;
+    if !path.exists() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "example binary {} not found; build it with `cargo build --example {name}`",
+                path.display()
+            ),
+        ));
+    }
+    let mut child = Command::new(&path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| io::Error::other("child stdout was not piped"))?;
+    let stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| io::Error::other("child stdin was not piped"))?;
+    Ok((TestClient::over(stdout, stdin, options), child))
+}
+
+/// Spawns the example `name` (see [`spawn_example_with`]) and performs the
+/// `initialize` handshake with the newest protocol revision.
+///
+/// # Errors
+/// When the example cannot be started or answers `initialize` with an error.
+pub async fn connect_example(
+    name: &str,
+    options: ClientOptions,
+) -> io::Result<(TestClient, Child)> {
+    let (mut client, child) = spawn_example_with(name, options)?;
+    client
+        .initialize(LATEST_PROTOCOL_VERSION)
+        .await
+        .map_err(|e| io::Error::other(format!("initialize failed: {} {}", e.code, e.message)))?;
+    Ok((client, child))
+}

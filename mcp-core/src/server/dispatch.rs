@@ -28,6 +28,25 @@ pub fn parse_payload(bytes: &[u8]) -> Result<Value, Value> {
     serde_json::from_slice(bytes).map_err(|_| fail(Value::Null, &ErrorObject::parse_error()))
 }
 
+/// What [`McpServer::prepare`] decided.
+pub(crate) enum Step {
+    /// Answered (or nothing to answer) without running a handler.
+    Done(Option<Value>),
+    /// A registered request to run with [`McpServer::run_prepared`].
+    Run(Prepared),
+}
+
+/// A request whose id is registered in its session, ready to run.
+pub(crate) struct Prepared {
+    id: RequestId,
+    method: String,
+    params: Map<String, Value>,
+    era: Era,
+    session: Session,
+    guard: crate::session::InflightGuard,
+    ctx: CallContext,
+}
+
 /// Something held for as long as an admitted request runs (a semaphore permit).
 pub(crate) type Admission = Box<dyn Send>;
 
@@ -39,35 +58,97 @@ impl McpServer {
     /// Cancel-safe in the sense that dropping the future abandons the call
     /// (and unregisters its id).
     pub async fn handle_message(&self, message: Value, ctx: &CallContext) -> Option<Value> {
+        match self.prepare(message, ctx) {
+            Step::Done(reply) => reply,
+            Step::Run(call) => self.run_prepared(call).await,
+        }
+    }
+
+    /// The synchronous first half of [`handle_message`](Self::handle_message):
+    /// classifies the message, answers what needs no handler (errors,
+    /// notifications, `initialize`, `ping`, `server/discover`), and registers
+    /// a request's id in its session. A transport that runs requests
+    /// concurrently calls this in arrival order, so a `notifications/cancelled`
+    /// read right after its request always finds it.
+    pub(crate) fn prepare(&self, message: Value, ctx: &CallContext) -> Step {
         let session = ctx
             .session
             .clone()
             .unwrap_or_else(|| self.inner.shared_session.clone());
         let (id, method) = match classify(&message) {
             MessageKind::Invalid { id, reason } => {
-                return Some(fail(id, &ErrorObject::invalid_request(reason)))
+                return Step::Done(Some(fail(id, &ErrorObject::invalid_request(reason))))
             }
             MessageKind::Response { id } => {
                 self.route_response(message, id.as_ref(), &session);
-                return None;
+                return Step::Done(None);
             }
             MessageKind::Notification { method } => {
                 self.on_notification(method, &message, &session);
-                return None;
+                return Step::Done(None);
             }
             MessageKind::Request { id, method } => (id, method.to_owned()),
         };
+        let reply = |result: Result<Value, ErrorObject>| {
+            Step::Done(Some(match result {
+                Ok(value) => ok(id.to_value(), value),
+                Err(e) => fail(id.to_value(), &e),
+            }))
+        };
         let params = match take_params(message) {
             Ok(p) => p,
-            Err(e) => return Some(fail(id.to_value(), &e)),
+            Err(e) => return reply(Err(e)),
         };
         let era = match era::modern_claim(&params) {
             None => Era::Legacy,
             Some(Ok(meta)) => Era::Modern(Box::new(meta)),
-            Some(Err(e)) => return Some(fail(id.to_value(), &e)),
+            Some(Err(e)) => return reply(Err(e)),
         };
+        match (&era, method.as_str()) {
+            (Era::Legacy, "initialize") => return reply(self.initialize(&params, &session)),
+            (Era::Legacy, "ping") => return reply(Ok(Value::Object(Map::new()))),
+            (Era::Legacy, "server/discover") => {
+                return reply(Err(ErrorObject::invalid_params(format!(
+                    "server/discover requires `_meta[\"{}\"]`",
+                    meta_keys::PROTOCOL_VERSION
+                ))))
+            }
+            (Era::Modern(_), m) if REMOVED_METHODS.contains(&m) => {
+                return reply(Err(ErrorObject::method_not_found(m)))
+            }
+            (Era::Modern(_), "server/discover") => return reply(Ok(self.discover())),
+            _ => {}
+        }
+        let Some(guard) = session.begin(&id, CancelToken::new()) else {
+            return reply(Err(ErrorObject::invalid_request(format!(
+                "Request id {id} is already in flight"
+            ))));
+        };
+        Step::Run(Prepared {
+            id,
+            method,
+            params,
+            era,
+            session,
+            guard,
+            ctx: ctx.clone(),
+        })
+    }
+
+    /// The second half of [`handle_message`](Self::handle_message): runs a
+    /// prepared request. `None` when it was cancelled (no reply is sent).
+    pub(crate) async fn run_prepared(&self, call: Prepared) -> Option<Value> {
+        let Prepared {
+            id,
+            method,
+            params,
+            era,
+            session,
+            guard,
+            ctx,
+        } = call;
         let result = self
-            .handle_request(&id, &method, params, ctx, &session, &era)
+            .handle_request(&id, &method, params, &ctx, &session, &era, guard)
             .await?;
         Some(match result {
             Ok(value) => ok(id.to_value(), value),
@@ -190,7 +271,8 @@ impl McpServer {
         // A request method sent without an id is never executed.
     }
 
-    /// Runs one request. `None` when it was cancelled (no reply is sent).
+    /// Runs one registered request. `None` when it was cancelled (no reply is sent).
+    #[allow(clippy::too_many_arguments)]
     async fn handle_request(
         &self,
         id: &RequestId,
@@ -199,21 +281,8 @@ impl McpServer {
         ctx: &CallContext,
         session: &Session,
         era: &Era,
+        guard: crate::session::InflightGuard,
     ) -> Option<Result<Value, ErrorObject>> {
-        match (era, method) {
-            (Era::Legacy, "initialize") => return Some(self.initialize(&params, session)),
-            (Era::Legacy, "ping") => return Some(Ok(Value::Object(Map::new()))),
-            (Era::Modern(_), m) if REMOVED_METHODS.contains(&m) => {
-                return Some(Err(ErrorObject::method_not_found(m)))
-            }
-            (Era::Modern(_), "server/discover") => return Some(Ok(self.discover())),
-            _ => {}
-        }
-        let Some(guard) = session.begin(id, CancelToken::new()) else {
-            return Some(Err(ErrorObject::invalid_request(format!(
-                "Request id {id} is already in flight"
-            ))));
-        };
         let token = guard.token().clone();
         if ctx.signal.as_ref().is_some_and(CancelToken::is_cancelled) {
             token.cancel();

@@ -6,9 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::protocol::{
-    ClientCapabilities, ErrorObject, Implementation, RPC_ERRORS, SUPPORTED_PROTOCOL_VERSIONS,
-};
+use crate::protocol::{ClientCapabilities, ErrorObject, Implementation, RPC_ERRORS};
 
 /// `_meta` keys of the 2026-07-28 revision.
 pub mod meta_keys {
@@ -99,6 +97,31 @@ fn validate(meta: &Map<String, Value>, version: &Value) -> Result<ModernMeta, Er
         return Err(unsupported_version(version));
     };
     let capabilities = match meta.get(meta_keys::CLIENT_CAPABILITIES) {
+        Some(Value::Object(members)) => {
+            for (name, value) in members {
+                if !value.is_object() {
+                    return Err(ErrorObject::invalid_params(format!(
+                        "`_meta[\"{}\"].{name}` must be an object",
+                        meta_keys::CLIENT_CAPABILITIES
+                    )));
+                }
+            }
+            Value::Object(members.clone())
+        }
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(format!(
+                "`_meta[\"{}\"]` must be an object",
+                meta_keys::CLIENT_CAPABILITIES
+            )))
+        }
+        None => {
+            return Err(ErrorObject::invalid_params(format!(
+                "missing required `_meta[\"{}\"]`",
+                meta_keys::CLIENT_CAPABILITIES
+            )))
+        }
+    };
+    let capabilities = match Some(&capabilities) {
         Some(caps @ Value::Object(_)) => serde_json::from_value::<ClientCapabilities>(caps.clone())
             .map_err(|e| {
                 ErrorObject::invalid_params(format!(
@@ -142,11 +165,10 @@ fn validate(meta: &Map<String, Value>, version: &Value) -> Result<ModernMeta, Er
 
 /// `-32022` naming the supported versions.
 pub fn unsupported_version(requested: &str) -> ErrorObject {
-    let supported: Vec<&str> = MODERN_PROTOCOL_VERSIONS
-        .iter()
-        .chain(SUPPORTED_PROTOCOL_VERSIONS)
-        .copied()
-        .collect();
+    // The same list `server/discover` advertises: a per-request `_meta`
+    // claim can only name a stateless revision (legacy ones go through
+    // `initialize`).
+    let supported = MODERN_PROTOCOL_VERSIONS;
     ErrorObject::new(
         RPC_ERRORS::UNSUPPORTED_PROTOCOL_VERSION,
         format!("Unsupported protocol version: {requested}"),

@@ -20,7 +20,7 @@ use crate::tool::McpToolDef;
 use era::{CacheHint, CacheScope};
 
 pub use dispatch::parse_payload;
-pub(crate) use dispatch::Admission;
+pub(crate) use dispatch::{Admission, Step};
 use registry::Registry;
 
 /// A problem found while building a server.

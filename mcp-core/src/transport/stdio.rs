@@ -27,7 +27,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, Headers, Outbound};
 use crate::protocol::{fail, ErrorObject, RPC_ERRORS};
-use crate::server::{parse_payload, McpServer};
+use crate::server::{parse_payload, McpServer, Step};
 use crate::session::Session;
 
 /// Default [`StdioOptions::max_line_length`]: 4 MiB.
@@ -124,8 +124,44 @@ impl StdioHandle {
 /// Serves `server` on the process's stdin and stdout.
 ///
 /// Nothing else may write to stdout: log to stderr.
+///
+/// When stdin or stdout is a pipe (as when an MCP client spawns the server)
+/// it is switched to non-blocking mode and driven by the reactor directly;
+/// otherwise (a file, a terminal) Tokio's blocking stdio is used.
 pub fn serve_stdio(server: McpServer, options: StdioOptions) -> StdioHandle {
-    serve_io(server, tokio::io::stdin(), tokio::io::stdout(), options)
+    let (reader, writer) = std_streams();
+    serve_io(server, reader, writer, options)
+}
+
+type BoxedReader = Box<dyn AsyncRead + Unpin + Send>;
+type BoxedWriter = Box<dyn AsyncWrite + Unpin + Send>;
+
+#[cfg(unix)]
+fn std_streams() -> (BoxedReader, BoxedWriter) {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+    let reader: BoxedReader = match std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Receiver::from_owned_fd)
+    {
+        Ok(pipe) => Box::new(pipe),
+        Err(_) => Box::new(tokio::io::stdin()),
+    };
+    let writer: BoxedWriter = match std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Sender::from_owned_fd)
+    {
+        Ok(pipe) => Box::new(pipe),
+        Err(_) => Box::new(tokio::io::stdout()),
+    };
+    (reader, writer)
+}
+
+#[cfg(not(unix))]
+fn std_streams() -> (BoxedReader, BoxedWriter) {
+    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
 }
 
 /// Serves `server` on any byte stream pair (in tests, `tokio::io::duplex`).
@@ -254,10 +290,11 @@ where
         .await;
     };
 
-    // No more responses can arrive: release tools waiting on the client,
-    // and end long-lived requests (subscriptions/listen).
-    session.fail_pending();
+    // No more responses can arrive: end long-lived requests
+    // (subscriptions/listen), refuse new server→client requests, and release
+    // tools already waiting on the client.
     session.close();
+    session.fail_pending();
     let drained = tokio::time::timeout(options.drain_timeout, async {
         while tasks.join_next().await.is_some() {}
     })
@@ -312,17 +349,26 @@ async fn dispatch_line(
         }
         Value::Object(obj) if obj.contains_key("id") && obj.contains_key("method") => {
             match Arc::clone(limit).try_acquire_owned() {
-                Ok(permit) => {
-                    let server = server.clone();
-                    let ctx = ctx.clone();
-                    let out = out.clone();
-                    tasks.spawn(async move {
-                        if let Some(reply) = server.handle_message(message, &ctx).await {
+                Ok(permit) => match server.prepare(message, ctx) {
+                    // Registered here, in arrival order, so a cancel that
+                    // follows on the next line finds the call.
+                    Step::Run(call) => {
+                        let server = server.clone();
+                        let out = out.clone();
+                        tasks.spawn(async move {
+                            if let Some(reply) = server.run_prepared(call).await {
+                                out.send_value(&reply).await;
+                            }
+                            drop(permit);
+                        });
+                    }
+                    Step::Done(reply) => {
+                        drop(permit);
+                        if let Some(reply) = reply {
                             out.send_value(&reply).await;
                         }
-                        drop(permit);
-                    });
-                }
+                    }
+                },
                 Err(_) => {
                     let id = obj
                         .get("id")

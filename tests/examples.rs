@@ -1,0 +1,364 @@
+//! The example servers (`examples/`) as real processes over real pipes.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
+use mcp_core::testing::{ClientOptions, TestClient};
+use mcp_suite::{spawn_example, spawn_example_with};
+use serde_json::{json, Value};
+use tokio::process::Child;
+use tokio::time::timeout;
+
+/// Hang guard for anything that should happen promptly.
+const GUARD: Duration = Duration::from_secs(20);
+
+async fn connect(name: &str) -> (TestClient, Child) {
+    connect_with(name, ClientOptions::default()).await
+}
+
+async fn connect_with(name: &str, options: ClientOptions) -> (TestClient, Child) {
+    // Spawning may first build the examples (outside the hang guard).
+    let (mut client, child) = spawn_example_with(name, options)
+        .unwrap_or_else(|e| panic!("example `{name}` should start: {e}"));
+    timeout(GUARD, client.initialize(LATEST_PROTOCOL_VERSION))
+        .await
+        .unwrap_or_else(|_| panic!("example `{name}` should initialize before the hang guard"))
+        .unwrap_or_else(|e| panic!("example `{name}` should initialize: {e:?}"));
+    (client, child)
+}
+
+fn assert_running(child: &mut Child) {
+    let status = child.try_wait().expect("querying the child process");
+    assert!(status.is_none(), "the server process exited: {status:?}");
+}
+
+// ---------------------------------------------------------------------------
+// hello
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn hello_echoes() {
+    let (client, _child) = connect("hello").await;
+    let init = client.initialize_result().expect("initialized");
+    assert_eq!(init["serverInfo"]["name"], "hello");
+    assert_eq!(init["protocolVersion"], LATEST_PROTOCOL_VERSION);
+
+    let result = client
+        .call_tool("echo", json!({"text": "hi over a pipe"}))
+        .await
+        .expect("echo");
+    assert!(!result.is_error(), "result: {result:?}");
+    assert_eq!(result.text_content(), "hi over a pipe");
+
+    let result = client
+        .call_tool("echo", json!({}))
+        .await
+        .expect("echo without text is a tool error, not a protocol error");
+    assert!(result.is_error(), "result: {result:?}");
+}
+
+#[tokio::test]
+async fn server_discover_probes_are_answered_and_the_server_keeps_running() {
+    let (mut client, mut child) = spawn_example("hello").expect("spawn hello");
+    // A dual-era client probes with the stateless revision's _meta first.
+    let meta = json!({"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }});
+    let discovered = client
+        .request("server/discover", meta)
+        .await
+        .expect("a modern probe gets a DiscoverResult");
+    assert_eq!(discovered["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(discovered["resultType"], "complete");
+    // A probe without the _meta is a modern request missing its metadata.
+    let err = client
+        .request("server/discover", json!({}))
+        .await
+        .expect_err("a bare probe is refused");
+    assert_eq!(err.code, -32602, "error: {err:?}");
+    assert_running(&mut child);
+
+    // A legacy client's handshake works on the same process.
+    let init = client
+        .initialize(LATEST_PROTOCOL_VERSION)
+        .await
+        .expect("initialize after the probe");
+    assert_eq!(init["serverInfo"]["name"], "hello");
+    let result = client
+        .call_tool("echo", json!({"text": "after probe"}))
+        .await
+        .expect("echo after the probe");
+    assert_eq!(result.text_content(), "after probe");
+    assert_running(&mut child);
+}
+
+#[tokio::test]
+async fn closing_stdin_makes_the_process_exit_successfully() {
+    let (client, mut child) = connect("hello").await;
+    let result = client
+        .call_tool("echo", json!({"text": "bye"}))
+        .await
+        .expect("echo");
+    assert_eq!(result.text_content(), "bye");
+
+    client.close().await.expect("closing the client");
+    let status = timeout(GUARD, child.wait())
+        .await
+        .expect("the server should exit once its stdin is closed")
+        .expect("waiting for the child");
+    assert!(status.success(), "exit status: {status}");
+}
+
+// ---------------------------------------------------------------------------
+// demo
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn demo_echoes() {
+    let (client, _child) = connect("demo").await;
+    let init = client.initialize_result().expect("initialized");
+    assert_eq!(init["serverInfo"]["name"], "demo");
+    let result = client
+        .call_tool("echo", json!({"text": "demo echo"}))
+        .await
+        .expect("echo");
+    assert_eq!(result.text_content(), "demo echo");
+}
+
+#[tokio::test]
+async fn demo_slow_reports_strictly_increasing_progress() {
+    let (client, _child) = connect("demo").await;
+    let (result, progress) = client
+        .call_tool_with_progress("slow", json!({"steps": 3, "delay_ms": 10}))
+        .await
+        .expect("slow");
+    assert!(!result.is_error(), "result: {result:?}");
+    assert_eq!(result.text_content(), "done after 3 steps");
+    assert_eq!(progress.len(), 3, "progress: {progress:?}");
+    let values: Vec<f64> = progress
+        .iter()
+        .map(|p| p["progress"].as_f64().expect("numeric progress"))
+        .collect();
+    assert!(
+        values.windows(2).all(|w| w[0] < w[1]),
+        "progress strictly increases: {values:?}"
+    );
+    assert!(
+        progress.iter().all(|p| p["total"] == 3.0),
+        "progress: {progress:?}"
+    );
+}
+
+#[tokio::test]
+async fn demo_slow_is_cancelled() {
+    let (client, mut child) = connect("demo").await;
+    let pending = client
+        .start_request(
+            "tools/call",
+            json!({"name": "slow", "arguments": {"steps": 100, "delay_ms": 50},
+                   "_meta": {"progressToken": "cancel-me"}}),
+        )
+        .await;
+    // The first progress report proves the call is running.
+    let first = client
+        .next_notification(GUARD)
+        .await
+        .expect("a progress notification while slow runs");
+    assert_eq!(first["method"], "notifications/progress");
+    assert_eq!(first["params"]["progressToken"], "cancel-me");
+
+    assert!(client.cancel(&pending.id).await);
+    assert!(
+        pending.response(Duration::from_secs(1)).await.is_none(),
+        "a cancelled call gets no response"
+    );
+    // Reports already queued may still arrive; after that, silence. Were the
+    // call still running it would report every 50 ms.
+    let _ = client.drain_notifications().await;
+    let late = client.next_notification(Duration::from_millis(700)).await;
+    assert!(
+        late.is_none(),
+        "progress continued after cancellation: {late:?}"
+    );
+
+    let result = client
+        .call_tool("echo", json!({"text": "still serving"}))
+        .await
+        .expect("echo after cancellation");
+    assert_eq!(result.text_content(), "still serving");
+    assert_running(&mut child);
+}
+
+#[tokio::test]
+async fn demo_confirm_via_elicitation() {
+    let (client, _child) = connect("demo").await;
+    let result = client
+        .call_tool("confirm", json!({"message": "Ship it?"}))
+        .await
+        .expect("confirm");
+    assert!(!result.is_error(), "result: {result:?}");
+    assert_eq!(result.text_content(), "confirmed");
+}
+
+#[tokio::test]
+async fn demo_confirm_without_elicitation_fails_closed() {
+    let (client, _child) =
+        connect_with("demo", ClientOptions::default().without_elicitation()).await;
+    let result = client
+        .call_tool("confirm", json!({}))
+        .await
+        .expect("confirm");
+    assert!(result.is_error(), "result: {result:?}");
+    assert_eq!(result.text_content(), "not confirmed");
+}
+
+// ---------------------------------------------------------------------------
+// calendar
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn calendar_lists_create_event_with_an_output_schema() {
+    let (client, _child) = connect("calendar").await;
+    let list = client
+        .request("tools/list", json!({}))
+        .await
+        .expect("tools/list");
+    let tools = list["tools"].as_array().expect("a tools array");
+    let create = tools
+        .iter()
+        .find(|t| t["name"] == "create_event")
+        .unwrap_or_else(|| panic!("create_event is listed: {list}"));
+    let schema = &create["outputSchema"];
+    assert_eq!(schema["type"], "object", "tool: {create}");
+    assert!(
+        schema["properties"]["id"].is_object(),
+        "outputSchema describes id: {schema}"
+    );
+    assert_eq!(create["inputSchema"]["required"], json!(["title"]));
+}
+
+#[tokio::test]
+async fn calendar_create_event_returns_structured_content() {
+    let (client, _child) = connect("calendar").await;
+    let result = client
+        .call_tool(
+            "create_event",
+            json!({"title": "Retro", "startsAt": "2026-09-11T10:00:00Z"}),
+        )
+        .await
+        .expect("create_event");
+    assert!(!result.is_error(), "result: {result:?}");
+    let structured = Value::Object(result.structured_content.expect("structuredContent"));
+    assert_eq!(
+        structured,
+        json!({"id": "e3", "title": "Retro", "startsAt": "2026-09-11T10:00:00Z"})
+    );
+}
+
+#[tokio::test]
+async fn calendar_week_resource_is_json() {
+    let (client, _child) = connect("calendar").await;
+    let read = client
+        .request("resources/read", json!({"uri": "calendar://week"}))
+        .await
+        .expect("resources/read");
+    let contents = read["contents"].as_array().expect("a contents array");
+    assert_eq!(contents.len(), 1, "read: {read}");
+    assert_eq!(contents[0]["uri"], "calendar://week");
+    assert_eq!(contents[0]["mimeType"], "application/json");
+    let events: Value = serde_json::from_str(contents[0]["text"].as_str().expect("text contents"))
+        .expect("the week is JSON");
+    let ids: Vec<&str> = events
+        .as_array()
+        .expect("an array of events")
+        .iter()
+        .filter_map(|e| e["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["e1", "e2"]);
+}
+
+#[tokio::test]
+async fn calendar_prepare_week_prompt_uses_the_focus() {
+    let (client, _child) = connect("calendar").await;
+    let prompt = client
+        .request(
+            "prompts/get",
+            json!({"name": "prepare_week", "arguments": {"focus": "deep work"}}),
+        )
+        .await
+        .expect("prompts/get");
+    let messages = prompt["messages"].as_array().expect("a messages array");
+    assert!(!messages.is_empty(), "prompt: {prompt}");
+    let text = messages[0]["content"]["text"]
+        .as_str()
+        .expect("text message");
+    assert!(text.contains("Focus: deep work."), "text: {text:?}");
+}
+
+#[tokio::test]
+async fn calendar_asks_for_a_missing_start_time() {
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let record = Arc::clone(&seen);
+    let options = ClientOptions::default().elicit(move |params| {
+        record
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(params.clone());
+        Ok(json!({"action": "accept", "content": {"startsAt": "2026-09-10T08:30:00Z"}}))
+    });
+    let (client, _child) = connect_with("calendar", options).await;
+
+    let result = client
+        .call_tool("create_event", json!({"title": "Breakfast"}))
+        .await
+        .expect("create_event");
+    assert!(!result.is_error(), "result: {result:?}");
+    let structured = Value::Object(result.structured_content.expect("structuredContent"));
+    assert_eq!(
+        structured,
+        json!({"id": "e3", "title": "Breakfast", "startsAt": "2026-09-10T08:30:00Z"})
+    );
+
+    {
+        let seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
+        assert_eq!(seen.len(), 1, "one elicitation: {seen:?}");
+        assert!(
+            seen[0]["requestedSchema"]["properties"]["startsAt"].is_object(),
+            "the form asks for startsAt: {}",
+            seen[0]
+        );
+    }
+
+    // The event is in the calendar at the elicited time.
+    let read = client
+        .request("resources/read", json!({"uri": "calendar://week"}))
+        .await
+        .expect("resources/read");
+    let events: Value =
+        serde_json::from_str(read["contents"][0]["text"].as_str().expect("text contents"))
+            .expect("the week is JSON");
+    let created = events
+        .as_array()
+        .expect("an array of events")
+        .iter()
+        .find(|e| e["id"] == "e3")
+        .unwrap_or_else(|| panic!("e3 is in the week: {events}"));
+    assert_eq!(created["startsAt"], "2026-09-10T08:30:00Z");
+}
+
+#[tokio::test]
+async fn calendar_without_start_time_or_elicitation_is_a_tool_error() {
+    let (client, _child) =
+        connect_with("calendar", ClientOptions::default().without_elicitation()).await;
+    let result = client
+        .call_tool("create_event", json!({"title": "Breakfast"}))
+        .await
+        .expect("create_event");
+    assert!(result.is_error(), "result: {result:?}");
+    assert!(
+        result.structured_content.is_none(),
+        "nothing created: {result:?}"
+    );
+}
