@@ -28,7 +28,9 @@ pub fn parse_payload(bytes: &[u8]) -> Result<Value, Value> {
     serde_json::from_slice(bytes).map_err(|_| fail(Value::Null, &ErrorObject::parse_error()))
 }
 
-/// What [`McpServer::prepare`] decided.
+/// What [`McpServer::prepare`] decided. (Not boxed: it lives for one
+/// match, and boxing would cost an allocation per request.)
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Step {
     /// Answered (or nothing to answer) without running a handler.
     Done(Option<Value>),
