@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_core::protocol::base64::{decode_url, encode_url};
-use mcp_core::protocol::{LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
+use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
 use mcp_core::request_state::{StateKey, StateKeys};
 use mcp_core::server::era::CacheScope;
 use mcp_core::testing::{ClientOptions, TestClient};
