@@ -17,6 +17,7 @@ use crate::state::State;
 use crate::tool::{IntoToolResult, McpToolDef};
 
 /// The input schema of a generated arguments struct: always `type: object`.
+#[must_use]
 pub fn input_schema<T: schemars::JsonSchema>(inline: bool) -> Value {
     let mut schema = crate::schema::schema_with::<T>(inline);
     schema.insert("type".into(), Value::String("object".into()));
@@ -34,7 +35,7 @@ pub struct ToolMeta {
     pub description: &'static str,
     /// Title.
     pub title: Option<&'static str>,
-    /// Annotations: read_only, destructive, idempotent, open_world.
+    /// Annotations: `read_only`, `destructive`, `idempotent`, `open_world`.
     pub hints: [Option<bool>; 4],
     /// Icon URIs.
     pub icons: &'static [&'static str],
@@ -44,24 +45,128 @@ pub struct ToolMeta {
     pub keep_defs: bool,
 }
 
-/// Builds a tool whose arguments are checked against `A`'s schema and
-/// deserialized into `A` before `body` runs.
-pub fn tool<A, R, F, Fut>(meta: &ToolMeta, body: F) -> McpToolDef
+/// Fetches `State<T>` for an injected argument.
+///
+/// # Errors
+/// `-32603` naming the type when no such state was registered.
+pub fn state<T: Clone + Send + Sync + 'static>(
+    ctx: &InvokeContext,
+) -> Result<State<T>, ErrorObject> {
+    ctx.state::<T>().cloned().map(State).ok_or_else(|| {
+        ErrorObject::internal(format!(
+            "no state of type `{}` was registered: call McpServer::builder().state(value)",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Compile-time checks placed on the user's own tokens.
+//
+// The macros call each check below with `quote_spanned!` at the argument or
+// return type it is about, so rustc reports an unsatisfied bound there, with
+// the message of the check's `on_unimplemented`, and not inside generated
+// code. Each check is the only place its bound is required: it returns plain
+// function pointers, and the builders (`tool_def`, the resource and prompt
+// closures) take those instead of repeating the bound, so one mistake gives
+// one error.
+
+/// A tool argument deserializes from JSON.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool argument: it does not implement `serde::Deserialize`",
+    label = "tool arguments are deserialized from the client's JSON",
+    note = "derive it on the type: `#[derive(serde::Deserialize, schemars::JsonSchema)]` (a tool argument needs both)"
+)]
+pub trait ArgDeserialize: DeserializeOwned {}
+
+impl<T: DeserializeOwned> ArgDeserialize for T {}
+
+/// A tool argument has a JSON Schema.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool argument: it does not implement `schemars::JsonSchema`",
+    label = "the tool's input schema is generated from this type",
+    note = "derive it on the type: `#[derive(schemars::JsonSchema)]` (schemars 1.x)"
+)]
+pub trait ArgSchema: schemars::JsonSchema {}
+
+impl<T: schemars::JsonSchema> ArgSchema for T {}
+
+/// Validates arguments against the schema, then deserializes them.
+type ParseFn<A> = fn(Map<String, Value>, &Map<String, Value>) -> Result<A, String>;
+
+/// Proof that `A` is a valid tool-arguments type: its parser and its schema.
+pub struct ToolArgs<A> {
+    parse: ParseFn<A>,
+    schema: fn(bool) -> Value,
+}
+
+impl<A> Clone for ToolArgs<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A> Copy for ToolArgs<A> {}
+
+/// Checks a tool-arguments type (a user struct, or the struct generated
+/// from plain arguments).
+#[must_use]
+pub fn tool_args<A: ArgDeserialize + ArgSchema + 'static>() -> ToolArgs<A> {
+    ToolArgs {
+        parse: crate::args::parse_args::<A>,
+        schema: input_schema::<A>,
+    }
+}
+
+/// Proof that `R` is a tool's return type.
+pub struct ToolResult<R> {
+    convert: fn(R) -> CallToolResult,
+    output_schema: fn() -> Option<Map<String, Value>>,
+}
+
+impl<R> Clone for ToolResult<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R> Copy for ToolResult<R> {}
+
+/// Checks a tool's return type; called at the return type's span.
+#[must_use]
+pub fn tool_result<R: IntoToolResult>() -> ToolResult<R> {
+    ToolResult {
+        convert: R::into_tool_result,
+        output_schema: R::output_schema,
+    }
+}
+
+/// Builds a macro-generated tool from checked arguments and return type.
+/// Arguments are checked against the schema and deserialized before `body`
+/// runs; bad arguments become an `isError` result naming the problem.
+pub fn tool_def<A, R, F, Fut>(
+    meta: &ToolMeta,
+    args: ToolArgs<A>,
+    result: ToolResult<R>,
+    body: F,
+) -> McpToolDef
 where
-    A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
-    R: IntoToolResult,
+    A: 'static,
+    R: 'static,
     F: Fn(A, InvokeContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = R> + Send + 'static,
 {
-    let schema = input_schema::<A>(!meta.keep_defs);
+    let schema = (args.schema)(!meta.keep_defs);
     let checked = schema.as_object().cloned().unwrap_or_default();
-    let body = std::sync::Arc::new(body);
-    let mut def = McpToolDef::new(meta.name, meta.description, schema, move |args, ctx| {
-        let parsed = crate::args::parse_args::<A>(args, &checked);
-        let body = std::sync::Arc::clone(&body);
+    let parse = args.parse;
+    let convert = result.convert;
+    let mut def = McpToolDef::new(meta.name, meta.description, schema, move |raw, ctx| {
+        // Call `body` here rather than in the future, so the arguments are
+        // never held across an await (they need not be `Send`).
+        let call = parse(raw, &checked).map(|args| body(args, ctx));
         async move {
-            match parsed {
-                Ok(args) => body(args, ctx).await.into_tool_result(),
+            match call {
+                Ok(fut) => convert(fut.await),
                 Err(message) => CallToolResult::error(message),
             }
         }
@@ -85,56 +190,150 @@ where
     if let Some(Value::Object(m)) = meta.meta.and_then(|m| serde_json::from_str(m).ok()) {
         def = def.with_meta(m);
     }
-    if let Some(schema) = R::output_schema() {
+    if let Some(schema) = (result.output_schema)() {
         def = def.with_output_schema(schema);
     }
     def
 }
 
-/// Fetches `State<T>` for an injected argument.
-///
-/// # Errors
-/// `-32603` naming the type when no such state was registered.
-pub fn state<T: Clone + Send + Sync + 'static>(
-    ctx: &InvokeContext,
-) -> Result<State<T>, ErrorObject> {
-    ctx.state::<T>().cloned().map(State).ok_or_else(|| {
-        ErrorObject::internal(format!(
-            "no state of type `{}` was registered: call McpServer::builder().state(value)",
-            std::any::type_name::<T>()
-        ))
-    })
+/// A resource function's return type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from an MCP resource",
+    label = "the resource's contents are converted from this type",
+    note = "return a String or &'static str (text), Vec<u8> (bytes), ResourceContents, Vec<ResourceContents>, or a Result of one of these whose error converts into ErrorObject"
+)]
+pub trait ResourceReturn: crate::resource::IntoResourceContents {}
+
+impl<T: crate::resource::IntoResourceContents> ResourceReturn for T {}
+
+/// Proof that `R` is a resource function's return type.
+pub struct ResourceResult<R> {
+    convert: fn(R) -> Result<Vec<crate::protocol::ResourceContents>, ErrorObject>,
 }
 
-/// Parses a URI template variable with `FromStr`.
-///
-/// # Errors
-/// `-32602` naming the variable and the value.
-pub fn template_var<T: FromStr>(
-    vars: &std::collections::HashMap<String, String>,
-    name: &str,
-) -> Result<T, ErrorObject>
+impl<R> Clone for ResourceResult<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R> Copy for ResourceResult<R> {}
+
+impl<R> ResourceResult<R> {
+    /// Converts the function's return value.
+    ///
+    /// # Errors
+    /// The error of a returned `Result`.
+    pub fn convert(self, value: R) -> Result<Vec<crate::protocol::ResourceContents>, ErrorObject> {
+        (self.convert)(value)
+    }
+}
+
+/// Checks a resource function's return type; called at its span.
+#[must_use]
+pub fn resource_result<R: ResourceReturn>() -> ResourceResult<R> {
+    ResourceResult {
+        convert: crate::resource::IntoResourceContents::into_contents,
+    }
+}
+
+/// A type a URI template variable parses into.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a URI template variable: it does not implement `FromStr` with a `Display` error",
+    label = "the variable's text is parsed into this type with `FromStr`",
+    note = "take a `String`, a number, or a type that implements `FromStr` whose `Err` implements `Display`"
+)]
+pub trait TemplateVar: Sized {
+    /// Parses the matched text.
+    ///
+    /// # Errors
+    /// The parse error's message.
+    fn parse_var(raw: &str) -> Result<Self, String>;
+}
+
+impl<T: FromStr> TemplateVar for T
 where
     T::Err: std::fmt::Display,
 {
-    let raw = vars
+    fn parse_var(raw: &str) -> Result<Self, String> {
+        raw.parse::<T>().map_err(|e| e.to_string())
+    }
+}
+
+/// Parses a URI template variable; called at the argument type's span.
+///
+/// # Errors
+/// `-32602` naming the variable and the value.
+pub fn template_arg<T: TemplateVar>(
+    request: &crate::resource::ResourceRequest,
+    name: &str,
+) -> Result<T, ErrorObject> {
+    let raw = request
+        .vars
         .get(name)
         .ok_or_else(|| ErrorObject::invalid_params(format!("missing URI variable `{name}`")))?;
-    raw.parse::<T>().map_err(|e| {
+    T::parse_var(raw).map_err(|e| {
         ErrorObject::invalid_params(format!(
             "invalid value {raw:?} for URI variable `{name}`: {e}"
         ))
     })
 }
 
-/// Compile-time check that a tool's return type converts into a result.
-pub const fn assert_tool_result<T: IntoToolResult>() {}
+/// A prompt function's return type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from an MCP prompt",
+    label = "the prompt's messages are converted from this type",
+    note = "return Vec<PromptMessage>, PromptMessage, String (one user message), GetPromptResult, or a Result of one of these whose error converts into ErrorObject"
+)]
+pub trait PromptReturn: crate::prompt::IntoPromptResult {}
 
-/// Compile-time check that a resource's return type converts into contents.
-pub const fn assert_resource_result<T: crate::resource::IntoResourceContents>() {}
+impl<T: crate::prompt::IntoPromptResult> PromptReturn for T {}
 
-/// Compile-time check that a prompt's return type converts into a result.
-pub const fn assert_prompt_result<T: crate::prompt::IntoPromptResult>() {}
+/// Proof that `R` is a prompt function's return type.
+pub struct PromptResult<R> {
+    convert: fn(R) -> Result<crate::protocol::GetPromptResult, ErrorObject>,
+}
 
-/// Compile-time check that a template variable's type parses with `FromStr`.
-pub const fn assert_from_str<T: FromStr>() {}
+impl<R> Clone for PromptResult<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R> Copy for PromptResult<R> {}
+
+impl<R> PromptResult<R> {
+    /// Converts the function's return value.
+    ///
+    /// # Errors
+    /// The error of a returned `Result`.
+    pub fn convert(self, value: R) -> Result<crate::protocol::GetPromptResult, ErrorObject> {
+        (self.convert)(value)
+    }
+}
+
+/// Checks a prompt function's return type; called at its span.
+#[must_use]
+pub fn prompt_result<R: PromptReturn>() -> PromptResult<R> {
+    PromptResult {
+        convert: crate::prompt::IntoPromptResult::into_prompt_result,
+    }
+}
+
+/// A type injected as `State<T>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be injected as `State<{Self}>`: it must be `Clone + Send + Sync + 'static`",
+    label = "injected application state",
+    note = "wrap shared state in an `Arc` (e.g. `State(db): State<Arc<Db>>`) and register it with `McpServer::builder().state(value)`"
+)]
+pub trait StateValue: Clone + Send + Sync + 'static {}
+
+impl<T: Clone + Send + Sync + 'static> StateValue for T {}
+
+/// Fetches `State<T>` for an injected argument; called at the state type's span.
+///
+/// # Errors
+/// `-32603` naming the type when no such state was registered.
+pub fn state_arg<T: StateValue>(ctx: &InvokeContext) -> Result<State<T>, ErrorObject> {
+    state::<T>(ctx)
+}

@@ -77,6 +77,13 @@ pub type ProgressSink = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
 pub trait Elicit: Send + Sync {
     /// Asks the client; returns its `ElicitResult` (`{action, content?}`).
     async fn elicit(&self, params: Value) -> Result<Value, ErrorObject>;
+
+    /// Like [`elicit`](Self::elicit), under a caller-chosen key (the
+    /// `inputRequests` key of a 2026-07-28 round trip). Defaults to `elicit`.
+    async fn elicit_keyed(&self, key: &str, params: Value) -> Result<Value, ErrorObject> {
+        let _ = key;
+        self.elicit(params).await
+    }
 }
 
 /// What a transport supplies with each message it hands to
@@ -295,6 +302,15 @@ impl Elicitor {
         self.inner.elicit(params).await
     }
 
+    /// Like [`raw`](Self::raw) under a key you choose: on a 2026-07-28
+    /// request it is the `inputRequests` key the client answers under.
+    ///
+    /// # Errors
+    /// The client's error, or an internal error when the connection closed.
+    pub async fn raw_keyed(&self, key: &str, params: Value) -> Result<Value, ErrorObject> {
+        self.inner.elicit_keyed(key, params).await
+    }
+
     /// Asks a yes/no question (a form with one required boolean `confirm`).
     /// True only when the user accepted with `confirm: true`.
     ///
@@ -353,33 +369,12 @@ impl Elicitor {
     }
 }
 
-/// Elicitation through a session's pending-request table and an outbound channel.
-pub(crate) struct OutboundElicit {
-    pub(crate) session: Session,
-    pub(crate) outbound: Arc<dyn Outbound>,
-}
-
-#[async_trait]
-impl Elicit for OutboundElicit {
-    async fn elicit(&self, params: Value) -> Result<Value, ErrorObject> {
-        if self.session.is_closed() {
-            return Err(ErrorObject::internal("the client connection closed"));
-        }
-        let (id, pending) = self.session.begin_outbound();
-        let request = protocol::jsonrpc::request(&id, "elicitation/create", params);
-        if !self.outbound.send(request).await {
-            return Err(ErrorObject::internal("the client connection closed"));
-        }
-        pending.wait().await
-    }
-}
-
 /// What a tool, resource or prompt handler receives with each call.
 ///
 /// The cancellation signal is always there; progress and elicitation are
 /// there only when the client and transport can carry them, so reach them
 /// through `Option`s (or the no-op conveniences).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct InvokeContext {
     pub(crate) cancel: CancelToken,
     pub(crate) progress: Option<Progress>,
@@ -389,13 +384,120 @@ pub struct InvokeContext {
     pub(crate) call: CallContext,
     pub(crate) state: Option<Arc<StateMap>>,
     pub(crate) interrupt: Option<Arc<crate::interrupt::Interrupt>>,
+    pub(crate) requester: Option<Arc<dyn crate::interrupt::Requester>>,
     pub(crate) modern: bool,
+}
+
+/// One question for the client: an `elicitation/create`,
+/// `sampling/createMessage` or `roots/list` request under a key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputRequest {
+    /// The key the answer comes back under.
+    pub key: String,
+    /// The client method.
+    pub method: String,
+    /// Its params (`Value::Null` for none).
+    pub params: Value,
+}
+
+impl InputRequest {
+    /// An `elicitation/create` request (form or URL mode, by `params.mode`).
+    pub fn elicit(key: impl Into<String>, params: Value) -> Self {
+        Self {
+            key: key.into(),
+            method: "elicitation/create".into(),
+            params,
+        }
+    }
+
+    /// A `sampling/createMessage` request.
+    pub fn sample(key: impl Into<String>, params: Value) -> Self {
+        Self {
+            key: key.into(),
+            method: "sampling/createMessage".into(),
+            params,
+        }
+    }
+
+    /// A `roots/list` request.
+    pub fn list_roots(key: impl Into<String>) -> Self {
+        Self {
+            key: key.into(),
+            method: "roots/list".into(),
+            params: Value::Null,
+        }
+    }
+
+    /// The client capability this request needs, as a capabilities object.
+    fn required_capability(&self) -> Value {
+        match self.method.as_str() {
+            "sampling/createMessage" => json!({ "sampling": {} }),
+            "roots/list" => json!({ "roots": {} }),
+            _ if self.params.get("mode").and_then(Value::as_str) == Some("url") => {
+                json!({ "elicitation": { "url": {} } })
+            }
+            _ => json!({ "elicitation": {} }),
+        }
+    }
+}
+
+/// True when `caps` (the client's) cover every member of `required`: each
+/// required member is present; for `elicitation`, a `url` or `form` mode
+/// the client announced (an empty object means form only).
+fn covers(caps: &ClientCapabilities, required: &Value) -> bool {
+    let Some(required) = required.as_object() else {
+        return true;
+    };
+    required.iter().all(|(name, want)| match name.as_str() {
+        "elicitation" => match &caps.elicitation {
+            Some(Value::Object(have)) => {
+                let wants_url = want.get("url").is_some();
+                if wants_url {
+                    have.contains_key("url")
+                } else {
+                    have.is_empty() || have.contains_key("form")
+                }
+            }
+            _ => false,
+        },
+        "sampling" => caps.sampling.is_some(),
+        "roots" => caps.roots.is_some(),
+        other => caps.extra.contains_key(other),
+    })
+}
+
+impl fmt::Debug for InvokeContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InvokeContext")
+            .field("request_id", &self.request_id)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .field("progress", &self.progress.is_some())
+            .field("elicitation", &self.elicitor.is_some())
+            .field("stateless", &self.modern)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for InvokeContext {
     fn default() -> Self {
         Self::detached()
     }
+}
+
+fn no_channel() -> ErrorObject {
+    ErrorObject::internal("this transport cannot carry requests to the client")
+}
+
+// `require_elicitation` never reaches this: `fail` does not return.
+fn unreachable_elicitor() -> Elicitor {
+    struct Never;
+    #[async_trait]
+    impl Elicit for Never {
+        async fn elicit(&self, _params: Value) -> Result<Value, ErrorObject> {
+            Err(ErrorObject::internal("elicitation is unavailable"))
+        }
+    }
+    Elicitor::new(Arc::new(Never))
 }
 
 impl InvokeContext {
@@ -411,6 +513,7 @@ impl InvokeContext {
             call: CallContext::default(),
             state: None,
             interrupt: None,
+            requester: None,
             modern: false,
         }
     }
@@ -457,17 +560,106 @@ impl InvokeContext {
         if let Some(e) = &self.elicitor {
             return e.clone();
         }
-        let error = if self.modern {
-            crate::server::era::missing_capability(json!({ "elicitation": {} }))
+        self.fail(self.missing(json!({ "elicitation": {} }))).await;
+        unreachable_elicitor()
+    }
+
+    /// Stops this call unless the client declared every capability in
+    /// `required` (e.g. `json!({"sampling": {}})`): on a 2026-07-28 request
+    /// the call is answered `-32021` with `data.requiredCapabilities`, on a
+    /// legacy request `-32603`.
+    pub async fn require_capability(&self, required: Value) {
+        let have = self.client.as_deref().map(|c| &c.capabilities);
+        if have.is_some_and(|caps| covers(caps, &required)) {
+            return;
+        }
+        self.fail(self.missing(required)).await;
+    }
+
+    fn missing(&self, required: Value) -> ErrorObject {
+        if self.modern {
+            crate::server::era::missing_capability(required)
         } else {
-            ErrorObject::internal("this call needs elicitation, which the client did not announce")
-        };
+            ErrorObject::internal(format!(
+                "this call needs client capabilities the client did not announce: {required}"
+            ))
+        }
+    }
+
+    /// Stops this call and answers it with `error` (a JSON-RPC error, not a
+    /// tool result). Use it for protocol-level failures only; it never returns.
+    pub async fn fail(&self, error: ErrorObject) {
         match &self.interrupt {
             Some(interrupt) => match interrupt
                 .raise(crate::interrupt::Interruption::Error(error))
                 .await {},
             None => std::future::pending().await,
         }
+    }
+
+    /// Asks the client every request in `requests` and returns the answers
+    /// by key. Legacy clients get real requests (one after the other) on
+    /// the connection; on a 2026-07-28 request, unanswered questions end
+    /// this round with `input_required` and the call runs again on the
+    /// retry, where the answers are returned (see the crate docs on
+    /// write-once tools).
+    ///
+    /// # Errors
+    /// `-32021` (modern) / `-32603` (legacy) when the client did not declare
+    /// a needed capability; the client's error; `-32603` when nothing can
+    /// carry requests to the client.
+    pub async fn input(
+        &self,
+        requests: Vec<InputRequest>,
+    ) -> Result<Map<String, Value>, ErrorObject> {
+        let caps = self.client.as_deref().map(|c| &c.capabilities);
+        for r in &requests {
+            let needed = r.required_capability();
+            if !caps.is_some_and(|c| covers(c, &needed)) {
+                return Err(self.missing(needed));
+            }
+        }
+        let requester = self.requester.as_ref().ok_or_else(no_channel)?;
+        requester
+            .request_all(
+                requests
+                    .into_iter()
+                    .map(|r| (r.key, r.method, r.params))
+                    .collect(),
+            )
+            .await
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`
+    /// params) and returns its `CreateMessageResult`.
+    ///
+    /// # Errors
+    /// As for [`input`](Self::input).
+    pub async fn sample(&self, params: Value) -> Result<Value, ErrorObject> {
+        let key = self.auto_key("sample")?;
+        let mut answers = self
+            .input(vec![InputRequest::sample(key.clone(), params)])
+            .await?;
+        Ok(answers.remove(&key).unwrap_or(Value::Null))
+    }
+
+    /// Asks the client for its roots and returns its `ListRootsResult`.
+    ///
+    /// # Errors
+    /// As for [`input`](Self::input).
+    pub async fn list_roots(&self) -> Result<Value, ErrorObject> {
+        let key = self.auto_key("roots")?;
+        let mut answers = self
+            .input(vec![InputRequest::list_roots(key.clone())])
+            .await?;
+        Ok(answers.remove(&key).unwrap_or(Value::Null))
+    }
+
+    fn auto_key(&self, prefix: &str) -> Result<String, ErrorObject> {
+        self.requester
+            .as_ref()
+            .map(|r| r.auto_key(prefix))
+            .ok_or_else(no_channel)
     }
 
     /// True when this request is served under the stateless 2026-07-28 revision.

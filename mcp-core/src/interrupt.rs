@@ -6,18 +6,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
-use crate::context::Elicit;
+use crate::context::{Elicit, Outbound};
 use crate::protocol::ErrorObject;
+use crate::session::Session;
 
 /// Why a handler was stopped.
 #[derive(Debug, Clone)]
 pub(crate) enum Interruption {
-    /// The handler needs the client's answer to `request` (a `{method, params}`
-    /// input request) under `key`.
-    Input { key: String, request: Value },
+    /// The handler needs the client's answers to these input requests
+    /// (key → `{method, params}`).
+    Input(Map<String, Value>),
     /// Answer the request with this error.
     Error(ErrorObject),
 }
@@ -59,35 +60,125 @@ impl Interrupt {
     }
 }
 
-/// Elicitation for a 2026-07-28 request: answers come from the retry
-/// (`inputResponses`, plus earlier rounds carried in `requestState`); a
-/// question without an answer yet stops the handler with `input_required`.
+/// Sends server→client requests for a handler, in whichever way the
+/// request's era allows.
+#[async_trait]
+pub(crate) trait Requester: Send + Sync {
+    /// A fresh key for a request the handler did not name.
+    fn auto_key(&self, prefix: &str) -> String;
+
+    /// Asks all `requests` (key, method, params) and returns the answers by key.
+    async fn request_all(
+        &self,
+        requests: Vec<(String, String, Value)>,
+    ) -> Result<Map<String, Value>, ErrorObject>;
+}
+
+/// Legacy era: real JSON-RPC requests on the outbound channel, answered
+/// through the session's pending table, one after the other.
+pub(crate) struct OutboundRequester {
+    pub(crate) session: Session,
+    pub(crate) outbound: Arc<dyn Outbound>,
+    pub(crate) next: AtomicUsize,
+}
+
+#[async_trait]
+impl Requester for OutboundRequester {
+    fn auto_key(&self, prefix: &str) -> String {
+        format!("{prefix}-{}", self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    async fn request_all(
+        &self,
+        requests: Vec<(String, String, Value)>,
+    ) -> Result<Map<String, Value>, ErrorObject> {
+        let mut answers = Map::new();
+        for (key, method, params) in requests {
+            if self.session.is_closed() {
+                return Err(ErrorObject::internal("the client connection closed"));
+            }
+            let (id, pending) = self.session.begin_outbound();
+            let request = crate::protocol::jsonrpc::request(&id, &method, params);
+            if !self.outbound.send(request).await {
+                return Err(ErrorObject::internal("the client connection closed"));
+            }
+            answers.insert(key, pending.wait().await?);
+        }
+        Ok(answers)
+    }
+}
+
+/// 2026-07-28: answers come from the retry (`inputResponses`, plus earlier
+/// rounds carried in `requestState`); questions without an answer yet stop
+/// the handler with `input_required` listing all of them.
 ///
-/// Questions are keyed by their order in the handler (`elicit-0`,
-/// `elicit-1`, …), so a handler must ask the same questions in the same
+/// Unnamed questions are keyed by their order in the handler (`elicit-0`,
+/// `sample-1`, …), so a handler must ask the same questions in the same
 /// order when it runs again on the retry.
-pub(crate) struct RoundTripElicit {
+pub(crate) struct RoundTripRequester {
     pub(crate) answers: Map<String, Value>,
     pub(crate) next: AtomicUsize,
     pub(crate) interrupt: Arc<Interrupt>,
 }
 
 #[async_trait]
-impl Elicit for RoundTripElicit {
+impl Requester for RoundTripRequester {
+    fn auto_key(&self, prefix: &str) -> String {
+        format!("{prefix}-{}", self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    async fn request_all(
+        &self,
+        requests: Vec<(String, String, Value)>,
+    ) -> Result<Map<String, Value>, ErrorObject> {
+        let mut answers = Map::new();
+        let mut missing = Map::new();
+        for (key, method, mut params) in requests {
+            match self.answers.get(&key) {
+                Some(answer) => {
+                    answers.insert(key, answer.clone());
+                }
+                None => {
+                    if let (true, Value::Object(p)) = (method == "elicitation/create", &mut params)
+                    {
+                        p.entry("mode")
+                            .or_insert_with(|| Value::String("form".into()));
+                    }
+                    let mut request = Map::new();
+                    request.insert("method".into(), Value::String(method));
+                    if !params.is_null() {
+                        request.insert("params".into(), params);
+                    }
+                    missing.insert(key, Value::Object(request));
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(answers);
+        }
+        match self.interrupt.raise(Interruption::Input(missing)).await {}
+    }
+}
+
+/// Elicitation over either requester.
+pub(crate) struct RequesterElicit(pub(crate) Arc<dyn Requester>);
+
+#[async_trait]
+impl Elicit for RequesterElicit {
     async fn elicit(&self, params: Value) -> Result<Value, ErrorObject> {
-        let key = format!("elicit-{}", self.next.fetch_add(1, Ordering::Relaxed));
-        if let Some(answer) = self.answers.get(&key) {
-            return Ok(answer.clone());
-        }
-        let mut params = params;
-        if let Value::Object(p) = &mut params {
-            p.entry("mode")
-                .or_insert_with(|| Value::String("form".into()));
-        }
-        let request = json!({ "method": "elicitation/create", "params": params });
-        match self
-            .interrupt
-            .raise(Interruption::Input { key, request })
-            .await {}
+        let key = self.0.auto_key("elicit");
+        self.elicit_keyed(&key, params).await
+    }
+
+    async fn elicit_keyed(&self, key: &str, params: Value) -> Result<Value, ErrorObject> {
+        let mut answers = self
+            .0
+            .request_all(vec![(
+                key.to_owned(),
+                "elicitation/create".to_owned(),
+                params,
+            )])
+            .await?;
+        Ok(answers.remove(key).unwrap_or(Value::Null))
     }
 }

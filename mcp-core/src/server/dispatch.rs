@@ -9,8 +9,10 @@ use serde_json::{Map, Value};
 use super::era::{self, meta_keys, Era, ModernMeta, REMOVED_METHODS};
 use super::McpServer;
 use crate::cancel::CancelToken;
-use crate::context::{CallContext, Elicitor, InvokeContext, OutboundElicit, Progress};
-use crate::interrupt::{Interrupt, Interruption, RoundTripElicit};
+use crate::context::{CallContext, Elicitor, InvokeContext, Progress};
+use crate::interrupt::{
+    Interrupt, Interruption, OutboundRequester, Requester, RequesterElicit, RoundTripRequester,
+};
 use crate::panic::catch_panic;
 use crate::protocol::{
     self, fail, jsonrpc::classify, negotiate_version, ok, ClientCapabilities, ClientInfo,
@@ -569,42 +571,41 @@ impl McpServer {
                 .map(|t| Progress::notify(t.clone(), Arc::clone(outbound))),
             (None, None) => None,
         };
-        let (client, elicitor) = match era {
-            Era::Legacy => {
-                let client = session.client();
-                let elicitor = match (&ctx.elicit, &ctx.outbound) {
-                    (Some(hook), _) => Some(Elicitor::new(Arc::clone(hook))),
-                    (None, Some(outbound))
-                        if client
-                            .as_deref()
-                            .is_some_and(|c| c.capabilities.supports_form_elicitation()) =>
-                    {
-                        Some(Elicitor::new(Arc::new(OutboundElicit {
-                            session: session.clone(),
-                            outbound: Arc::clone(outbound),
-                        })))
-                    }
-                    _ => None,
-                };
-                (client, elicitor)
-            }
-            Era::Modern(meta) => {
-                let client = Arc::new(ClientInfo {
+        let (client, requester): (_, Option<Arc<dyn Requester>>) = match era {
+            Era::Legacy => (
+                session.client(),
+                ctx.outbound.as_ref().map(|outbound| {
+                    Arc::new(OutboundRequester {
+                        session: session.clone(),
+                        outbound: Arc::clone(outbound),
+                        next: std::sync::atomic::AtomicUsize::new(0),
+                    }) as Arc<dyn Requester>
+                }),
+            ),
+            Era::Modern(meta) => (
+                Some(Arc::new(ClientInfo {
                     protocol_version: meta.version,
                     capabilities: meta.capabilities.clone(),
                     implementation: meta.client_info.clone(),
-                });
+                })),
                 // Servers never send requests in this revision: questions
                 // become `input_required` results answered on the retry.
-                let elicitor = meta.capabilities.supports_form_elicitation().then(|| {
-                    Elicitor::new(Arc::new(RoundTripElicit {
-                        answers: round.answers.clone(),
-                        next: std::sync::atomic::AtomicUsize::new(0),
-                        interrupt: Arc::clone(&round.interrupt),
-                    }))
-                });
-                (Some(client), elicitor)
+                Some(Arc::new(RoundTripRequester {
+                    answers: round.answers.clone(),
+                    next: std::sync::atomic::AtomicUsize::new(0),
+                    interrupt: Arc::clone(&round.interrupt),
+                }) as Arc<dyn Requester>),
+            ),
+        };
+        let can_elicit = client
+            .as_deref()
+            .is_some_and(|c| c.capabilities.supports_form_elicitation());
+        let elicitor = match (&ctx.elicit, &requester) {
+            (Some(hook), _) => Some(Elicitor::new(Arc::clone(hook))),
+            (None, Some(r)) if can_elicit => {
+                Some(Elicitor::new(Arc::new(RequesterElicit(Arc::clone(r)))))
             }
+            _ => None,
         };
         InvokeContext {
             cancel: token.clone(),
@@ -615,6 +616,7 @@ impl McpServer {
             call: ctx.clone(),
             state: Some(Arc::clone(&self.inner.state)),
             interrupt: Some(Arc::clone(&round.interrupt)),
+            requester,
             modern: matches!(era, Era::Modern(_)),
         }
     }
@@ -708,15 +710,11 @@ impl RoundTrip {
     fn interrupted(&self, why: Interruption) -> ErrorObject {
         match (why, &self.binding) {
             (Interruption::Error(e), _) => e,
-            (Interruption::Input { key, request }, Some(binding)) => {
-                let state = self.keys.seal(
-                    binding,
-                    self.principal.as_deref(),
-                    &self.answers,
-                    std::slice::from_ref(&key),
-                );
-                let mut requests = Map::new();
-                requests.insert(key, request);
+            (Interruption::Input(requests), Some(binding)) => {
+                let pending: Vec<String> = requests.keys().cloned().collect();
+                let state =
+                    self.keys
+                        .seal(binding, self.principal.as_deref(), &self.answers, &pending);
                 let mut result = Map::new();
                 result.insert("resultType".into(), Value::String("input_required".into()));
                 result.insert("inputRequests".into(), Value::Object(requests));
@@ -724,7 +722,7 @@ impl RoundTrip {
                 era::decorate(&mut result, &self.server_info);
                 ErrorObject::new(INPUT_REQUIRED, "input required").with_data(Value::Object(result))
             }
-            (Interruption::Input { .. }, None) => {
+            (Interruption::Input(_), None) => {
                 ErrorObject::internal("a legacy request cannot ask for input by round trip")
             }
         }
