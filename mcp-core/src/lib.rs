@@ -76,6 +76,8 @@ pub use server::{BuildError, McpServer, McpServerBuilder};
 pub use session::Session;
 pub use state::State;
 pub use tool::{IntoToolResult, Json, McpToolDef};
+#[cfg(feature = "http")]
+pub use transport::http::{serve_http, HttpHandle, HttpOptions, McpHttpService, SessionOptions};
 #[cfg(feature = "stdio")]
 pub use transport::stdio::{serve_io, serve_stdio, StdioHandle, StdioOptions};
 

@@ -2,3 +2,6 @@
 
 #[cfg(feature = "stdio")]
 pub mod stdio;
+
+#[cfg(feature = "http")]
+pub mod http;

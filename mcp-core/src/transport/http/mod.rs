@@ -1,0 +1,73 @@
+//! Streamable HTTP on hyper 1.x: [`serve_http`] runs a server,
+//! [`McpHttpService`] mounts the same endpoint in yours.
+//!
+//! One endpoint ([`HttpOptions::path`], default `/mcp`):
+//!
+//! | Status | When |
+//! |---|---|
+//! | 200 | A JSON-RPC response (`application/json`), or an event stream (see below) |
+//! | 202 | The POST held only notifications or responses (or its call was cancelled) |
+//! | 400 | Invalid JSON (`-32700`); an id-less invalid message; an unsupported `MCP-Protocol-Version`; with sessions, a request other than `initialize` without `Mcp-Session-Id` |
+//! | 401 | [`HttpOptions::authorize`] returned false (or panicked) |
+//! | 403 | The `Host`/`Origin` guard refused the request (checked first) |
+//! | 404 | Another path, or a method other than POST/GET/DELETE (`-32601 Not found: <method> <url>`); with sessions, an unknown, expired, evicted or foreign session |
+//! | 405 | GET or DELETE while sessions are off |
+//! | 406 | A GET whose `Accept` lacks `text/event-stream` |
+//! | 408 | The body did not arrive within [`HttpOptions::body_read_timeout`] (connection closed) |
+//! | 413 | The body exceeds [`HttpOptions::max_body_bytes`]: refused on `Content-Length` before reading, or cut off while streaming (connection closed) |
+//! | 415 | A POST whose `Content-Type` is not `application/json` |
+//! | 503 | Over [`HttpOptions::max_concurrent_requests`] or the per-connection limit (`-32000`, `Retry-After: 1`) |
+//! | 204 | DELETE of a live session |
+//!
+//! Error bodies are JSON-RPC error responses with id `null`.
+//!
+//! **Streamable HTTP.** A POSTed request runs on its own task. When the
+//! client's `Accept` includes `text/event-stream` and the call sends
+//! something before answering (progress, an `elicitation/create` request),
+//! the response turns into an event stream: those messages, then the
+//! response, then the end of the stream. A call that just answers gets a
+//! plain `application/json` response. A client answer to `elicitation/create`
+//! arrives as its own POST (202) and resumes the waiting tool through the
+//! session. A client that disconnects cancels its call (the call's
+//! `CallContext::signal` fires).
+//!
+//! **Sessions** ([`HttpOptions::sessions`]): a successful `initialize` gets
+//! an `Mcp-Session-Id` (32 bytes from the OS RNG, hex); every later request
+//! must carry it; `DELETE` ends it. Each session is one [`Session`](crate::Session),
+//! so a `notifications/cancelled` POSTed in the same session cancels the
+//! call, and no other session can. A session is bound to its principal
+//! ([`HttpOptions::principal`]); another principal gets 404 as if it did not
+//! exist. A GET with `Accept: text/event-stream` opens the session's stream
+//! for server→client messages of calls whose POST cannot stream (one per
+//! session; a new GET replaces the old stream). Ending a session cancels
+//! its running calls. Without sessions every request is its own session.
+//!
+//! **Hardening**: a loopback-only `Host`/`Origin` guard by default; header,
+//! body and keep-alive timeouts; connection, server-wide and per-connection
+//! request limits; bounded queues between calls and streams (a client that
+//! stops reading stalls its own call, nothing else); `TCP_NODELAY`.
+//!
+//! ```no_run
+//! use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
+//! # async fn run(server: mcp_core::McpServer) -> std::io::Result<()> {
+//! let handle = serve_http(server, HttpOptions::new().port(8080).sessions(SessionOptions::default())).await?;
+//! eprintln!("MCP endpoint: {}", handle.url());
+//! // ... serve until it is time to stop, then drain:
+//! handle.close().await;
+//! # Ok(()) }
+//! ```
+
+mod guard;
+mod options;
+mod server;
+mod service;
+mod sessions;
+mod sse;
+
+pub use options::{
+    AllowRequestFn, AuthorizeFn, BoxFuture, HttpOptions, PrincipalFn, SessionOptions,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_TTL,
+};
+pub use server::{serve_http, HttpHandle};
+pub use service::{McpHttpService, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
+pub use sse::McpBody;

@@ -1,0 +1,397 @@
+//! [`HttpOptions`] and [`SessionOptions`]: every knob of the HTTP transport.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::http::request::Parts;
+
+/// Default [`HttpOptions::max_body_bytes`]: 1 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Default [`SessionOptions::ttl`]: 30 minutes idle.
+pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(30 * 60);
+/// Default [`SessionOptions::max`]: 1000 live sessions.
+pub const DEFAULT_MAX_SESSIONS: usize = 1000;
+
+/// A boxed future returned by an asynchronous [`HttpOptions::authorize_async`] hook.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// The `allow_request` override: `(origin, host, request head) -> allowed`.
+pub type AllowRequestFn = dyn Fn(Option<&str>, Option<&str>, &Parts) -> bool + Send + Sync;
+/// The `authorize` hook: the request head in, a future of "allowed" out.
+pub type AuthorizeFn = dyn Fn(&Parts) -> BoxFuture<bool> + Send + Sync;
+/// The `principal` hook: who a session is bound to (`None`: anonymous).
+pub type PrincipalFn = dyn Fn(&Parts) -> Option<String> + Send + Sync;
+
+/// Streamable-HTTP sessions (`Mcp-Session-Id`): see [`HttpOptions::sessions`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionOptions {
+    /// A session unused for this long expires (default 30 min).
+    pub ttl: Duration,
+    /// At most this many sessions live at once; creating one more evicts the
+    /// least recently used (default 1000).
+    pub max: usize,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        Self {
+            ttl: DEFAULT_SESSION_TTL,
+            max: DEFAULT_MAX_SESSIONS,
+        }
+    }
+}
+
+impl SessionOptions {
+    /// Sets the idle time-to-live.
+    #[must_use]
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Sets the maximum number of live sessions (at least 1).
+    #[must_use]
+    pub fn max(mut self, max: usize) -> Self {
+        self.max = max.max(1);
+        self
+    }
+}
+
+/// Options for [`serve_http`](super::serve_http) and
+/// [`McpHttpService`](super::McpHttpService).
+///
+/// The defaults are a loopback development surface: bound to `127.0.0.1`
+/// on an ephemeral port, `Host`/`Origin` restricted to loopback names,
+/// stateless (no sessions), 1 MiB bodies.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_core::transport::http::{HttpOptions, SessionOptions};
+///
+/// let options = HttpOptions::new()
+///     .port(8080)
+///     .sessions(SessionOptions::default().ttl(Duration::from_secs(600)))
+///     .authorize(|req| {
+///         req.headers.get("authorization").and_then(|v| v.to_str().ok()) == Some("Bearer s3cret")
+///     });
+/// assert_eq!(options.path, "/mcp");
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// TCP port; 0 (the default) picks an ephemeral port, read it back from
+    /// [`HttpHandle::port`](super::HttpHandle::port).
+    pub port: u16,
+    /// Bind address (default `127.0.0.1`). An IPv6 address works bare or
+    /// bracketed (`::1`, `[::1]`). A non-loopback address is refused unless
+    /// [`authorize`](Self::authorize) or [`allow_request`](Self::allow_request) is set.
+    pub host: String,
+    /// The MCP endpoint (default `/mcp`); any other path answers 404.
+    pub path: String,
+    /// Extra `Host` names accepted besides loopback names (case-insensitive,
+    /// port ignored).
+    pub allowed_hosts: Vec<String>,
+    /// Extra `Origin` values accepted besides loopback origins (full
+    /// `scheme://host[:port]`, case-insensitive).
+    pub allowed_origins: Vec<String>,
+    /// Replaces the whole `Host`/`Origin` guard when set.
+    pub allow_request: Option<Arc<AllowRequestFn>>,
+    /// Authenticates a request that passed the guard; `false` answers 401.
+    pub authorize: Option<Arc<AuthorizeFn>>,
+    /// Largest accepted request body (default 1 MiB); larger ones answer 413
+    /// without being buffered.
+    pub max_body_bytes: usize,
+    /// `Mcp-Session-Id` sessions; `None` (the default) is stateless.
+    pub sessions: Option<SessionOptions>,
+    /// Who a session is bound to; default: a keyed hash of the
+    /// `Authorization` header (no header: anonymous).
+    pub principal: Option<Arc<PrincipalFn>>,
+    /// How long a client may take to send a request's headers (default 10 s).
+    /// hyper starts this clock whenever a connection waits for its next
+    /// request, so it also bounds how long a keep-alive connection may idle.
+    pub header_read_timeout: Duration,
+    /// How long a client may take to send a request body (default 30 s);
+    /// past it the request is answered 408 and the connection closed.
+    pub body_read_timeout: Duration,
+    /// A connection with no request in flight is closed after this long
+    /// (default 5 s).
+    pub keep_alive_timeout: Duration,
+    /// JSON-RPC requests running at once over the whole server (default 256);
+    /// one more is answered 503 with a `-32000` error. Notifications and
+    /// responses are never refused.
+    pub max_concurrent_requests: usize,
+    /// JSON-RPC requests running at once on one connection (batches count
+    /// each entry; default 16).
+    pub max_requests_per_connection: usize,
+    /// Open connections at once (default 256); one more is closed at once.
+    pub max_connections: usize,
+    /// Server→client messages of one stream that may wait for the client to
+    /// read them (default 64); a slow reader stalls its own call, no more.
+    pub stream_queue: usize,
+    /// SSE comment sent on an idle stream this often (default 15 s), so a
+    /// vanished client is noticed; `None` disables it.
+    pub sse_keep_alive: Option<Duration>,
+    /// How long the response of a call the client cancelled stays open,
+    /// sending nothing, unless the client leaves first (default 60 s). The
+    /// protocol forbids a response to a cancelled request, and some clients
+    /// read a stream that simply ends as a failure of that request.
+    pub cancelled_linger: Duration,
+    /// How long [`HttpHandle::close`](super::HttpHandle::close) lets
+    /// in-flight calls finish before cancelling them (default 10 s).
+    pub drain_timeout: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            port: 0,
+            host: "127.0.0.1".to_owned(),
+            path: "/mcp".to_owned(),
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            allow_request: None,
+            authorize: None,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            sessions: None,
+            principal: None,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            keep_alive_timeout: Duration::from_secs(5),
+            max_concurrent_requests: 256,
+            max_requests_per_connection: 16,
+            max_connections: 256,
+            stream_queue: 64,
+            sse_keep_alive: Some(Duration::from_secs(15)),
+            cancelled_linger: Duration::from_secs(60),
+            drain_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("port", &self.port)
+            .field("host", &self.host)
+            .field("path", &self.path)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("allow_request", &self.allow_request.is_some())
+            .field("authorize", &self.authorize.is_some())
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("sessions", &self.sessions)
+            .field("principal", &self.principal.is_some())
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_read_timeout", &self.body_read_timeout)
+            .field("keep_alive_timeout", &self.keep_alive_timeout)
+            .field("max_concurrent_requests", &self.max_concurrent_requests)
+            .field(
+                "max_requests_per_connection",
+                &self.max_requests_per_connection,
+            )
+            .field("max_connections", &self.max_connections)
+            .field("stream_queue", &self.stream_queue)
+            .field("sse_keep_alive", &self.sse_keep_alive)
+            .field("cancelled_linger", &self.cancelled_linger)
+            .field("drain_timeout", &self.drain_timeout)
+            .finish()
+    }
+}
+
+impl HttpOptions {
+    /// The defaults (same as `Default`).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the port (0: ephemeral).
+    #[must_use]
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Sets the bind address.
+    #[must_use]
+    pub fn host(mut self, host: impl Into<String>) -> Self {
+        self.host = host.into();
+        self
+    }
+
+    /// Sets the endpoint path (a leading `/` is added when missing).
+    #[must_use]
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        let path = path.into();
+        self.path = if path.starts_with('/') {
+            path
+        } else {
+            format!("/{path}")
+        };
+        self
+    }
+
+    /// Adds `Host` names to accept besides loopback names.
+    #[must_use]
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_hosts.extend(hosts.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds `Origin` values to accept besides loopback origins.
+    #[must_use]
+    pub fn allowed_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_origins
+            .extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// Replaces the `Host`/`Origin` guard: `check(origin, host, request)`
+    /// decides alone. Returning `true` unconditionally disables the guard.
+    #[must_use]
+    pub fn allow_request<F>(mut self, check: F) -> Self
+    where
+        F: Fn(Option<&str>, Option<&str>, &Parts) -> bool + Send + Sync + 'static,
+    {
+        self.allow_request = Some(Arc::new(check));
+        self
+    }
+
+    /// Authenticates requests with a synchronous check (a bearer token
+    /// comparison, say); `false` answers 401. Runs after the guard, before
+    /// anything is dispatched. For a check that must await, use
+    /// [`authorize_async`](Self::authorize_async).
+    #[must_use]
+    pub fn authorize<F>(mut self, check: F) -> Self
+    where
+        F: Fn(&Parts) -> bool + Send + Sync + 'static,
+    {
+        self.authorize = Some(Arc::new(move |parts: &Parts| {
+            let allowed = check(parts);
+            Box::pin(std::future::ready(allowed)) as BoxFuture<bool>
+        }));
+        self
+    }
+
+    /// Authenticates requests with an asynchronous check. The closure sees
+    /// the request head and returns a `'static` future: copy what it needs
+    /// (a header value) out of the head before the `async move` block.
+    /// A panicking check counts as `false`.
+    #[must_use]
+    pub fn authorize_async<F, Fut>(mut self, check: F) -> Self
+    where
+        F: Fn(&Parts) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = bool> + Send + 'static,
+    {
+        self.authorize = Some(Arc::new(move |parts: &Parts| {
+            Box::pin(check(parts)) as BoxFuture<bool>
+        }));
+        self
+    }
+
+    /// Sets the body size limit in bytes.
+    #[must_use]
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Turns on `Mcp-Session-Id` sessions.
+    #[must_use]
+    pub fn sessions(mut self, sessions: SessionOptions) -> Self {
+        self.sessions = Some(sessions);
+        self
+    }
+
+    /// Sets who a session is bound to. A request whose principal differs
+    /// from the session's is answered like an unknown session (404).
+    #[must_use]
+    pub fn principal<F>(mut self, principal: F) -> Self
+    where
+        F: Fn(&Parts) -> Option<String> + Send + Sync + 'static,
+    {
+        self.principal = Some(Arc::new(principal));
+        self
+    }
+
+    /// Sets the header read timeout.
+    #[must_use]
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Sets the body read timeout.
+    #[must_use]
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// Sets the keep-alive idle timeout.
+    #[must_use]
+    pub fn keep_alive_timeout(mut self, timeout: Duration) -> Self {
+        self.keep_alive_timeout = timeout;
+        self
+    }
+
+    /// Sets the server-wide concurrency limit (at least 1).
+    #[must_use]
+    pub fn max_concurrent_requests(mut self, n: usize) -> Self {
+        self.max_concurrent_requests = n.max(1);
+        self
+    }
+
+    /// Sets the per-connection concurrency limit (at least 1).
+    #[must_use]
+    pub fn max_requests_per_connection(mut self, n: usize) -> Self {
+        self.max_requests_per_connection = n.max(1);
+        self
+    }
+
+    /// Sets the open-connection limit (at least 1).
+    #[must_use]
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+
+    /// Sets the per-stream queue of server→client messages (at least 1).
+    #[must_use]
+    pub fn stream_queue(mut self, n: usize) -> Self {
+        self.stream_queue = n.max(1);
+        self
+    }
+
+    /// Sets (or disables) the SSE keep-alive comment interval.
+    #[must_use]
+    pub fn sse_keep_alive(mut self, every: Option<Duration>) -> Self {
+        self.sse_keep_alive = every;
+        self
+    }
+
+    /// Sets how long a cancelled call's response stays open.
+    #[must_use]
+    pub fn cancelled_linger(mut self, linger: Duration) -> Self {
+        self.cancelled_linger = linger;
+        self
+    }
+
+    /// Sets the drain deadline of [`HttpHandle::close`](super::HttpHandle::close).
+    #[must_use]
+    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
+        self.drain_timeout = timeout;
+        self
+    }
+}

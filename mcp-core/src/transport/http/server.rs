@@ -1,0 +1,239 @@
+//! [`serve_http`]: bind, accept, serve connections, and [`HttpHandle::close`].
+
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::{JoinHandle, JoinSet};
+
+use super::options::HttpOptions;
+use super::service::{Activity, McpHttpService};
+use crate::cancel::CancelToken;
+use crate::server::McpServer;
+
+/// A running HTTP server.
+///
+/// Dropping the handle does not stop the server (it runs until the runtime
+/// shuts down); call [`close`](Self::close) to stop it.
+#[derive(Debug)]
+pub struct HttpHandle {
+    local_addr: SocketAddr,
+    url: String,
+    stop: CancelToken,
+    task: JoinHandle<()>,
+}
+
+impl HttpHandle {
+    /// The bound port (the real one when [`HttpOptions::port`] was 0).
+    pub fn port(&self) -> u16 {
+        self.local_addr.port()
+    }
+
+    /// The bound socket address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint URL, e.g. `http://127.0.0.1:41234/mcp` or
+    /// `http://[::1]:41234/mcp`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Stops accepting connections, closes idle ones, ends sessions' GET
+    /// streams, and lets in-flight calls finish for up to
+    /// [`HttpOptions::drain_timeout`]; calls still running then are
+    /// cancelled and their connections dropped. Returns once all is down.
+    pub async fn close(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+    }
+}
+
+/// Serves `server` over Streamable HTTP (see the [module docs](super)).
+///
+/// Must be called within a Tokio runtime; the server runs on spawned tasks.
+///
+/// # Errors
+/// - `InvalidInput` when `host` is not loopback and neither
+///   [`HttpOptions::authorize`] nor [`HttpOptions::allow_request`] is set,
+///   or when it does not resolve;
+/// - the bind error itself (`AddrInUse`, `PermissionDenied`, …).
+pub async fn serve_http(server: McpServer, options: HttpOptions) -> io::Result<HttpHandle> {
+    let addrs = resolve(&options.host, options.port).await?;
+    let protected = options.authorize.is_some() || options.allow_request.is_some();
+    if !protected && !addrs.iter().all(|a| a.ip().is_loopback()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "serve_http: refusing to bind non-loopback host {} without authorize or \
+                 allow_request (the Host/Origin guard is not authentication)",
+                options.host
+            ),
+        ));
+    }
+    let mut last_error = None;
+    let mut bound = None;
+    for addr in &addrs {
+        match TcpListener::bind(addr).await {
+            Ok(listener) => {
+                bound = Some(listener);
+                break;
+            }
+            Err(e) => last_error = Some(e),
+        }
+    }
+    let Some(listener) = bound else {
+        return Err(last_error.unwrap_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "serve_http: no address to bind",
+            )
+        }));
+    };
+    let local_addr = listener.local_addr()?;
+    let host = match local_addr.ip() {
+        IpAddr::V6(ip) => format!("[{ip}]"),
+        IpAddr::V4(ip) => ip.to_string(),
+    };
+    let url = format!("http://{host}:{}{}", local_addr.port(), options.path);
+    let service = McpHttpService::new(server, options);
+    let stop = CancelToken::new();
+    let task = tokio::spawn(run(listener, service, stop.clone()));
+    Ok(HttpHandle {
+        local_addr,
+        url,
+        stop,
+        task,
+    })
+}
+
+async fn resolve(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((bare, port))
+        .await
+        .map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("serve_http: cannot resolve host {host}: {e}"),
+            )
+        })?
+        .collect();
+    if addrs.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("serve_http: host {host} resolves to no address"),
+        ));
+    }
+    Ok(addrs)
+}
+
+async fn run(listener: TcpListener, service: McpHttpService, stop: CancelToken) {
+    let shared = Arc::clone(service.shared());
+    let slots = Arc::new(Semaphore::new(shared.options.max_connections.max(1)));
+    let closing = CancelToken::new();
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => break,
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    // Over the connection limit: close at once rather than queue.
+                    let Ok(permit) = Arc::clone(&slots).try_acquire_owned() else {
+                        drop(stream);
+                        continue;
+                    };
+                    let _ = stream.set_nodelay(true);
+                    conns.spawn(serve_connection(
+                        stream,
+                        peer,
+                        service.clone(),
+                        closing.clone(),
+                        permit,
+                    ));
+                }
+                // Out of file descriptors and the like: back off briefly.
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            },
+        }
+    }
+    drop(listener);
+    // Drain: idle connections close now, busy ones after their response;
+    // GET streams end so their connections can close too.
+    closing.cancel();
+    shared.closing.cancel();
+    if let Some(table) = &shared.sessions {
+        table.close_streams();
+    }
+    let drained = tokio::time::timeout(shared.options.drain_timeout, async {
+        while conns.join_next().await.is_some() {}
+        shared.calls.idle().await;
+    })
+    .await;
+    if drained.is_err() {
+        shared.abort.cancel();
+        conns.abort_all();
+        while conns.join_next().await.is_some() {}
+        // Cancelled calls return promptly; bound the wait all the same.
+        let _ = tokio::time::timeout(Duration::from_secs(1), shared.calls.idle()).await;
+    }
+    if let Some(table) = &shared.sessions {
+        table.clear();
+    }
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    service: McpHttpService,
+    closing: CancelToken,
+    _slot: OwnedSemaphorePermit,
+) {
+    let activity = Activity::new();
+    let service = service
+        .for_connection(Some(peer))
+        .with_activity(Arc::clone(&activity));
+    let keep_alive = service.shared().options.keep_alive_timeout;
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(service.shared().options.header_read_timeout)
+        .keep_alive(true)
+        .max_buf_size(64 * 1024);
+    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    let mut shutting_down = false;
+    loop {
+        let next_check = match activity.idle_for() {
+            None => keep_alive,
+            Some(idle) => keep_alive.saturating_sub(idle),
+        }
+        .max(Duration::from_millis(1));
+        tokio::select! {
+            _ = conn.as_mut() => break,
+            () = closing.cancelled(), if !shutting_down => {
+                conn.as_mut().graceful_shutdown();
+                shutting_down = true;
+            }
+            () = tokio::time::sleep(next_check), if !shutting_down => {
+                if activity.idle_for().is_some_and(|idle| idle >= keep_alive) {
+                    conn.as_mut().graceful_shutdown();
+                    shutting_down = true;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,938 @@
+//! [`McpHttpService`]: the MCP endpoint as a hyper `Service`, usable on its
+//! own server ([`serve_http`](super::serve_http)) or mounted in yours.
+
+// A refused request is answered with its ready `Response`; it is built once
+// per request, so its size in a `Result` does not matter.
+#![allow(clippy::result_large_err)]
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use bytes::{Buf, Bytes};
+use http_body::Body;
+use http_body_util::BodyExt;
+use hyper::header::{
+    HeaderMap, HeaderValue as HttpHeaderValue, ACCEPT, CONTENT_LENGTH, CONTENT_TYPE,
+};
+use hyper::http::request::Parts;
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, Notify, Semaphore};
+
+use super::guard;
+use super::options::HttpOptions;
+use super::sessions::{default_principal, SessionEntry, SessionTable};
+use super::sse::{frame, Event, Hold, Linger, McpBody};
+use crate::cancel::CancelToken;
+use crate::context::{CallContext, HeaderValue, Headers, Outbound};
+use crate::protocol::{ErrorObject, RPC_ERRORS, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::server::era::{meta_keys, MODERN_PROTOCOL_VERSIONS};
+use crate::server::{Admission, McpServer, Step};
+use crate::session::Session;
+
+/// The session header (`Mcp-Session-Id`; header names are case-insensitive).
+pub const SESSION_HEADER: &str = "mcp-session-id";
+/// The protocol version header clients send after `initialize`.
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// The MCP endpoint as a service: guard, authorization, routing, sessions,
+/// body limits and Streamable HTTP responses. Cheap to clone.
+///
+/// [`serve_http`](super::serve_http) runs it on its own listener. To mount
+/// it in your own hyper server, build one per server and call
+/// [`for_connection`](Self::for_connection) for each accepted connection
+/// (it supplies the peer address and the per-connection request limit);
+/// then serve it with `hyper::server::conn::http1`. The request path must
+/// still equal [`HttpOptions::path`]. With the `tower` feature it is also a
+/// `tower::Service`, for axum's `Router::route_service`.
+///
+/// It spawns the calls it runs on the current Tokio runtime.
+#[derive(Clone)]
+pub struct McpHttpService {
+    shared: Arc<Shared>,
+    conn: ConnState,
+}
+
+impl std::fmt::Debug for McpHttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttpService")
+            .field("server", &self.shared.server)
+            .field("options", &self.shared.options)
+            .field("remote_addr", &self.conn.remote)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone, Default)]
+struct ConnState {
+    remote: Option<Arc<str>>,
+    limit: Option<Arc<Semaphore>>,
+    activity: Option<Arc<Activity>>,
+}
+
+pub(crate) struct Shared {
+    server: McpServer,
+    pub(crate) options: HttpOptions,
+    pub(crate) sessions: Option<SessionTable>,
+    global: Arc<Semaphore>,
+    pub(crate) calls: Tracker,
+    /// The server started draining: lingering streams end.
+    pub(crate) closing: CancelToken,
+    /// Cancels every running call (the drain deadline of `close` passed).
+    pub(crate) abort: CancelToken,
+}
+
+impl McpHttpService {
+    /// The endpoint for `server` with `options` (the bind options `port` and
+    /// `host` are ignored here).
+    pub fn new(server: McpServer, options: HttpOptions) -> Self {
+        let sessions = options.sessions.map(SessionTable::new);
+        let global = Arc::new(Semaphore::new(options.max_concurrent_requests.max(1)));
+        Self {
+            shared: Arc::new(Shared {
+                server,
+                options,
+                sessions,
+                global,
+                calls: Tracker::default(),
+                closing: CancelToken::new(),
+                abort: CancelToken::new(),
+            }),
+            conn: ConnState::default(),
+        }
+    }
+
+    /// A handle for one accepted connection: requests through it report
+    /// `remote` as `ctx.remote_addr()` and share one per-connection limit
+    /// ([`HttpOptions::max_requests_per_connection`]).
+    #[must_use]
+    pub fn for_connection(&self, remote: Option<SocketAddr>) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            conn: ConnState {
+                remote: remote.map(|a| Arc::from(a.to_string())),
+                limit: Some(Arc::new(Semaphore::new(
+                    self.shared.options.max_requests_per_connection.max(1),
+                ))),
+                activity: None,
+            },
+        }
+    }
+
+    pub(crate) fn with_activity(mut self, activity: Arc<Activity>) -> Self {
+        self.conn.activity = Some(activity);
+        self
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Number of live sessions (0 when sessions are off).
+    pub fn session_count(&self) -> usize {
+        self.shared.sessions.as_ref().map_or(0, SessionTable::len)
+    }
+
+    /// Answers one HTTP request. Never fails: every problem is an HTTP
+    /// status with a JSON-RPC error body.
+    pub async fn handle<B>(&self, req: Request<B>) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+    {
+        let activity = self.conn.activity.as_ref().map(Activity::begin);
+        let (parts, body) = req.into_parts();
+        let opts = &self.shared.options;
+        if !guard::allowed(opts, &parts) {
+            return error_response(
+                StatusCode::FORBIDDEN,
+                RPC_ERRORS::INVALID_REQUEST,
+                "Forbidden: host/origin not allowed",
+            );
+        }
+        if let Some(authorize) = &opts.authorize {
+            let check = crate::panic::catch_panic(authorize(&parts)).await;
+            if check != Ok(true) {
+                return error_response(
+                    StatusCode::UNAUTHORIZED,
+                    RPC_ERRORS::INVALID_REQUEST,
+                    "Unauthorized",
+                );
+            }
+        }
+        if parts.uri.path() != opts.path {
+            return not_found(&parts);
+        }
+        if let Err(response) = check_protocol_version(&parts.headers) {
+            return response;
+        }
+        let sessions_on = self.shared.sessions.is_some();
+        match parts.method {
+            Method::POST => self.post(parts, body, activity).await,
+            Method::GET if sessions_on => self.get(&parts, activity),
+            Method::DELETE if sessions_on => self.delete(&parts),
+            Method::GET | Method::DELETE => {
+                let mut r = error_response(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    RPC_ERRORS::INVALID_REQUEST,
+                    "Method Not Allowed: this endpoint is stateless; use POST",
+                );
+                r.headers_mut()
+                    .insert(hyper::header::ALLOW, HttpHeaderValue::from_static("POST"));
+                r
+            }
+            _ => not_found(&parts),
+        }
+    }
+
+    fn principal(&self, parts: &Parts) -> Option<Arc<str>> {
+        match &self.shared.options.principal {
+            Some(f) => f(parts),
+            None => default_principal(parts),
+        }
+        .map(Arc::from)
+    }
+
+    /// The session a request names, or the response refusing it.
+    fn lookup(
+        &self,
+        parts: &Parts,
+        table: &SessionTable,
+    ) -> Result<Arc<SessionEntry>, Response<McpBody>> {
+        let Some(id) = parts.headers.get(SESSION_HEADER) else {
+            return Err(error_response(
+                StatusCode::BAD_REQUEST,
+                RPC_ERRORS::INVALID_REQUEST,
+                "Bad Request: Mcp-Session-Id header required (send initialize first)",
+            ));
+        };
+        let principal = self.principal(parts);
+        id.to_str()
+            .ok()
+            .and_then(|id| table.get(id, principal.as_deref()).ok())
+            .ok_or_else(|| {
+                error_response(
+                    StatusCode::NOT_FOUND,
+                    RPC_ERRORS::INVALID_REQUEST,
+                    "Session not found: unknown, expired or ended; initialize a new session",
+                )
+            })
+    }
+
+    fn get(&self, parts: &Parts, activity: Option<ActivityGuard>) -> Response<McpBody> {
+        let Some(table) = &self.shared.sessions else {
+            return not_found(parts);
+        };
+        if !accepts_sse(&parts.headers) {
+            return error_response(
+                StatusCode::NOT_ACCEPTABLE,
+                RPC_ERRORS::INVALID_REQUEST,
+                "Not Acceptable: the GET stream needs Accept: text/event-stream",
+            );
+        }
+        let entry = match self.lookup(parts, table) {
+            Ok(entry) => entry,
+            Err(response) => return response,
+        };
+        let (tx, rx) = mpsc::channel(self.shared.options.stream_queue.max(1));
+        entry.open_stream(tx);
+        let mut hold: Vec<Hold> = Vec::new();
+        if let Some(a) = activity {
+            hold.push(Box::new(a));
+        }
+        sse_response(McpBody::sse(
+            Vec::new(),
+            rx,
+            self.shared.options.sse_keep_alive,
+            None,
+            hold,
+        ))
+    }
+
+    fn delete(&self, parts: &Parts) -> Response<McpBody> {
+        let Some(table) = &self.shared.sessions else {
+            return not_found(parts);
+        };
+        let Some(id) = parts.headers.get(SESSION_HEADER) else {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                RPC_ERRORS::INVALID_REQUEST,
+                "Bad Request: Mcp-Session-Id header required",
+            );
+        };
+        let principal = self.principal(parts);
+        let deleted = id
+            .to_str()
+            .ok()
+            .is_some_and(|id| table.delete(id, principal.as_deref()).is_ok());
+        if deleted {
+            let mut r = Response::new(McpBody::empty());
+            *r.status_mut() = StatusCode::NO_CONTENT;
+            r
+        } else {
+            error_response(
+                StatusCode::NOT_FOUND,
+                RPC_ERRORS::INVALID_REQUEST,
+                "Session not found: unknown, expired or ended",
+            )
+        }
+    }
+
+    async fn post<B>(
+        &self,
+        parts: Parts,
+        body: B,
+        activity: Option<ActivityGuard>,
+    ) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+    {
+        let opts = &self.shared.options;
+        if !is_json(&parts.headers) {
+            return error_response(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                RPC_ERRORS::INVALID_REQUEST,
+                "Unsupported Media Type: POST a JSON-RPC message as application/json",
+            );
+        }
+        let bytes = match read_body(body, &parts.headers, opts).await {
+            Ok(bytes) => bytes,
+            Err(response) => return response,
+        };
+        let payload: Value = match serde_json::from_slice(&bytes) {
+            Ok(v) => v,
+            Err(_) => {
+                return json_response(
+                    StatusCode::BAD_REQUEST,
+                    &crate::protocol::fail(Value::Null, &ErrorObject::parse_error()),
+                )
+            }
+        };
+        drop(bytes);
+
+        let is_init = payload.get("method").and_then(Value::as_str) == Some("initialize")
+            && payload.get("id").is_some();
+        // A stateless 2026-07-28 request never belongs to a session.
+        let modern = is_modern(&parts.headers, &payload);
+        let (session, entry) = match &self.shared.sessions {
+            Some(table) if !is_init && !modern => match self.lookup(&parts, table) {
+                Ok(entry) => (entry.session.clone(), Some(entry)),
+                Err(response) => return response,
+            },
+            _ => (Session::new(), None),
+        };
+        let mut ctx = CallContext::new()
+            .with_headers(collect_headers(&parts.headers))
+            .with_session(session.clone());
+        if let Some(remote) = &self.conn.remote {
+            ctx = ctx.with_remote_addr(Arc::clone(remote));
+        }
+
+        if !has_request(&payload) {
+            // Notifications and responses (an elicitation answer, a cancel):
+            // cheap, never refused, answered 202.
+            return match self.shared.server.dispatch_payload(payload, &ctx).await {
+                None => status_only(StatusCode::ACCEPTED),
+                Some(reply) => json_response(reply_status(&reply, modern), &reply),
+            };
+        }
+
+        let (tx, mut rx) = mpsc::channel(opts.stream_queue.max(1));
+        let wants_sse = accepts_sse(&parts.headers);
+        if wants_sse {
+            ctx = ctx.with_outbound(Arc::new(StreamOutbound(tx.clone())));
+        } else if let Some(entry) = &entry {
+            ctx = ctx.with_outbound(Arc::new(SessionOutbound(Arc::clone(entry))));
+        }
+        let signal = CancelToken::new();
+        ctx = ctx.with_signal(signal.clone());
+        let disconnect = DisconnectGuard(signal.clone());
+
+        let (work, admission) = if payload.is_array() {
+            // Each entry of a batch is admitted (or refused inline) on its own.
+            (Work::Batch(payload), None)
+        } else {
+            let admission = match self.admit() {
+                Ok(permit) => permit,
+                Err(e) => {
+                    let id = payload.get("id").cloned().unwrap_or(Value::Null);
+                    let mut r = json_response(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        &crate::protocol::fail(id, &e),
+                    );
+                    r.headers_mut().insert(
+                        hyper::header::RETRY_AFTER,
+                        HttpHeaderValue::from_static("1"),
+                    );
+                    return r;
+                }
+            };
+            // Registered in its session before this POST is answered at all,
+            // so a cancel sent right after it always finds the call.
+            match self.shared.server.prepare(payload, &ctx) {
+                Step::Done(reply) => {
+                    drop(admission);
+                    return match reply {
+                        Some(reply) => self.reply_response(reply, is_init, modern, session, &parts),
+                        None => status_only(StatusCode::ACCEPTED),
+                    };
+                }
+                step @ Step::Run(_) => (Work::One(Box::new(step)), Some(admission)),
+            }
+        };
+
+        let this = self.clone();
+        let ended = entry.as_ref().map(|e| e.ended.clone());
+        let track = self.shared.calls.enter();
+        tokio::spawn(async move {
+            let _track = track;
+            let server = this.shared.server.clone();
+            let abort = this.shared.abort.clone();
+            let work = async {
+                match work {
+                    Work::Batch(payload) => {
+                        let mut admit = || this.admit();
+                        server
+                            .dispatch_payload_admitted(payload, &ctx, &mut admit)
+                            .await
+                    }
+                    Work::One(step) => match *step {
+                        Step::Run(call) => server.run_prepared(call).await,
+                        Step::Done(reply) => reply,
+                    },
+                }
+            };
+            tokio::pin!(work);
+            let stop = async {
+                match &ended {
+                    Some(ended) => tokio::select! {
+                        () = ended.cancelled() => {}
+                        () = abort.cancelled() => {}
+                    },
+                    None => abort.cancelled().await,
+                }
+            };
+            let event = tokio::select! {
+                biased;
+                reply = &mut work => Event::Done(reply),
+                () = stop => {
+                    // Session ended or server closing: cancel through the
+                    // dispatcher so the tool sees its token fire.
+                    signal.cancel();
+                    work.await.map_or(Event::Closed, |reply| Event::Done(Some(reply)))
+                }
+            };
+            drop(admission);
+            let _ = tx.send(event).await;
+        });
+
+        let mut hold: Vec<Hold> = vec![Box::new(disconnect)];
+        if let Some(a) = activity {
+            hold.push(Box::new(a));
+        }
+        match rx.recv().await {
+            Some(Event::Done(None)) => {
+                // The client cancelled the call: no response, ever. Keep the
+                // exchange open (see `HttpOptions::cancelled_linger`).
+                let linger = self.linger(entry.as_ref().map(|e| e.ended.clone()));
+                if wants_sse {
+                    sse_response(McpBody::lingering(opts.sse_keep_alive, linger, hold))
+                } else {
+                    linger.await;
+                    status_only(StatusCode::ACCEPTED)
+                }
+            }
+            Some(Event::Closed) => error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                RPC_ERRORS::SERVER_BUSY,
+                "The session ended or the server is closing; the call was cancelled",
+            ),
+            Some(Event::Done(Some(reply))) => {
+                self.reply_response(reply, is_init, modern, session, &parts)
+            }
+            Some(Event::Message(first)) => {
+                // The call talks before it answers: switch to an event stream
+                // carrying its messages, then its response.
+                let linger = self.linger(entry.as_ref().map(|e| e.ended.clone()));
+                sse_response(McpBody::sse(
+                    vec![frame(&first)],
+                    rx,
+                    opts.sse_keep_alive,
+                    Some(linger),
+                    hold,
+                ))
+            }
+            None => error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                RPC_ERRORS::INTERNAL_ERROR,
+                "Internal error: the call ended without a reply",
+            ),
+        }
+    }
+
+    /// A plain JSON response to a request; a successful `initialize` opens
+    /// a session when sessions are on.
+    fn reply_response(
+        &self,
+        reply: Value,
+        is_init: bool,
+        modern: bool,
+        session: Session,
+        parts: &Parts,
+    ) -> Response<McpBody> {
+        let mut response = json_response(reply_status(&reply, modern), &reply);
+        if is_init && reply.get("result").is_some() {
+            if let Some(table) = &self.shared.sessions {
+                let (id, _) = table.create(session, self.principal(parts));
+                if let Ok(v) = HttpHeaderValue::from_str(&id) {
+                    response.headers_mut().insert(SESSION_HEADER, v);
+                }
+            }
+        }
+        response
+    }
+
+    /// Completes when a cancelled call's response may end: its session
+    /// ended, the server is closing, or [`HttpOptions::cancelled_linger`] passed.
+    fn linger(&self, ended: Option<CancelToken>) -> Linger {
+        let closing = self.shared.closing.clone();
+        let max = self.shared.options.cancelled_linger;
+        Box::pin(async move {
+            let ended = async {
+                match ended {
+                    Some(ended) => ended.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = ended => {}
+                () = closing.cancelled() => {}
+                () = tokio::time::sleep(max) => {}
+            }
+        })
+    }
+
+    /// Takes a server-wide and a per-connection slot for one request.
+    fn admit(&self) -> Result<Admission, ErrorObject> {
+        let global = Arc::clone(&self.shared.global)
+            .try_acquire_owned()
+            .map_err(|_| busy(self.shared.options.max_concurrent_requests))?;
+        let local = match &self.conn.limit {
+            Some(limit) => Some(
+                Arc::clone(limit)
+                    .try_acquire_owned()
+                    .map_err(|_| busy(self.shared.options.max_requests_per_connection))?,
+            ),
+            None => None,
+        };
+        Ok(Box::new((global, local)))
+    }
+}
+
+impl<B> hyper::service::Service<Request<B>> for McpHttpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+
+    fn call(&self, req: Request<B>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { Ok(this.handle(req).await) })
+    }
+}
+
+#[cfg(feature = "tower")]
+impl<B> tower_service::Service<Request<B>> for McpHttpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { Ok(this.handle(req).await) })
+    }
+}
+
+fn busy(max: usize) -> ErrorObject {
+    ErrorObject::new(
+        RPC_ERRORS::SERVER_BUSY,
+        format!("Too many requests in flight (max {max}); retry later"),
+    )
+}
+
+/// What a POST's task runs.
+enum Work {
+    /// A single request, registered in its session (always `Step::Run`).
+    One(Box<Step>),
+    /// A batch; each entry is admitted on its own.
+    Batch(Value),
+}
+
+/// Server→client messages of one call, onto its POST's event stream.
+struct StreamOutbound(mpsc::Sender<Event>);
+
+#[async_trait]
+impl Outbound for StreamOutbound {
+    async fn send(&self, message: Value) -> bool {
+        self.0.send(Event::Message(message)).await.is_ok()
+    }
+}
+
+/// Server→client messages of a call whose POST cannot stream: onto the
+/// session's GET stream, when one is open.
+struct SessionOutbound(Arc<SessionEntry>);
+
+#[async_trait]
+impl Outbound for SessionOutbound {
+    async fn send(&self, message: Value) -> bool {
+        match self.0.stream() {
+            Some(tx) => tx.send(Event::Message(message)).await.is_ok(),
+            None => false,
+        }
+    }
+}
+
+/// Cancels a call's external signal when its response (future or stream)
+/// is dropped: the client went away.
+struct DisconnectGuard(CancelToken);
+
+impl Drop for DisconnectGuard {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// Counts running calls so `close` can wait for them.
+#[derive(Default, Clone)]
+pub(crate) struct Tracker(Arc<TrackerInner>);
+
+#[derive(Default)]
+pub(crate) struct TrackerInner {
+    count: AtomicUsize,
+    idle: Notify,
+}
+
+/// One running call; leaves the tracker when dropped.
+pub(crate) struct TrackGuard(Arc<TrackerInner>);
+
+impl Tracker {
+    fn enter(&self) -> TrackGuard {
+        self.0.count.fetch_add(1, Ordering::AcqRel);
+        TrackGuard(Arc::clone(&self.0))
+    }
+
+    /// Completes once no call is running.
+    pub(crate) async fn idle(&self) {
+        loop {
+            let notified = self.0.idle.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.0.count.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl Drop for TrackGuard {
+    fn drop(&mut self) {
+        if self.0.count.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// A connection's activity: requests in flight and when the last one ended.
+pub(crate) struct Activity {
+    busy: AtomicUsize,
+    last: Mutex<Instant>,
+}
+
+impl Activity {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            busy: AtomicUsize::new(0),
+            last: Mutex::new(Instant::now()),
+        })
+    }
+
+    fn begin(this: &Arc<Self>) -> ActivityGuard {
+        this.busy.fetch_add(1, Ordering::AcqRel);
+        ActivityGuard(Arc::clone(this))
+    }
+
+    /// How long the connection has been idle; `None` while a request runs.
+    pub(crate) fn idle_for(&self) -> Option<Duration> {
+        if self.busy.load(Ordering::Acquire) > 0 {
+            return None;
+        }
+        Some(
+            self.last
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .elapsed(),
+        )
+    }
+}
+
+pub(crate) struct ActivityGuard(Arc<Activity>);
+
+impl Drop for ActivityGuard {
+    fn drop(&mut self) {
+        *self.0.last.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        self.0.busy.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+fn collect_headers(map: &HeaderMap) -> Headers {
+    let mut out = Headers::new();
+    for name in map.keys() {
+        let mut values: Vec<String> = map
+            .get_all(name)
+            .iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .collect();
+        let value = if values.len() == 1 {
+            HeaderValue::One(values.remove(0))
+        } else {
+            HeaderValue::Many(values)
+        };
+        out.insert(name.as_str().to_owned(), value);
+    }
+    out
+}
+
+fn header_str(map: &HeaderMap, name: impl hyper::header::AsHeaderName) -> Option<&str> {
+    map.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn is_json(map: &HeaderMap) -> bool {
+    header_str(map, CONTENT_TYPE).is_some_and(|ct| {
+        ct.split(';')
+            .next()
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+    })
+}
+
+fn accepts_sse(map: &HeaderMap) -> bool {
+    map.get_all(ACCEPT).iter().any(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.split(',').any(|m| {
+                m.split(';')
+                    .next()
+                    .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
+            })
+        })
+    })
+}
+
+/// 400 for an `MCP-Protocol-Version` this server does not speak.
+fn check_protocol_version(map: &HeaderMap) -> Result<(), Response<McpBody>> {
+    let Some(value) = map.get(PROTOCOL_VERSION_HEADER) else {
+        return Ok(());
+    };
+    let value = String::from_utf8_lossy(value.as_bytes());
+    let value = value.trim();
+    if SUPPORTED_PROTOCOL_VERSIONS.contains(&value) || MODERN_PROTOCOL_VERSIONS.contains(&value) {
+        return Ok(());
+    }
+    Err(error_response(
+        StatusCode::BAD_REQUEST,
+        RPC_ERRORS::INVALID_REQUEST,
+        &format!(
+            "Bad Request: unsupported MCP-Protocol-Version {:?} (supported: {})",
+            value.chars().take(64).collect::<String>(),
+            SUPPORTED_PROTOCOL_VERSIONS
+                .iter()
+                .chain(MODERN_PROTOCOL_VERSIONS)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
+}
+
+/// Reads the body up to the limit: a declared length over it is refused
+/// before reading, a streamed body is cut off at the limit, a body slower
+/// than the read timeout is abandoned. The connection closes after either.
+async fn read_body<B>(
+    body: B,
+    headers: &HeaderMap,
+    opts: &HttpOptions,
+) -> Result<Bytes, Response<McpBody>>
+where
+    B: Body + Send + 'static,
+{
+    let max = opts.max_body_bytes;
+    let too_large = || {
+        let mut r = error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            RPC_ERRORS::INVALID_REQUEST,
+            &format!("Request body exceeds {max} bytes"),
+        );
+        close_after(&mut r);
+        r
+    };
+    let declared = header_str(headers, CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    let mut body = Box::pin(body);
+    let mut buf: Vec<u8> = Vec::with_capacity(declared.map_or(0, |n| n as usize).min(max));
+    let deadline = tokio::time::Instant::now() + opts.body_read_timeout;
+    loop {
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => {
+                let mut r = error_response(
+                    StatusCode::REQUEST_TIMEOUT,
+                    RPC_ERRORS::INVALID_REQUEST,
+                    "Request Timeout: the body did not arrive in time",
+                );
+                close_after(&mut r);
+                return Err(r);
+            }
+            Ok(None) => break,
+            Ok(Some(Err(_))) => {
+                let mut r = error_response(
+                    StatusCode::BAD_REQUEST,
+                    RPC_ERRORS::INVALID_REQUEST,
+                    "Bad Request: the body could not be read",
+                );
+                close_after(&mut r);
+                return Err(r);
+            }
+            Ok(Some(Ok(frame))) => {
+                if let Ok(mut data) = frame.into_data() {
+                    if buf.len() + data.remaining() > max {
+                        return Err(too_large());
+                    }
+                    while data.has_remaining() {
+                        let chunk = data.chunk();
+                        let n = chunk.len();
+                        buf.extend_from_slice(chunk);
+                        data.advance(n);
+                    }
+                }
+            }
+        }
+    }
+    Ok(Bytes::from(buf))
+}
+
+fn close_after(response: &mut Response<McpBody>) {
+    response.headers_mut().insert(
+        hyper::header::CONNECTION,
+        HttpHeaderValue::from_static("close"),
+    );
+}
+
+/// True when the payload holds at least one request (something with `id`
+/// and `method`).
+fn has_request(payload: &Value) -> bool {
+    let is_request = |m: &Value| {
+        m.as_object()
+            .is_some_and(|o| o.contains_key("id") && o.contains_key("method"))
+    };
+    match payload {
+        Value::Array(items) => items.iter().any(is_request),
+        other => is_request(other),
+    }
+}
+
+/// 400 for an id-less error (the message could not be read as JSON-RPC at
+/// all), 200 for everything else. A 2026-07-28 request also gets 404 for an
+/// unknown or removed method and 400 for its header, capability and version
+/// errors, as that revision's HTTP binding asks.
+fn reply_status(reply: &Value, modern: bool) -> StatusCode {
+    let Some(error) = reply.get("error") else {
+        return StatusCode::OK;
+    };
+    if reply.get("id").is_none_or(Value::is_null) {
+        return StatusCode::BAD_REQUEST;
+    }
+    match error.get("code").and_then(Value::as_i64) {
+        Some(RPC_ERRORS::METHOD_NOT_FOUND) if modern => StatusCode::NOT_FOUND,
+        Some(-32022..=-32020) if modern => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// True for a stateless 2026-07-28 request: announced by its
+/// `MCP-Protocol-Version` header or by its `_meta`.
+fn is_modern(headers: &HeaderMap, payload: &Value) -> bool {
+    let by_header = header_str(headers, PROTOCOL_VERSION_HEADER)
+        .is_some_and(|v| MODERN_PROTOCOL_VERSIONS.contains(&v.trim()));
+    by_header
+        || payload
+            .pointer("/params/_meta")
+            .and_then(|m| m.get(meta_keys::PROTOCOL_VERSION))
+            .is_some()
+}
+
+fn not_found(parts: &Parts) -> Response<McpBody> {
+    error_response(
+        StatusCode::NOT_FOUND,
+        RPC_ERRORS::METHOD_NOT_FOUND,
+        &format!("Not found: {} {}", parts.method, parts.uri),
+    )
+}
+
+fn status_only(status: StatusCode) -> Response<McpBody> {
+    let mut r = Response::new(McpBody::empty());
+    *r.status_mut() = status;
+    r
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response<McpBody> {
+    let bytes = serde_json::to_vec(body).unwrap_or_else(|_| b"null".to_vec());
+    let mut r = Response::new(McpBody::full(bytes));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HttpHeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn error_response(status: StatusCode, code: i64, message: &str) -> Response<McpBody> {
+    json_response(
+        status,
+        &json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } }),
+    )
+}
+
+fn sse_response(body: McpBody) -> Response<McpBody> {
+    let mut r = Response::new(body);
+    let h = r.headers_mut();
+    h.insert(
+        CONTENT_TYPE,
+        HttpHeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(
+        hyper::header::CACHE_CONTROL,
+        HttpHeaderValue::from_static("no-cache, no-transform"),
+    );
+    r
+}

@@ -1,0 +1,392 @@
+//! The session table: unguessable ids, idle expiry, a size cap with
+//! least-recently-used eviction, and principal binding.
+//!
+//! An idle session costs one map entry: its id, a [`Session`] (empty maps),
+//! the principal hash, two small integers and an empty stream slot.
+
+use std::collections::hash_map::RandomState;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, Hasher};
+use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use hyper::header::AUTHORIZATION;
+use hyper::http::request::Parts;
+use tokio::sync::mpsc;
+
+use super::options::SessionOptions;
+use super::sse::Event;
+use crate::cancel::CancelToken;
+use crate::session::Session;
+
+/// One live HTTP session.
+pub(crate) struct SessionEntry {
+    pub(crate) session: Session,
+    principal: Option<Arc<str>>,
+    /// The standalone GET stream, when one is open.
+    stream: Mutex<Option<mpsc::Sender<Event>>>,
+    /// Cancelled when the session ends (DELETE, expiry, eviction).
+    pub(crate) ended: CancelToken,
+}
+
+impl SessionEntry {
+    /// Where messages not tied to a request go; `None` when no GET stream is open.
+    pub(crate) fn stream(&self) -> Option<mpsc::Sender<Event>> {
+        self.stream
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .filter(|tx| !tx.is_closed())
+            .cloned()
+    }
+
+    /// Installs a new standalone stream, replacing (and so ending) any previous one.
+    pub(crate) fn open_stream(&self, tx: mpsc::Sender<Event>) {
+        *self.stream.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+    }
+
+    fn end(&self) {
+        self.ended.cancel();
+        self.stream
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        // No answer to a pending elicitation can reach this session any more.
+        self.session.fail_pending();
+    }
+}
+
+struct Slot {
+    entry: Arc<SessionEntry>,
+    tick: u64,
+    last_used: Instant,
+}
+
+#[derive(Default)]
+struct Table {
+    map: HashMap<Arc<str>, Slot>,
+    /// Least recently used first.
+    lru: BTreeMap<u64, Arc<str>>,
+    next_tick: u64,
+}
+
+impl Table {
+    fn remove(&mut self, id: &str) -> Option<Arc<SessionEntry>> {
+        let slot = self.map.remove(id)?;
+        self.lru.remove(&slot.tick);
+        Some(slot.entry)
+    }
+
+    fn touch(&mut self, id: &str, now: Instant) {
+        let tick = self.next_tick;
+        if let Some(slot) = self.map.get_mut(id) {
+            self.next_tick += 1;
+            if let Some(key) = self.lru.remove(&slot.tick) {
+                self.lru.insert(tick, key);
+            }
+            slot.tick = tick;
+            slot.last_used = now;
+        }
+    }
+}
+
+/// Why a lookup found nothing usable. All of them answer 404 alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NotFound;
+
+/// The table of live sessions of one HTTP endpoint.
+pub(crate) struct SessionTable {
+    options: SessionOptions,
+    table: Mutex<Table>,
+}
+
+impl SessionTable {
+    pub(crate) fn new(options: SessionOptions) -> Self {
+        Self {
+            options,
+            table: Mutex::new(Table::default()),
+        }
+    }
+
+    /// Registers `session` under a fresh id bound to `principal`, evicting
+    /// the least recently used session when the table is full.
+    pub(crate) fn create(
+        &self,
+        session: Session,
+        principal: Option<Arc<str>>,
+    ) -> (Arc<str>, Arc<SessionEntry>) {
+        let id: Arc<str> = mint_id().into();
+        let entry = Arc::new(SessionEntry {
+            session,
+            principal,
+            stream: Mutex::new(None),
+            ended: CancelToken::new(),
+        });
+        let now = Instant::now();
+        let mut ended = Vec::new();
+        {
+            let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+            self.sweep(&mut t, now, &mut ended);
+            while t.map.len() >= self.options.max.max(1) {
+                let Some((_, oldest)) = t.lru.pop_first() else {
+                    break;
+                };
+                if let Some(slot) = t.map.remove(&oldest) {
+                    ended.push(slot.entry);
+                }
+            }
+            let tick = t.next_tick;
+            t.next_tick += 1;
+            t.lru.insert(tick, Arc::clone(&id));
+            t.map.insert(
+                Arc::clone(&id),
+                Slot {
+                    entry: Arc::clone(&entry),
+                    tick,
+                    last_used: now,
+                },
+            );
+        }
+        for e in ended {
+            e.end();
+        }
+        (id, entry)
+    }
+
+    /// The live session `id` if `principal` owns it; refreshes its idle clock.
+    pub(crate) fn get(
+        &self,
+        id: &str,
+        principal: Option<&str>,
+    ) -> Result<Arc<SessionEntry>, NotFound> {
+        let now = Instant::now();
+        let mut ended = Vec::new();
+        let found = {
+            let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+            self.sweep(&mut t, now, &mut ended);
+            match t.map.get(id) {
+                Some(slot) if slot.entry.principal.as_deref() == principal => {
+                    let entry = Arc::clone(&slot.entry);
+                    t.touch(id, now);
+                    Ok(entry)
+                }
+                _ => Err(NotFound),
+            }
+        };
+        for e in ended {
+            e.end();
+        }
+        found
+    }
+
+    /// Ends session `id` if `principal` owns it.
+    pub(crate) fn delete(&self, id: &str, principal: Option<&str>) -> Result<(), NotFound> {
+        let entry = {
+            let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+            match t.map.get(id) {
+                Some(slot) if slot.entry.principal.as_deref() == principal => t.remove(id),
+                _ => None,
+            }
+        };
+        match entry {
+            Some(e) => {
+                e.end();
+                Ok(())
+            }
+            None => Err(NotFound),
+        }
+    }
+
+    /// Number of live sessions (expired ones not yet swept included).
+    pub(crate) fn len(&self) -> usize {
+        self.table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .map
+            .len()
+    }
+
+    /// Ends every session's GET stream, keeping the sessions (server draining).
+    pub(crate) fn close_streams(&self) {
+        let entries: Vec<_> = self
+            .table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .map
+            .values()
+            .map(|slot| Arc::clone(&slot.entry))
+            .collect();
+        for e in entries {
+            e.stream
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+        }
+    }
+
+    /// Ends every session (server shutdown).
+    pub(crate) fn clear(&self) {
+        let drained: Vec<_> = {
+            let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+            t.lru.clear();
+            t.map.drain().map(|(_, slot)| slot.entry).collect()
+        };
+        for e in drained {
+            e.end();
+        }
+    }
+
+    /// Drops sessions idle for longer than the TTL. The LRU order is the
+    /// idle order, so this only looks at the expired front.
+    fn sweep(&self, t: &mut Table, now: Instant, ended: &mut Vec<Arc<SessionEntry>>) {
+        while let Some((_, id)) = t.lru.first_key_value() {
+            let id = Arc::clone(id);
+            let expired = t
+                .map
+                .get(&id)
+                .is_none_or(|slot| now.duration_since(slot.last_used) >= self.options.ttl);
+            if !expired {
+                break;
+            }
+            match t.remove(&id) {
+                Some(entry) => ended.push(entry),
+                None => {
+                    t.lru.pop_first();
+                }
+            }
+        }
+    }
+}
+
+/// A fresh session id: 32 bytes from the OS RNG as 64 hex digits (visible
+/// ASCII, as the transport spec requires).
+pub(crate) fn mint_id() -> String {
+    let mut bytes = [0u8; 32];
+    if !os_random(&mut bytes) {
+        fallback_random(&mut bytes);
+    }
+    hex(&bytes)
+}
+
+fn os_random(buf: &mut [u8]) -> bool {
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(buf))
+        .is_ok()
+}
+
+/// Last resort where `/dev/urandom` is unavailable: std's randomly keyed
+/// SipHash over a counter, the clock and the process id.
+fn fallback_random(buf: &mut [u8]) {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    for chunk in buf.chunks_mut(8) {
+        let mut h = RandomState::new().build_hasher();
+        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+        h.write_u128(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.write_u32(std::process::id());
+        let v = h.finish().to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    s
+}
+
+/// The default principal: a per-process keyed 128-bit hash of every
+/// `Authorization` value (the token itself is never stored); `None` without one.
+pub(crate) fn default_principal(parts: &Parts) -> Option<String> {
+    static KEYS: OnceLock<(RandomState, RandomState)> = OnceLock::new();
+    let mut values = parts.headers.get_all(AUTHORIZATION).iter().peekable();
+    values.peek()?;
+    let (k1, k2) = KEYS.get_or_init(|| (RandomState::new(), RandomState::new()));
+    let (mut a, mut b) = (k1.build_hasher(), k2.build_hasher());
+    for v in values {
+        a.write(v.as_bytes());
+        a.write_u8(0xff);
+        b.write(v.as_bytes());
+        b.write_u8(0xff);
+    }
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&a.finish().to_le_bytes());
+    out[8..].copy_from_slice(&b.finish().to_le_bytes());
+    Some(format!("auth:{}", hex(&out)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn ids_are_long_distinct_and_visible_ascii() {
+        let a = mint_id();
+        let b = mint_id();
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+        assert!(a.bytes().all(|c| (0x21..=0x7e).contains(&c)));
+        let mut buf = [0u8; 32];
+        fallback_random(&mut buf);
+        assert_ne!(buf, [0u8; 32]);
+    }
+
+    #[test]
+    fn lru_eviction_and_principal_binding() {
+        let t = SessionTable::new(SessionOptions::default().max(2));
+        let (a, ea) = t.create(Session::new(), None);
+        let (b, _) = t.create(Session::new(), Some("p".into()));
+        assert!(t.get(&a, None).is_ok()); // a is now the most recent
+        assert_eq!(t.get(&b, None).err(), Some(NotFound)); // foreign principal
+        assert!(t.get(&b, Some("p")).is_ok());
+        let (c, _) = t.create(Session::new(), None); // evicts a (b was touched last)
+        assert_eq!(t.len(), 2);
+        assert!(t.get(&a, None).is_err());
+        assert!(ea.ended.is_cancelled());
+        assert!(t.get(&c, None).is_ok());
+        assert_eq!(t.delete(&b, None), Err(NotFound));
+        assert_eq!(t.delete(&b, Some("p")), Ok(()));
+        assert_eq!(t.delete(&b, Some("p")), Err(NotFound));
+    }
+
+    #[test]
+    fn idle_sessions_expire() {
+        let t = SessionTable::new(SessionOptions::default().ttl(Duration::ZERO));
+        let (a, _) = t.create(Session::new(), None);
+        assert!(t.get(&a, None).is_err());
+        assert_eq!(t.len(), 0);
+    }
+
+    #[test]
+    fn principal_hash_depends_on_every_value() {
+        let one = hyper::Request::builder()
+            .header("authorization", "Bearer a")
+            .body(())
+            .expect("request")
+            .into_parts()
+            .0;
+        let two = hyper::Request::builder()
+            .header("authorization", "Bearer a")
+            .header("authorization", "Bearer b")
+            .body(())
+            .expect("request")
+            .into_parts()
+            .0;
+        let none = hyper::Request::new(()).into_parts().0;
+        assert!(default_principal(&one).is_some());
+        assert_ne!(default_principal(&one), default_principal(&two));
+        assert_eq!(default_principal(&one), default_principal(&one));
+        assert_eq!(default_principal(&none), None);
+    }
+}
