@@ -386,6 +386,8 @@ pub struct InvokeContext {
     pub(crate) interrupt: Option<Arc<crate::interrupt::Interrupt>>,
     pub(crate) requester: Option<Arc<dyn crate::interrupt::Requester>>,
     pub(crate) modern: bool,
+    /// The lowest level rank to send; `None`: send no log messages.
+    pub(crate) log_threshold: Option<u8>,
 }
 
 /// One question for the client: an `elicitation/create`,
@@ -515,6 +517,7 @@ impl InvokeContext {
             interrupt: None,
             requester: None,
             modern: false,
+            log_threshold: None,
         }
     }
 
@@ -660,6 +663,36 @@ impl InvokeContext {
             .as_ref()
             .map(|r| r.auto_key(prefix))
             .ok_or_else(no_channel)
+    }
+
+    /// Sends a log message (`notifications/message`) at `level` (`"debug"`,
+    /// `"info"`, … `"emergency"`) when the server offers logging and the
+    /// level is at or above the session's (legacy) or the request's
+    /// (2026-07-28 `_meta`) minimum; otherwise does nothing. A 2026-07-28
+    /// request without a log level gets no log messages.
+    pub async fn log(&self, level: &str, logger: Option<&str>, data: Value) {
+        let (Some(threshold), Some(rank), Some(outbound)) = (
+            self.log_threshold,
+            crate::server::extras::level_rank(level),
+            &self.call.outbound,
+        ) else {
+            return;
+        };
+        if rank < threshold {
+            return;
+        }
+        let mut params = Map::new();
+        params.insert("level".into(), Value::String(level.to_owned()));
+        if let Some(logger) = logger {
+            params.insert("logger".into(), Value::String(logger.to_owned()));
+        }
+        params.insert("data".into(), data);
+        outbound
+            .send(protocol::notification(
+                "notifications/message",
+                Value::Object(params),
+            ))
+            .await;
     }
 
     /// True when this request is served under the stateless 2026-07-28 revision.

@@ -31,6 +31,8 @@ struct Inner {
     next_outbound_id: AtomicI64,
     client: RwLock<Option<Arc<ClientInfo>>>,
     closing: CancelToken,
+    /// `logging/setLevel` rank + 1; 0 = not set.
+    log_level: std::sync::atomic::AtomicU8,
 }
 
 impl std::fmt::Debug for Session {
@@ -117,6 +119,17 @@ impl Session {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .len()
+    }
+
+    /// The minimum log level rank set by `logging/setLevel`, if any.
+    pub(crate) fn log_level(&self) -> Option<u8> {
+        self.inner.log_level.load(Ordering::Relaxed).checked_sub(1)
+    }
+
+    pub(crate) fn set_log_level(&self, rank: u8) {
+        self.inner
+            .log_level
+            .store(rank.saturating_add(1), Ordering::Relaxed);
     }
 
     /// True once [`close`](Self::close) was called.

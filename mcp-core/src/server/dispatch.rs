@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::era::{self, meta_keys, Era, ModernMeta, REMOVED_METHODS};
+use super::extras;
 use super::McpServer;
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, Elicitor, InvokeContext, Progress};
@@ -352,16 +353,43 @@ impl McpServer {
             ));
         }
         let tag = serde_json::json!({ meta_keys::SUBSCRIPTION_ID: id.to_value() });
+        let mut honoured = Map::new();
+        let mut listening = None;
+        if let (true, Some(Value::Array(uris)), Some(outbound)) = (
+            self.inner.resource_subscriptions,
+            params
+                .get("notifications")
+                .and_then(|n| n.get("resourceSubscriptions")),
+            &ctx.outbound,
+        ) {
+            let uris: std::collections::HashSet<String> = uris
+                .iter()
+                .filter_map(|u| u.as_str().map(str::to_owned))
+                .collect();
+            honoured.insert(
+                "resourceSubscriptions".into(),
+                serde_json::to_value(&uris).unwrap_or(Value::Null),
+            );
+            self.inner
+                .subscriptions
+                .add_listen(session, id.to_value(), Arc::clone(outbound), uris);
+            listening = Some(ListenGuard {
+                server: self,
+                session,
+                id: id.to_value(),
+            });
+        }
         if let Some(outbound) = &ctx.outbound {
             let ack = protocol::notification(
                 "notifications/subscriptions/acknowledged",
-                serde_json::json!({ "_meta": tag, "notifications": {} }),
+                serde_json::json!({ "_meta": tag, "notifications": honoured }),
             );
             if !outbound.send(ack).await {
                 return Err(ErrorObject::new(LISTEN_ENDED, "closed"));
             }
         }
         session.closed().await;
+        drop(listening);
         let mut result = Map::new();
         result.insert("_meta".into(), tag);
         era::decorate(&mut result, &self.inner.server_info_json);
@@ -509,6 +537,48 @@ impl McpServer {
                 let result = round.run(work).await?.map_err(ErrorObject::internal)??;
                 Ok(to_json(&result))
             }
+            "logging/setLevel" if inner.logging && !modern => {
+                let level = params
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let rank = extras::level_rank(level).ok_or_else(|| {
+                    ErrorObject::invalid_params(format!(
+                        "invalid log level {:?}; expected one of {}",
+                        level,
+                        extras::LOG_LEVELS.join(", ")
+                    ))
+                })?;
+                session.set_log_level(rank);
+                Ok(Value::Object(Map::new()))
+            }
+            "completion/complete" if inner.completer.is_some() => {
+                let request = extras::completion_request(&params)?;
+                let round =
+                    self.round_trip(method, "", &Map::new(), &Map::new(), ctx, &Era::Legacy)?;
+                let ictx = self.invoke_context(id, &params, ctx, session, token, era, &round);
+                let Some(complete) = &inner.completer else {
+                    return Err(ErrorObject::method_not_found(method));
+                };
+                let values = catch_panic(complete(request, ictx))
+                    .await
+                    .map_err(ErrorObject::internal)??;
+                Ok(extras::completion_result(values))
+            }
+            "resources/subscribe" | "resources/unsubscribe"
+                if inner.resource_subscriptions && !modern =>
+            {
+                let uri = params.get("uri").and_then(Value::as_str).ok_or_else(|| {
+                    ErrorObject::invalid_params(format!("{method} requires a string `uri`"))
+                })?;
+                inner.subscriptions.set_legacy(
+                    session,
+                    ctx.outbound.as_ref(),
+                    uri,
+                    method == "resources/subscribe",
+                );
+                Ok(Value::Object(Map::new()))
+            }
             other => Err(ErrorObject::method_not_found(other)),
         }
     }
@@ -618,6 +688,11 @@ impl McpServer {
             interrupt: Some(Arc::clone(&round.interrupt)),
             requester,
             modern: matches!(era, Era::Modern(_)),
+            log_threshold: match era {
+                _ if !self.inner.logging => None,
+                Era::Legacy => Some(session.log_level().unwrap_or(0)),
+                Era::Modern(meta) => meta.log_level.as_deref().and_then(extras::level_rank),
+            },
         }
     }
 
@@ -678,6 +753,22 @@ impl McpServer {
         }
         round.binding = Some(binding);
         Ok(round)
+    }
+}
+
+/// Unregisters a listen's resource subscriptions however the listen ends.
+struct ListenGuard<'a> {
+    server: &'a McpServer,
+    session: &'a Session,
+    id: Value,
+}
+
+impl Drop for ListenGuard<'_> {
+    fn drop(&mut self) {
+        self.server
+            .inner
+            .subscriptions
+            .end_listen(self.session, &self.id);
     }
 }
 

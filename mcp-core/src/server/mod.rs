@@ -2,6 +2,7 @@
 
 mod dispatch;
 pub mod era;
+pub mod extras;
 mod registry;
 
 use std::fmt;
@@ -109,6 +110,10 @@ struct Inner {
     list_cache: CacheHint,
     discover_cache: CacheHint,
     server_info_json: Value,
+    logging: bool,
+    completer: Option<extras::Completer>,
+    resource_subscriptions: bool,
+    subscriptions: extras::Subscriptions,
 }
 
 impl fmt::Debug for McpServer {
@@ -124,7 +129,7 @@ impl fmt::Debug for McpServer {
 }
 
 /// Builds an [`McpServer`]; see [`McpServer::builder`].
-#[derive(Debug, Default)]
+#[derive(Default)]
 #[must_use]
 pub struct McpServerBuilder {
     info: Option<Implementation>,
@@ -136,6 +141,20 @@ pub struct McpServerBuilder {
     state_keys: Option<StateKeys>,
     list_cache: Option<CacheHint>,
     discover_cache: Option<CacheHint>,
+    logging: bool,
+    completer: Option<extras::Completer>,
+    resource_subscriptions: bool,
+}
+
+impl fmt::Debug for McpServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServerBuilder")
+            .field("info", &self.info)
+            .field("tools", &self.tools.len())
+            .field("resources", &self.resources.len())
+            .field("prompts", &self.prompts.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl McpServerBuilder {
@@ -185,6 +204,36 @@ impl McpServerBuilder {
     /// Sets the caching hint of `server/discover` (default: 1 h, `public`).
     pub fn discover_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
         self.discover_cache = Some(CacheHint::new(ttl_ms, scope));
+        self
+    }
+
+    /// Offers logging: advertises the `logging` capability, accepts
+    /// `logging/setLevel` (legacy) and lets handlers send
+    /// `notifications/message` with [`InvokeContext::log`] (filtered by the
+    /// session's level, or by a 2026-07-28 request's `_meta` log level).
+    pub fn logging(mut self) -> Self {
+        self.logging = true;
+        self
+    }
+
+    /// Offers argument completion (`completion/complete`, the `completions`
+    /// capability) through `complete`, which returns candidate values (at
+    /// most 100 are sent).
+    pub fn completion<F, Fut>(mut self, complete: F) -> Self
+    where
+        F: Fn(extras::CompletionRequest, InvokeContext) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Vec<String>, ErrorObject>> + Send + 'static,
+    {
+        self.completer = Some(extras::completer(complete));
+        self
+    }
+
+    /// Offers resource subscriptions (`resources.subscribe: true`):
+    /// `resources/subscribe` / `resources/unsubscribe` on legacy sessions and
+    /// `resourceSubscriptions` on 2026-07-28 `subscriptions/listen`. Send
+    /// updates with [`McpServer::notify_resource_updated`].
+    pub fn resource_subscriptions(mut self) -> Self {
+        self.resource_subscriptions = true;
         self
     }
 
@@ -256,11 +305,17 @@ impl McpServerBuilder {
         if !resources.is_empty() || !templates.is_empty() {
             caps.insert(
                 "resources".into(),
-                json!({ "subscribe": false, "listChanged": false }),
+                json!({ "subscribe": self.resource_subscriptions, "listChanged": false }),
             );
         }
         if !prompts.is_empty() {
             caps.insert("prompts".into(), json!({ "listChanged": false }));
+        }
+        if self.logging {
+            caps.insert("logging".into(), json!({}));
+        }
+        if self.completer.is_some() {
+            caps.insert("completions".into(), json!({}));
         }
         let per_caller = tools.iter().any(McpToolDef::has_visible_hook);
         let list_cache = self.list_cache.unwrap_or(CacheHint::new(
@@ -278,6 +333,11 @@ impl McpServerBuilder {
                 info,
                 server_info_json,
                 state_keys: self.state_keys.unwrap_or_default(),
+                logging: self.logging,
+                completer: self.completer,
+                resource_subscriptions: self.resource_subscriptions
+                    && (!resources.is_empty() || !templates.is_empty()),
+                subscriptions: extras::Subscriptions::default(),
                 list_cache,
                 discover_cache: self
                     .discover_cache
@@ -310,6 +370,13 @@ impl McpServer {
     /// and `prompts` only when some are registered.
     pub fn capabilities(&self) -> &Value {
         &self.inner.capabilities
+    }
+
+    /// Tells every subscriber of `uri` (a legacy `resources/subscribe`, or a
+    /// 2026-07-28 listen naming it or a URI above it) that it changed.
+    /// Returns how many subscribers were notified.
+    pub async fn notify_resource_updated(&self, uri: &str) -> usize {
+        self.inner.subscriptions.notify_updated(uri).await
     }
 
     /// The tool descriptors `tools/list` returns (before `visible` filtering).

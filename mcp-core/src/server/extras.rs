@@ -1,0 +1,235 @@
+//! The optional server features: logging (`logging/setLevel`,
+//! `notifications/message`), argument completion (`completion/complete`)
+//! and resource subscriptions (`resources/subscribe`, `subscriptions/listen`
+//! with `resourceSubscriptions`, `notifications/resources/updated`).
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{json, Map, Value};
+
+use crate::context::{InvokeContext, Outbound};
+use crate::protocol::{self, ErrorObject};
+use crate::session::Session;
+use crate::tool::BoxFuture;
+
+/// Log levels, least to most severe (RFC 5424 names).
+pub const LOG_LEVELS: &[&str] = &[
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// The rank of a level name in [`LOG_LEVELS`].
+pub fn level_rank(level: &str) -> Option<u8> {
+    LOG_LEVELS
+        .iter()
+        .position(|l| *l == level)
+        .and_then(|i| u8::try_from(i).ok())
+}
+
+/// What `completion/complete` asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionRequest {
+    /// `"ref/prompt"` or `"ref/resource"`.
+    pub ref_type: String,
+    /// The prompt name or the resource (template) URI.
+    pub ref_name: String,
+    /// The argument being completed.
+    pub argument: String,
+    /// What the user typed so far.
+    pub value: String,
+    /// Values of the other arguments, when the client sent them.
+    pub context: Map<String, Value>,
+}
+
+pub(crate) type Completer = Arc<
+    dyn Fn(CompletionRequest, InvokeContext) -> BoxFuture<Result<Vec<String>, ErrorObject>>
+        + Send
+        + Sync,
+>;
+
+/// Wraps a user completion function.
+pub(crate) fn completer<F, Fut>(f: F) -> Completer
+where
+    F: Fn(CompletionRequest, InvokeContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<String>, ErrorObject>> + Send + 'static,
+{
+    let f = Arc::new(f);
+    Arc::new(move |req, ctx| {
+        let f = Arc::clone(&f);
+        Box::pin(async move { f(req, ctx).await })
+    })
+}
+
+/// Reads `completion/complete` params.
+pub(crate) fn completion_request(
+    params: &Map<String, Value>,
+) -> Result<CompletionRequest, ErrorObject> {
+    let bad =
+        |what: &str| ErrorObject::invalid_params(format!("completion/complete requires {what}"));
+    let reference = params
+        .get("ref")
+        .and_then(Value::as_object)
+        .ok_or_else(|| bad("a `ref` object"))?;
+    let ref_type = reference
+        .get("type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("`ref.type`"))?;
+    let ref_name = match ref_type {
+        "ref/prompt" => reference.get("name"),
+        "ref/resource" => reference.get("uri"),
+        _ => return Err(bad("`ref.type` \"ref/prompt\" or \"ref/resource\"")),
+    }
+    .and_then(Value::as_str)
+    .ok_or_else(|| bad("`ref.name` (prompt) or `ref.uri` (resource)"))?;
+    let argument = params
+        .get("argument")
+        .and_then(Value::as_object)
+        .ok_or_else(|| bad("an `argument` object"))?;
+    Ok(CompletionRequest {
+        ref_type: ref_type.to_owned(),
+        ref_name: ref_name.to_owned(),
+        argument: argument
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("`argument.name`"))?
+            .to_owned(),
+        value: argument
+            .get("value")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        context: params
+            .get("context")
+            .and_then(|c| c.get("arguments"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+    })
+}
+
+/// The `completion/complete` result: at most 100 values.
+pub(crate) fn completion_result(mut values: Vec<String>) -> Value {
+    let total = values.len();
+    values.truncate(100);
+    json!({ "completion": { "values": values, "total": total, "hasMore": total > 100 } })
+}
+
+/// Who wants `notifications/resources/updated` for which URIs.
+struct Subscriber {
+    session: Session,
+    /// `None`: a legacy `resources/subscribe`; `Some(id)`: a modern listen.
+    listen: Option<Value>,
+    outbound: Arc<dyn Outbound>,
+    uris: HashSet<String>,
+}
+
+/// The live resource subscriptions of a server.
+#[derive(Default)]
+pub(crate) struct Subscriptions {
+    subscribers: Mutex<Vec<Subscriber>>,
+}
+
+impl Subscriptions {
+    fn with<R>(&self, f: impl FnOnce(&mut Vec<Subscriber>) -> R) -> R {
+        let mut subs = self
+            .subscribers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        subs.retain(|s| !s.session.is_closed());
+        f(&mut subs)
+    }
+
+    /// A legacy `resources/subscribe` / `resources/unsubscribe`.
+    pub(crate) fn set_legacy(
+        &self,
+        session: &Session,
+        outbound: Option<&Arc<dyn Outbound>>,
+        uri: &str,
+        on: bool,
+    ) {
+        self.with(|subs| {
+            let existing = subs
+                .iter_mut()
+                .find(|s| s.listen.is_none() && s.session.same_as(session));
+            match (existing, on, outbound) {
+                (Some(s), true, _) => {
+                    s.uris.insert(uri.to_owned());
+                }
+                (Some(s), false, _) => {
+                    s.uris.remove(uri);
+                }
+                (None, true, Some(outbound)) => subs.push(Subscriber {
+                    session: session.clone(),
+                    listen: None,
+                    outbound: Arc::clone(outbound),
+                    uris: HashSet::from([uri.to_owned()]),
+                }),
+                (None, _, _) => {}
+            }
+        });
+    }
+
+    /// A modern listen with `resourceSubscriptions`; removed by [`end_listen`](Self::end_listen).
+    pub(crate) fn add_listen(
+        &self,
+        session: &Session,
+        id: Value,
+        outbound: Arc<dyn Outbound>,
+        uris: HashSet<String>,
+    ) {
+        self.with(|subs| {
+            subs.push(Subscriber {
+                session: session.clone(),
+                listen: Some(id),
+                outbound,
+                uris,
+            });
+        });
+    }
+
+    pub(crate) fn end_listen(&self, session: &Session, id: &Value) {
+        self.with(|subs| {
+            subs.retain(|s| !(s.session.same_as(session) && s.listen.as_ref() == Some(id)))
+        });
+    }
+
+    /// Sends `notifications/resources/updated` to every subscriber of `uri`
+    /// (or of a URI it lies under). Returns how many were notified.
+    pub(crate) async fn notify_updated(&self, uri: &str) -> usize {
+        let targets: Vec<(Arc<dyn Outbound>, Option<Value>)> = self.with(|subs| {
+            subs.iter()
+                .filter(|s| {
+                    s.uris.iter().any(|u| {
+                        uri == u || uri.starts_with(&format!("{}/", u.trim_end_matches('/')))
+                    })
+                })
+                .map(|s| (Arc::clone(&s.outbound), s.listen.clone()))
+                .collect()
+        });
+        let mut sent = 0;
+        for (outbound, listen) in targets {
+            let mut params = Map::new();
+            params.insert("uri".into(), Value::String(uri.to_owned()));
+            if let Some(id) = listen {
+                params.insert(
+                    "_meta".into(),
+                    json!({ super::era::meta_keys::SUBSCRIPTION_ID: id }),
+                );
+            }
+            let note =
+                protocol::notification("notifications/resources/updated", Value::Object(params));
+            if outbound.send(note).await {
+                sent += 1;
+            }
+        }
+        sent
+    }
+}
