@@ -1732,3 +1732,99 @@ async fn stateless_2026_requests_need_no_session() {
     assert_eq!(r.error_code(), -32601);
     f.handle.close().await;
 }
+
+// ---------------------------------------------------------------- embedding
+
+#[tokio::test]
+async fn mounts_in_your_own_hyper_server() {
+    use hyper::server::conn::http1;
+    use hyper_util::rt::TokioIo;
+    use mcp_core::McpHttpService;
+
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let service = McpHttpService::new(
+        build_server(Arc::new(Mutex::new(tx))),
+        HttpOptions::new().path("/rpc"),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let server = tokio::spawn(async move {
+        // Serve two connections, then stop.
+        for _ in 0..2 {
+            let Ok((stream, peer)) = listener.accept().await else {
+                return;
+            };
+            let per_conn = service.for_connection(Some(peer));
+            tokio::spawn(async move {
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), per_conn)
+                    .await;
+            });
+        }
+    });
+    let body = call(1, "headers", json!({})).to_string();
+    let r = raw(addr, &request(addr, "POST", "/rpc", &[JSON], &body)).await;
+    assert_eq!(r.status, 200);
+    let seen: Value = serde_json::from_str(&tool_text(&r.json())).expect("tool JSON");
+    assert!(
+        seen["remote"].as_str().is_some(),
+        "peer address from for_connection"
+    );
+    let r = raw(addr, &request(addr, "POST", "/mcp", &[JSON], &body)).await;
+    assert_eq!(r.status, 404, "only the configured path");
+    guard("embedded server", server).await.expect("server task");
+}
+
+#[tokio::test]
+async fn handle_answers_a_request_value_directly() {
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use mcp_core::McpHttpService;
+
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let service = McpHttpService::new(build_server(Arc::new(Mutex::new(tx))), sessions());
+    let init = hyper::Request::post("/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(init_body(json!({})).to_string())))
+        .expect("request");
+    let response = service.handle(init).await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers().contains_key("mcp-session-id"));
+    assert_eq!(service.session_count(), 1);
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("infallible")
+        .to_bytes();
+    let reply: Value = serde_json::from_slice(&bytes).expect("JSON");
+    assert_eq!(reply["result"]["serverInfo"]["name"], "http-test");
+}
+
+#[cfg(feature = "tower")]
+#[tokio::test]
+async fn is_a_tower_service() {
+    use bytes::Bytes;
+    use http_body_util::Full;
+    use mcp_core::McpHttpService;
+
+    fn assert_tower<S: tower_service::Service<hyper::Request<Full<Bytes>>>>(_: &S) {}
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let mut service =
+        McpHttpService::new(build_server(Arc::new(Mutex::new(tx))), HttpOptions::new());
+    assert_tower(&service);
+    let req = hyper::Request::post("/mcp")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(
+            call(1, "echo", json!({"text": "t"})).to_string(),
+        )))
+        .expect("request");
+    let response = tower_service::Service::call(&mut service, req)
+        .await
+        .expect("infallible");
+    assert_eq!(response.status(), 200);
+}

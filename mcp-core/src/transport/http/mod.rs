@@ -42,10 +42,34 @@
 //! session; a new GET replaces the old stream). Ending a session cancels
 //! its running calls. Without sessions every request is its own session.
 //!
+//! A call the client cancelled gets no response; its response stays open
+//! (sending nothing) until the client leaves, the session ends, the server
+//! closes or [`HttpOptions::cancelled_linger`] passes, because some clients
+//! read a stream that just ends as a failure of the request they cancelled.
+//!
+//! **2026-07-28 requests** (announced by `MCP-Protocol-Version: 2026-07-28`
+//! or by their `_meta`) are stateless even with sessions on: they need no
+//! `Mcp-Session-Id` and never get one; an unknown or removed method is 404
+//! and the revision's `-32020`…`-32022` errors are 400, with the JSON-RPC
+//! error in the body. (The revision's `Mcp-Method`/`Mcp-Name` header checks
+//! are not done here.)
+//!
 //! **Hardening**: a loopback-only `Host`/`Origin` guard by default; header,
 //! body and keep-alive timeouts; connection, server-wide and per-connection
 //! request limits; bounded queues between calls and streams (a client that
-//! stops reading stalls its own call, nothing else); `TCP_NODELAY`.
+//! stops reading stalls its own call, nothing else); `TCP_NODELAY`. Bodies
+//! being read are buffered up to [`HttpOptions::max_body_bytes`] each, so
+//! the worst case is that times [`HttpOptions::max_connections`].
+//!
+//! **Disconnects** are noticed while a call runs on a keep-alive connection
+//! (hyper watches it for EOF) and when writing to an event stream. A request
+//! sent with `Connection: close` whose call streams nothing is noticed only
+//! when its response is written: hyper stops reading such a connection once
+//! the body is in.
+//!
+//! **Embedding**: [`McpHttpService`] implements `hyper::service::Service`
+//! (and, with the `tower` feature, `tower::Service`, for axum's
+//! `Router::route_service`); its response body is [`McpBody`].
 //!
 //! ```no_run
 //! use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
