@@ -7,7 +7,8 @@ use syn::ItemFn;
 use crate::attr::{krate, Args, Kind};
 use crate::diag::Errors;
 use crate::docs::doc_text;
-use crate::signature::{analyse, generic_of, is_named, strip_param_attrs};
+use crate::expand::{emit, not_a_function, Descriptor};
+use crate::signature::{analyse, generic_of, is_named, respan, strip_param_attrs, Signature};
 use crate::tool::fn_name_string;
 
 const KEYS: &[(&str, Kind)] = &[
@@ -20,29 +21,25 @@ const KEYS: &[(&str, Kind)] = &[
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
-        Err(e) => {
-            let e =
-                syn::Error::new(e.span(), "#[mcp_prompt] goes on a function").to_compile_error();
-            return quote!(#e #item);
-        }
+        Err(e) => return not_a_function(Descriptor::Prompt, item, &e),
     };
     let mut errors = Errors::default();
-    let args = Args::parse(attr, KEYS, &mut errors);
+    let args = Args::parse(attr, "#[mcp_prompt(...)]", KEYS, &mut errors);
     let descriptions = strip_param_attrs(&mut func, &mut errors);
     let sig = analyse(&func, &descriptions, "prompt", &mut errors);
     let krate = krate(&args);
     let fn_ident = func.sig.ident.clone();
-    let plain: Vec<_> = sig.plain().collect();
-    for (param, name, optional, _) in &plain {
-        let ok = if *optional {
-            generic_of(&param.ty, "Option").is_some_and(|inner| is_named(inner, "String"))
+    for arg in sig.plain() {
+        let ty = &arg.param.ty;
+        let ok = if arg.optional {
+            generic_of(ty, "Option").is_some_and(|inner| is_named(inner, "String"))
         } else {
-            is_named(&param.ty, "String")
+            is_named(ty, "String")
         };
         if !ok {
             errors.spanned(
-                &param.ty,
-                format!("prompt argument `{name}` must be `String` (required) or `Option<String>` (optional): prompt arguments are strings"),
+                ty,
+                format!("prompt argument `{}` must be `String` (required) or `Option<String>` (optional): clients send prompt arguments as strings; parse it in the function body", arg.name),
             );
         }
     }
@@ -53,68 +50,70 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         .str("description")
         .map(syn::LitStr::value)
         .or_else(|| doc_text(&func.attrs));
-    let vis = &func.vis;
-    let doc = format!("MCP prompt `{name}`: `{fn_ident}::prompt()` returns its descriptor.");
-    let body = if errors.is_empty() {
-        let ctx = format_ident!("__mcp_ctx");
-        let fetch = plain.iter().map(|(param, name, optional, _)| {
-            let local = &param.local;
-            let key = name.to_string();
-            if *optional {
-                quote!(let #local = __mcp_args.remove(#key);)
-            } else {
-                quote! {
-                    let #local = __mcp_args.remove(#key).ok_or_else(|| {
-                        #krate::ErrorObject::invalid_params(::std::format!("Missing required argument `{}`", #key))
-                    })?;
-                }
+    emit(
+        Descriptor::Prompt,
+        &func,
+        &name,
+        &krate,
+        || build(&args, &sig, &krate, &fn_ident, &name, description),
+        sig.has_receiver,
+        &errors,
+    )
+}
+
+/// The body of `name::prompt()`.
+fn build(
+    args: &Args,
+    sig: &Signature,
+    krate: &TokenStream,
+    fn_ident: &syn::Ident,
+    name: &str,
+    description: Option<String>,
+) -> TokenStream {
+    let ctx = format_ident!("__mcp_ctx");
+    let plain = sig.plain();
+    let fetch = plain.iter().map(|arg| {
+        let local = &arg.param.local;
+        let key = arg.name;
+        if arg.optional {
+            quote!(let #local = __mcp_args.remove(#key);)
+        } else {
+            quote! {
+                let #local = __mcp_args.remove(#key).ok_or_else(|| {
+                    #krate::ErrorObject::invalid_params(::std::format!("Missing required argument `{}`", #key))
+                })?;
             }
-        });
-        let arguments = plain.iter().map(|(_, name, optional, description)| {
-            let key = name.to_string();
-            let required = !*optional;
-            let with = description.map(|d| quote!(.with_description(#d)));
-            quote!(#krate::PromptArgument::new(#key, #required) #with)
-        });
-        let bind = sig.bind_injected(&krate, &ctx);
-        let call = sig.call(&fn_ident, &ctx);
-        let mut chain = quote!(.with_arguments(::std::vec![#(#arguments),*]));
-        if let Some(d) = description {
-            chain.extend(quote!(.with_description(#d)));
         }
-        if let Some(t) = args.str("title") {
-            chain.extend(quote!(.with_title(#t)));
-        }
-        let convert = quote_spanned! {sig.ret_span=>
-            #krate::IntoPromptResult::into_prompt_result(#call)
-        };
-        quote! {
-            #krate::McpPromptDef::new(#name, |mut __mcp_args: #krate::PromptArgs, #ctx: #krate::InvokeContext| async move {
-                #(#fetch)*
-                #bind
-                #convert
-            })
-            #chain
-        }
-    } else {
-        quote!(::core::unimplemented!())
+    });
+    let arguments = plain.iter().map(|arg| {
+        let key = arg.name;
+        let required = !arg.optional;
+        let with = arg.description.map(|d| quote!(.with_description(#d)));
+        quote!(#krate::PromptArgument::new(#key, #required) #with)
+    });
+    let bind = sig.bind_injected(krate, &ctx);
+    let call = sig.call(fn_ident, &ctx);
+    let mut chain = quote!(.with_arguments(::std::vec![#(#arguments),*]));
+    if let Some(d) = description {
+        chain.extend(quote!(.with_description(#d)));
+    }
+    if let Some(t) = args.str("title") {
+        chain.extend(quote!(.with_title(#t)));
+    }
+    let ret = respan(krate, sig.ret_span);
+    let turbofish = sig.ret_turbofish();
+    let result = quote_spanned!(sig.ret_span=> #ret::__private::prompt_result #turbofish ());
+    let def = respan(krate, sig.fn_span);
+    let register = quote_spanned! {sig.fn_span=>
+        #def::McpPromptDef::new(#name, move |mut __mcp_args: #krate::PromptArgs, #ctx: #krate::InvokeContext| async move {
+            #(#fetch)*
+            #bind
+            __mcp_result.convert(#call)
+        })
     };
-    let errs = errors.to_compile_errors();
     quote! {
-        #func
-
-        #[doc = #doc]
-        #[allow(non_camel_case_types, dead_code, clippy::all, clippy::pedantic)]
-        #vis enum #fn_ident {}
-
-        #[allow(dead_code, clippy::all, clippy::pedantic)]
-        impl #fn_ident {
-            #[doc = #doc]
-            #vis fn prompt() -> #krate::McpPromptDef {
-                #body
-            }
-        }
-
-        #errs
+        let __mcp_result = #result;
+        #register
+        #chain
     }
 }

@@ -1,13 +1,15 @@
 //! `#[mcp_resource]`.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::ItemFn;
 
 use crate::attr::{krate, Args, Kind};
 use crate::diag::Errors;
 use crate::docs::doc_text;
-use crate::signature::{analyse, strip_param_attrs};
+use crate::expand::{emit, not_a_function, Descriptor};
+use crate::signature::{analyse, respan, strip_param_attrs, Signature};
 use crate::tool::fn_name_string;
 
 const KEYS: &[(&str, Kind)] = &[
@@ -21,18 +23,27 @@ const KEYS: &[(&str, Kind)] = &[
 
 /// The `{name}` / `{+name}` variables of a URI template, or an error message.
 fn template_vars(uri: &str) -> Result<Vec<String>, String> {
-    let mut vars = Vec::new();
+    let mut vars: Vec<String> = Vec::new();
     let mut rest = uri;
-    while let Some(open) = rest.find('{') {
+    while let Some(open) = rest.find(['{', '}']) {
+        if rest[open..].starts_with('}') {
+            return Err("unmatched `}` in the URI template".to_owned());
+        }
         let after = &rest[open + 1..];
-        let close = after
-            .find('}')
-            .ok_or_else(|| "unclosed `{` in the URI template".to_owned())?;
+        let close = after.find('}').ok_or_else(|| {
+            "unclosed `{` in the URI template: close each variable, as in `file:///logs/{date}`"
+                .to_owned()
+        })?;
         let expr = &after[..close];
         let name = expr.strip_prefix('+').unwrap_or(expr);
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Err(format!(
-                "unsupported template expression `{{{expr}}}`: use `{{name}}` or `{{+name}}`"
+                "unsupported template expression `{{{expr}}}`: use `{{name}}` or `{{+name}}` (a name of letters, digits and `_`)"
+            ));
+        }
+        if vars.iter().any(|v| v == name) {
+            return Err(format!(
+                "the URI template uses `{{{name}}}` twice; each variable binds one argument"
             ));
         }
         vars.push(name.to_owned());
@@ -44,56 +55,59 @@ fn template_vars(uri: &str) -> Result<Vec<String>, String> {
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
-        Err(e) => {
-            let e =
-                syn::Error::new(e.span(), "#[mcp_resource] goes on a function").to_compile_error();
-            return quote!(#e #item);
-        }
+        Err(e) => return not_a_function(Descriptor::Resource, item, &e),
     };
     let mut errors = Errors::default();
-    let attr_span = proc_macro2::Span::call_site();
-    let args = Args::parse(attr, KEYS, &mut errors);
+    let args = Args::parse(attr, "#[mcp_resource(...)]", KEYS, &mut errors);
     let descriptions = strip_param_attrs(&mut func, &mut errors);
     let sig = analyse(&func, &descriptions, "resource", &mut errors);
     let krate = krate(&args);
     let fn_ident = func.sig.ident.clone();
     let uri = args.str("uri").cloned();
+    // `None` when the variables are unknown (no `uri`, or a malformed one):
+    // the arguments are then not checked against them.
     let vars = match &uri {
         None => {
-            errors.push(syn::Error::new(
-                attr_span,
-                "#[mcp_resource] needs a `uri`, e.g. #[mcp_resource(uri = \"file:///notes\")] or a template #[mcp_resource(uri = \"file:///logs/{date}\")]",
-            ));
-            Vec::new()
+            if !args.has("uri") {
+                errors.push(syn::Error::new(
+                    Span::call_site(),
+                    "#[mcp_resource] needs a `uri`: #[mcp_resource(uri = \"file:///notes\")] for a fixed resource, or a template such as #[mcp_resource(uri = \"file:///logs/{date}\")] whose variables are arguments",
+                ));
+            }
+            None
         }
         Some(lit) => match template_vars(&lit.value()) {
-            Ok(v) => v,
+            Ok(v) => Some(v),
             Err(e) => {
                 errors.spanned(lit, e);
-                Vec::new()
+                None
             }
         },
     };
-    let plain: Vec<_> = sig.plain().collect();
-    for (param, name, _, _) in &plain {
-        let n = name.to_string();
-        if !vars.contains(&n) {
+    let plain = sig.plain();
+    if let (Some(vars), Some(lit)) = (&vars, &uri) {
+        let uri_text = lit.value();
+        for arg in &plain {
+            if vars.iter().any(|v| v == arg.name) {
+                continue;
+            }
+            let n = arg.name;
             let msg = if vars.is_empty() {
-                format!("argument `{n}` has no URI template variable: a fixed resource takes no arguments; add `{{{n}}}` to the `uri` to make it a template")
+                format!("a fixed resource takes no arguments, and `{n}` is not a variable of the URI `{uri_text}`: add `{{{n}}}` to the `uri` to make it a template, or remove the argument")
             } else {
                 format!(
-                    "argument `{n}` matches no variable of the URI template (variables: {})",
-                    vars.join(", ")
+                    "argument `{n}` is not a variable of the URI template `{uri_text}` (its variables: {}); add `{{{n}}}` to the `uri` or remove the argument",
+                    vars.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
                 )
             };
-            errors.spanned(&param.ty, msg);
-            let _ = param;
+            errors.push(syn::Error::new(arg.param.pat_span, msg));
         }
-    }
-    if let Some(lit) = &uri {
-        for v in &vars {
-            if !plain.iter().any(|(_, name, _, _)| *name == v.as_str()) {
-                errors.spanned(lit, format!("URI template variable `{v}` has no matching function argument; add `{v}: String` (or any `FromStr` type)"));
+        for v in vars {
+            if !plain.iter().any(|a| a.name == v.as_str()) {
+                errors.spanned(
+                    lit,
+                    format!("URI template variable `{v}` has no matching argument: add `{v}: String` (or any `FromStr` type) to `{fn_ident}`"),
+                );
             }
         }
     }
@@ -104,66 +118,100 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         .str("description")
         .map(syn::LitStr::value)
         .or_else(|| doc_text(&func.attrs));
-    let vis = &func.vis;
-    let doc = format!("MCP resource `{name}`: `{fn_ident}::resource()` returns its descriptor.");
-    let body = if errors.is_empty() {
-        let ctx = format_ident!("__mcp_ctx");
-        let uri = uri.map(|l| l.value()).unwrap_or_default();
-        let ctor = if vars.is_empty() {
-            quote!(new)
-        } else {
-            quote!(template)
-        };
-        let parse = plain.iter().map(|(param, name, _, _)| {
-            let local = &param.local;
-            let ty = &param.ty;
-            let key = name.to_string();
-            quote_spanned! {syn::spanned::Spanned::span(ty)=>
-                let #local: #ty = #krate::__private::template_var::<#ty>(&__mcp_req.vars, #key)?;
-            }
-        });
-        let bind = sig.bind_injected(&krate, &ctx);
-        let call = sig.call(&fn_ident, &ctx);
-        let mut chain = quote!();
-        if let Some(d) = description {
-            chain.extend(quote!(.with_description(#d)));
-        }
-        if let Some(m) = args.str("mime_type") {
-            chain.extend(quote!(.with_mime_type(#m)));
-        }
-        if let Some(t) = args.str("title") {
-            chain.extend(quote!(.with_title(#t)));
-        }
-        let convert = quote_spanned! {sig.ret_span=>
-            #krate::IntoResourceContents::into_contents(#call)
-        };
-        quote! {
-            #krate::McpResourceDef::#ctor(#uri, #name, |__mcp_req: #krate::ResourceRequest, #ctx: #krate::InvokeContext| async move {
-                #(#parse)*
-                #bind
-                #convert
-            })
-            #chain
-        }
+    let is_template = vars.as_ref().is_some_and(|v| !v.is_empty());
+    emit(
+        Descriptor::Resource,
+        &func,
+        &name,
+        &krate,
+        || {
+            build(
+                &args,
+                &sig,
+                &krate,
+                &fn_ident,
+                &name,
+                description,
+                &uri.map(|l| l.value()).unwrap_or_default(),
+                is_template,
+            )
+        },
+        sig.has_receiver,
+        &errors,
+    )
+}
+
+/// The body of `name::resource()`.
+#[allow(clippy::too_many_arguments)]
+fn build(
+    args: &Args,
+    sig: &Signature,
+    krate: &TokenStream,
+    fn_ident: &syn::Ident,
+    name: &str,
+    description: Option<String>,
+    uri: &str,
+    is_template: bool,
+) -> TokenStream {
+    let ctx = format_ident!("__mcp_ctx");
+    let ctor = if is_template {
+        quote!(template)
     } else {
-        quote!(::core::unimplemented!())
+        quote!(new)
     };
-    let errs = errors.to_compile_errors();
+    let parse = sig.plain().into_iter().map(|arg| {
+        let local = &arg.param.local;
+        let ty = &arg.param.ty;
+        let key = arg.name;
+        let span = ty.span();
+        let k = respan(krate, span);
+        let fetch = quote_spanned!(span=> #k::__private::template_arg::<#ty>);
+        quote!(let #local = #fetch(&__mcp_req, #key)?;)
+    });
+    let bind = sig.bind_injected(krate, &ctx);
+    let call = sig.call(fn_ident, &ctx);
+    let mut chain = quote!();
+    if let Some(d) = description {
+        chain.extend(quote!(.with_description(#d)));
+    }
+    if let Some(m) = args.str("mime_type") {
+        chain.extend(quote!(.with_mime_type(#m)));
+    }
+    if let Some(t) = args.str("title") {
+        chain.extend(quote!(.with_title(#t)));
+    }
+    let ret = respan(krate, sig.ret_span);
+    let turbofish = sig.ret_turbofish();
+    let result = quote_spanned!(sig.ret_span=> #ret::__private::resource_result #turbofish ());
+    let def = respan(krate, sig.fn_span);
+    let register = quote_spanned! {sig.fn_span=>
+        #def::McpResourceDef::#ctor(#uri, #name, move |__mcp_req: #krate::ResourceRequest, #ctx: #krate::InvokeContext| async move {
+            #(#parse)*
+            #bind
+            __mcp_result.convert(#call)
+        })
+    };
     quote! {
-        #func
+        let __mcp_result = #result;
+        #register
+        #chain
+    }
+}
 
-        #[doc = #doc]
-        #[allow(non_camel_case_types, dead_code, clippy::all, clippy::pedantic)]
-        #vis enum #fn_ident {}
+#[cfg(test)]
+mod tests {
+    use super::template_vars;
 
-        #[allow(dead_code, clippy::all, clippy::pedantic)]
-        impl #fn_ident {
-            #[doc = #doc]
-            #vis fn resource() -> #krate::McpResourceDef {
-                #body
-            }
-        }
-
-        #errs
+    #[test]
+    fn template_variables() {
+        assert_eq!(template_vars("notes://project"), Ok(vec![]));
+        assert_eq!(
+            template_vars("logs://{day}/{+path}"),
+            Ok(vec!["day".to_owned(), "path".to_owned()])
+        );
+        assert!(template_vars("logs://{day").is_err());
+        assert!(template_vars("logs://day}").is_err());
+        assert!(template_vars("logs://{a b}").is_err());
+        assert!(template_vars("logs://{a}/{a}").is_err());
     }
 }

@@ -1,9 +1,11 @@
 //! Inspecting the annotated function: receiver, parameters, return type.
 
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type};
 
+use crate::attr::{Args, Kind};
 use crate::diag::Errors;
 use crate::docs::doc_text;
 
@@ -15,7 +17,10 @@ pub(crate) enum ParamKind {
     State { inner: Type },
     /// A plain argument from the client.
     Plain {
-        name: Ident,
+        /// The identifier as written (possibly raw: `r#type`).
+        ident: Ident,
+        /// Its name on the wire (`type`).
+        name: String,
         optional: bool,
         description: Option<String>,
     },
@@ -27,13 +32,34 @@ pub(crate) struct Param {
     pub(crate) ty: Type,
     /// The local the generated code binds this parameter to.
     pub(crate) local: Ident,
+    /// The span of the parameter's pattern (its name).
+    pub(crate) pat_span: Span,
+}
+
+/// A plain argument, as `Signature::plain` lists them.
+pub(crate) struct PlainArg<'a> {
+    pub(crate) param: &'a Param,
+    pub(crate) ident: &'a Ident,
+    pub(crate) name: &'a str,
+    pub(crate) optional: bool,
+    pub(crate) description: Option<&'a String>,
 }
 
 /// The analysed signature.
 pub(crate) struct Signature {
     pub(crate) params: Vec<Param>,
     pub(crate) is_async: bool,
-    pub(crate) ret_span: proc_macro2::Span,
+    /// The return type, or the function name when there is none.
+    pub(crate) ret_span: Span,
+    /// The return type as written, when it can be named in the generated
+    /// code (it is not `impl Trait`): checks name it in a turbofish so that
+    /// rustc underlines all of it.
+    pub(crate) ret_ty: Option<Type>,
+    /// The function name.
+    pub(crate) fn_span: Span,
+    /// The function takes `self`: it is a method, so no companion type can
+    /// be emitted beside it.
+    pub(crate) has_receiver: bool,
 }
 
 fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
@@ -65,6 +91,36 @@ pub(crate) fn is_named(ty: &Type, name: &str) -> bool {
     last_segment(ty).is_some_and(|s| s.ident == name && s.arguments.is_empty())
 }
 
+/// True when `tokens` contain `impl` (an `impl Trait` type, which cannot
+/// be named in a turbofish).
+fn mentions_impl(tokens: &TokenStream) -> bool {
+    tokens.clone().into_iter().any(|tt| match tt {
+        TokenTree::Ident(i) => i == "impl",
+        TokenTree::Group(g) => mentions_impl(&g.stream()),
+        _ => false,
+    })
+}
+
+/// `tokens` with every token's span set to `span`, so that a path such as
+/// `::mcp_core::__private::check` is reported at the user's code.
+pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|tt| match tt {
+            TokenTree::Group(g) => {
+                let mut group = Group::new(g.delimiter(), respan(&g.stream(), span));
+                group.set_span(span);
+                TokenTree::Group(group)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
+}
+
 /// Removes `#[arg(...)]` and doc attributes from parameters (they are ours),
 /// returning the description of each parameter in order.
 pub(crate) fn strip_param_attrs(func: &mut ItemFn, errors: &mut Errors) -> Vec<Option<String>> {
@@ -76,17 +132,22 @@ pub(crate) fn strip_param_attrs(func: &mut ItemFn, errors: &mut Errors) -> Vec<O
         };
         let mut description = doc_text(attrs);
         for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
-            let result = attr.parse_nested_meta(|meta| {
-                if meta.path.is_ident("description") {
-                    let lit: syn::LitStr = meta.value()?.parse()?;
-                    description = Some(lit.value());
-                    Ok(())
-                } else {
-                    Err(meta.error("unknown key in #[arg(...)]; accepted keys: description"))
+            match &attr.meta {
+                syn::Meta::List(list) => {
+                    let args = Args::parse(
+                        list.tokens.clone(),
+                        "#[arg(...)]",
+                        &[("description", Kind::Str)],
+                        errors,
+                    );
+                    if let Some(lit) = args.str("description") {
+                        description = Some(lit.value());
+                    }
                 }
-            });
-            if let Err(e) = result {
-                errors.push(e);
+                other => errors.spanned(
+                    other,
+                    "write `#[arg(description = \"...\")]` (or a `///` comment on the argument)",
+                ),
             }
         }
         attrs.retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
@@ -95,7 +156,9 @@ pub(crate) fn strip_param_attrs(func: &mut ItemFn, errors: &mut Errors) -> Vec<O
     out
 }
 
-/// Checks the function shape shared by all three macros and classifies its parameters.
+/// Checks the function shape shared by all three macros and classifies its
+/// parameters. `what` is `tool`, `resource` or `prompt`.
+#[allow(clippy::too_many_lines)]
 pub(crate) fn analyse(
     func: &ItemFn,
     descriptions: &[Option<String>],
@@ -106,27 +169,46 @@ pub(crate) fn analyse(
     if !sig.generics.params.is_empty() {
         errors.spanned(
             &sig.generics,
-            format!("an MCP {what} cannot be generic: its schema must be known at compile time; use concrete types"),
+            format!("an MCP {what} cannot be generic: the macro must know each argument's concrete type to describe it to clients; remove the generic parameters and use concrete types"),
+        );
+    } else if let Some(clause) = &sig.generics.where_clause {
+        errors.spanned(
+            clause,
+            format!("an MCP {what} cannot have a `where` clause; use concrete types"),
         );
     }
     if let syn::Safety::Unsafe(unsafety) = &sig.safety {
-        errors.spanned(unsafety, format!("an MCP {what} cannot be an `unsafe fn`"));
+        errors.spanned(
+            unsafety,
+            format!("an MCP {what} cannot be an `unsafe fn`: clients call it with arbitrary input; remove `unsafe` and put the unsafe code in an `unsafe` block inside, with the argument for why it is sound"),
+        );
     }
     if let Some(constness) = &sig.constness {
-        errors.spanned(constness, format!("an MCP {what} cannot be a `const fn`"));
+        errors.spanned(
+            constness,
+            format!("an MCP {what} cannot be a `const fn`: it is called at run time for each request; remove `const`"),
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        errors.spanned(
+            abi,
+            format!("an MCP {what} cannot have an ABI: remove the `extern`"),
+        );
     }
     if let Some(variadic) = &sig.variadic {
         errors.spanned(variadic, format!("an MCP {what} cannot be variadic"));
     }
     let mut params = Vec::new();
-    let mut contexts = 0;
+    let mut context: Option<Span> = None;
+    let mut has_receiver = false;
     for (i, input) in sig.inputs.iter().enumerate() {
         let typed = match input {
             FnArg::Receiver(r) => {
+                has_receiver = true;
                 errors.spanned(
                     r,
                     format!(
-                        "an MCP {what} cannot take `self`; write a free function and receive application state as an argument `State(value): State<T>` registered with `McpServer::builder().state(value)`"
+                        "an MCP {what} cannot take `self`: write a free function, and receive application state as an argument `State(value): State<T>` registered with `McpServer::builder().state(value)`"
                     ),
                 );
                 continue;
@@ -135,20 +217,34 @@ pub(crate) fn analyse(
         };
         let ty = (*typed.ty).clone();
         let local = format_ident!("__mcp_arg{}", i);
+        let pat_span = typed.pat.span();
         let by_ref_ctx = match &ty {
-            Type::Reference(r) if is_named(&r.elem, "InvokeContext") => Some(true),
+            Type::Reference(r) if is_named(&r.elem, "InvokeContext") => {
+                if let Some(m) = &r.mutability {
+                    errors.spanned(
+                        m,
+                        "take the invoke context as `&InvokeContext` or `InvokeContext`, not `&mut`",
+                    );
+                }
+                Some(true)
+            }
             t if is_named(t, "InvokeContext") => Some(false),
             _ => None,
         };
         if let Some(by_ref) = by_ref_ctx {
-            contexts += 1;
-            if contexts > 1 {
-                errors.spanned(typed, "the invoke context can be received only once");
+            if context.is_some() {
+                errors.spanned(
+                    typed,
+                    "the invoke context can be received only once: remove this parameter (an `InvokeContext` is cheap to clone if you need two)",
+                );
+                continue;
             }
+            context = Some(typed.span());
             params.push(Param {
                 kind: ParamKind::Context { by_ref },
                 ty,
                 local,
+                pat_span,
             });
             continue;
         }
@@ -159,65 +255,88 @@ pub(crate) fn analyse(
                 },
                 ty: ty.clone(),
                 local,
+                pat_span,
             });
             continue;
         }
-        let name = match &*typed.pat {
+        let ident = match &*typed.pat {
             Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
             other => {
                 errors.spanned(
                     other,
-                    "unsupported argument pattern: name the argument (`text: String`); its name becomes the JSON property",
+                    format!("unsupported argument pattern: give the argument a name (`text: String`); the name is what clients see for this {what} argument"),
                 );
                 continue;
             }
         };
-        if let Type::Reference(r) = &ty {
+        if what == "prompt" {
+            // Prompt arguments must be `String` / `Option<String>`; the
+            // prompt macro reports any other type with that advice.
+        } else if let Type::Reference(r) = &ty {
             errors.spanned(
                 r,
-                "arguments from the client must be owned types: use `String` instead of `&str`, `Vec<T>` instead of `&[T]`",
+                "arguments from the client must be owned types: use `String` instead of `&str`, `Vec<T>` instead of `&[T]`, `T` instead of `&T`",
             );
             continue;
-        }
-        if let Type::ImplTrait(t) = &ty {
+        } else if let Type::ImplTrait(t) = &ty {
             errors.spanned(
                 t,
-                "`impl Trait` arguments are not supported: use a concrete type",
+                "`impl Trait` arguments are not supported: the macro must know the concrete type to describe it to clients; use a concrete type such as `String`",
             );
             continue;
         }
         let optional = generic_of(&ty, "Option").is_some();
-        let name_str = name.to_string();
-        let name = syn::Ident::new(name_str.trim_start_matches("r#"), name.span());
+        let name = ident.to_string().trim_start_matches("r#").to_owned();
         params.push(Param {
             kind: ParamKind::Plain {
+                ident,
                 name,
                 optional,
                 description: descriptions.get(i).cloned().flatten(),
             },
             ty,
             local,
+            pat_span,
         });
     }
     let ret_span = match &sig.output {
         ReturnType::Default => sig.ident.span(),
-        ReturnType::Type(_, ty) => syn::spanned::Spanned::span(ty),
+        ReturnType::Type(_, ty) => ty.span(),
+    };
+    let ret_ty = match &sig.output {
+        ReturnType::Type(_, ty) if !mentions_impl(&quote!(#ty)) => Some((**ty).clone()),
+        _ => None,
     };
     Signature {
         params,
         is_async: sig.asyncness.is_some(),
         ret_span,
+        ret_ty,
+        fn_span: sig.ident.span(),
+        has_receiver,
     }
 }
 
 impl Signature {
+    /// The `::<R>` turbofish naming the return type for a check, or nothing
+    /// (the type is then inferred).
+    pub(crate) fn ret_turbofish(&self) -> TokenStream {
+        match &self.ret_ty {
+            Some(ty) => quote_spanned!(self.ret_span=> ::<#ty>),
+            None => quote!(),
+        }
+    }
+
     /// Statements that bind injected parameters (`State<T>`) from `ctx`.
     pub(crate) fn bind_injected(&self, krate: &TokenStream, ctx: &Ident) -> TokenStream {
         let binds = self.params.iter().filter_map(|p| match &p.kind {
             ParamKind::State { inner } => {
                 let local = &p.local;
+                let span = inner.span();
+                let k = respan(krate, span);
+                let fetch = quote_spanned!(span=> #k::__private::state_arg::<#inner>);
                 Some(quote! {
-                    let #local = match #krate::__private::state::<#inner>(&#ctx) {
+                    let #local = match #fetch(&#ctx) {
                         ::core::result::Result::Ok(value) => value,
                         ::core::result::Result::Err(error) => ::core::panic!("{}", error.message),
                     };
@@ -228,11 +347,12 @@ impl Signature {
         quote!(#(#binds)*)
     }
 
-    /// The call of the user's function with every parameter in order.
+    /// The call of the user's function with every parameter in order
+    /// (`.await`ed when it is async).
     pub(crate) fn call(&self, func: &Ident, ctx: &Ident) -> TokenStream {
         let args = self.params.iter().map(|p| match &p.kind {
             ParamKind::Context { by_ref: true } => quote!(&#ctx),
-            ParamKind::Context { by_ref: false } => quote!(::core::clone::Clone::clone(&#ctx)),
+            ParamKind::Context { by_ref: false } => quote!(#ctx),
             _ => {
                 let local = &p.local;
                 quote!(#local)
@@ -246,14 +366,25 @@ impl Signature {
         }
     }
 
-    pub(crate) fn plain(&self) -> impl Iterator<Item = (&Param, &Ident, bool, Option<&String>)> {
-        self.params.iter().filter_map(|p| match &p.kind {
-            ParamKind::Plain {
-                name,
-                optional,
-                description,
-            } => Some((p, name, *optional, description.as_ref())),
-            _ => None,
-        })
+    /// The plain (client-supplied) arguments, in order.
+    pub(crate) fn plain(&self) -> Vec<PlainArg<'_>> {
+        self.params
+            .iter()
+            .filter_map(|p| match &p.kind {
+                ParamKind::Plain {
+                    ident,
+                    name,
+                    optional,
+                    description,
+                } => Some(PlainArg {
+                    param: p,
+                    ident,
+                    name,
+                    optional: *optional,
+                    description: description.as_ref(),
+                }),
+                _ => None,
+            })
+            .collect()
     }
 }

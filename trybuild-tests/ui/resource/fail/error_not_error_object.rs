@@ -1,0 +1,14 @@
+use mcp_core::mcp_resource;
+
+#[derive(Debug)]
+struct NotFound;
+
+/// The project notes.
+#[mcp_resource(uri = "notes://project")]
+fn notes() -> Result<String, NotFound> {
+    Err(NotFound)
+}
+
+fn main() {
+    let _ = notes::resource();
+}

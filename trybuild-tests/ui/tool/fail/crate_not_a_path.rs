@@ -1,0 +1,11 @@
+use mcp_core::mcp_tool;
+
+/// Echo the input back.
+#[mcp_tool(crate = "mcp core")]
+async fn echo(text: String) -> String {
+    text
+}
+
+fn main() {
+    let _ = echo::tool();
+}

@@ -1,0 +1,11 @@
+use mcp_core::mcp_tool;
+
+/// Weather.
+#[mcp_tool(name = "")]
+async fn weather() -> String {
+    "sunny".to_owned()
+}
+
+fn main() {
+    let _ = weather::tool();
+}
