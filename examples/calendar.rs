@@ -8,12 +8,15 @@
 //! (`State<Calendar>`), registered once with `McpServer::builder().state(..)`.
 //!
 //! Run: `cargo run --example calendar`
+//! Add `--http 127.0.0.1:8080` to serve over Streamable HTTP instead of stdio.
+
+mod common;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_core::{
-    mcp_prompt, mcp_resource, mcp_tool, serve_stdio, CallToolResult, ElicitResponse,
-    IntoToolResult, InvokeContext, McpServer, PromptMessage, State,
+    mcp_prompt, mcp_resource, mcp_tool, CallToolResult, ElicitResponse, IntoToolResult,
+    InvokeContext, McpServer, PromptMessage, State,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -157,5 +160,5 @@ async fn main() -> std::io::Result<()> {
         .prompt(prepare_week::prompt())
         .build()
         .map_err(std::io::Error::other)?;
-    serve_stdio(server, Default::default()).wait().await
+    common::serve(server).await
 }

@@ -2,7 +2,7 @@
 //! (`@modelcontextprotocol/conformance`), served over stdio.
 //!
 //! The suite's server scenarios call fixtures by name; this example implements
-//! every one the framework can express:
+//! all of them that a stdio server can serve:
 //!
 //! - **tools**: `test_simple_text`, `test_image_content`, `test_audio_content`,
 //!   `test_embedded_resource`, `test_multiple_content_types`,
@@ -10,31 +10,35 @@
 //!   `test_sampling`, `test_elicitation`, `test_elicitation_sep1034_defaults`,
 //!   `test_elicitation_sep1330_enums`, `test_reconnection`,
 //!   `json_schema_2020_12_tool`; for 2026-07-28 also `test_logging_tool`,
-//!   `test_streaming_elicitation` and the multi round-trip (SEP-2322) tools
-//!   `test_input_required_result_elicitation`, `…_request_state`,
-//!   `…_multi_round` and `…_tampered_state`;
+//!   `test_streaming_elicitation`, `test_missing_capability` and the multi
+//!   round-trip (SEP-2322) tools `test_input_required_result_elicitation`,
+//!   `…_sampling`, `…_list_roots`, `…_multiple_inputs`, `…_capabilities`,
+//!   `…_request_state`, `…_multi_round` and `…_tampered_state`; and
+//!   `test_update_watched_resource`, which changes `test://watched-resource`
+//!   and tells its subscribers (no scenario calls it; it makes the
+//!   subscription observable by hand);
 //! - **resources**: `test://static-text`, `test://static-binary`,
-//!   `test://watched-resource` and the template `test://template/{id}/data`;
+//!   `test://watched-resource` (subscribable) and the template
+//!   `test://template/{id}/data`;
 //! - **prompts**: `test_simple_prompt`, `test_prompt_with_arguments`,
 //!   `test_prompt_with_embedded_resource`, `test_prompt_with_image` and
-//!   `test_input_required_result_prompt`.
+//!   `test_input_required_result_prompt`;
+//! - **logging** (`logging/setLevel`, `notifications/message` through
+//!   `InvokeContext::log`), **completion** (`completion/complete` for the
+//!   prompt arguments and the template's `id`) and **resource
+//!   subscriptions** (`resources/subscribe`, and `resourceSubscriptions` on a
+//!   2026-07-28 `subscriptions/listen`).
 //!
-//! The elicitation fixtures ask through `InvokeContext::elicitation()`: on a
-//! 2025-era session that is an `elicitation/create` request, on a 2026-07-28
-//! request the framework turns it into an `input_required` result and replays
-//! the handler with the answers, so one function serves both revisions.
+//! Questions for the client go through `InvokeContext::input` (or the
+//! elicitation handle): on a 2025-era session they are real
+//! `elicitation/create`, `sampling/createMessage` and `roots/list` requests,
+//! on a 2026-07-28 request the framework turns them into one `input_required`
+//! result (under the keys the scenarios name) and replays the handler with
+//! the answers, so one function serves both revisions.
 //!
-//! Some fixtures depend on protocol features `mcp-core` does not offer yet and
-//! degrade visibly instead of faking them:
-//!
-//! - `test_sampling` needs a server→client `sampling/createMessage` request;
-//!   there is no API for one, so it answers with an `isError` result saying so
-//!   (and `test_input_required_result_sampling`, `…_list_roots`,
-//!   `…_multiple_inputs`, `…_capabilities` and `test_missing_capability`,
-//!   which need sampling or `roots/list`, are left out);
-//! - `test_tool_with_logging` emits `notifications/message` only when the
-//!   server declares the `logging` capability (the framework does not yet, nor
-//!   does it answer `logging/setLevel`); otherwise it says why it stayed quiet.
+//! Not here: the Tasks extension fixtures (`slow_compute`, `greet`,
+//! `failing_job`, …) and the list-changed triggers (`test_trigger_tool_change`,
+//! `test_trigger_prompt_change`): this server's lists never change.
 //!
 //! `requestState` keys: see `state_keys` (`MCP_CONFORMANCE_STATE_KEY`,
 //! `MCP_CONFORMANCE_STATE_KEY_FILE`).

@@ -7,10 +7,13 @@
 //!   fails closed when it cannot ask.
 //!
 //! Run: `cargo run --example demo`
+//! Add `--http 127.0.0.1:8080` to serve over Streamable HTTP instead of stdio.
+
+mod common;
 
 use std::time::Duration;
 
-use mcp_core::{mcp_tool, serve_stdio, CallToolResult, InvokeContext, McpServer};
+use mcp_core::{mcp_tool, CallToolResult, InvokeContext, McpServer};
 
 /// Echo the input back.
 #[mcp_tool(read_only, idempotent)]
@@ -66,5 +69,5 @@ async fn main() -> std::io::Result<()> {
         .tool(confirm::tool())
         .build()
         .map_err(std::io::Error::other)?;
-    serve_stdio(server, Default::default()).wait().await
+    common::serve(server).await
 }
