@@ -334,6 +334,10 @@ impl McpHttpService {
         if let Some(remote) = &self.conn.remote {
             ctx = ctx.with_remote_addr(Arc::clone(remote));
         }
+        // Who is calling: binds sessions here and `requestState` in the dispatcher.
+        if let Some(principal) = self.principal(&parts) {
+            ctx = ctx.with_principal(principal);
+        }
 
         if !has_request(&payload) {
             // Notifications and responses (an elicitation answer, a cancel):
