@@ -1,5 +1,6 @@
 //! The benchmark server: one `echo` tool, over stdio or HTTP, in every
-//! protocol revision (see BENCHMARKS.md).
+//! protocol revision (see BENCHMARKS.md). Over stdio it admits 256 requests
+//! in flight (the default is 16), since the benchmark pipelines 64.
 //!
 //! Run: `cargo run --release --example echo -- --stdio` or
 //! `cargo run --release --example echo -- --http 127.0.0.1:8080 --stateless`
@@ -21,5 +22,6 @@ async fn main() -> std::io::Result<()> {
         .tool(echo::tool())
         .build()
         .map_err(std::io::Error::other)?;
-    common::serve(server).await
+    let stdio = mcp_core::StdioOptions::default().max_concurrent_requests(256);
+    common::serve_with(server, stdio).await
 }

@@ -4,11 +4,19 @@
 //! (so legacy clients get cancellation and elicitation) unless `--stateless`
 //! is given; it runs until Ctrl-C, then drains in-flight calls.
 
+// Each example uses part of this module.
+#![allow(dead_code)]
+
 use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
-use mcp_core::{serve_stdio, McpServer};
+use mcp_core::{serve_stdio, McpServer, StdioOptions};
 
 /// Serves `server` as the command line says.
 pub async fn serve(server: McpServer) -> std::io::Result<()> {
+    serve_with(server, StdioOptions::default()).await
+}
+
+/// Like [`serve`], with explicit stdio options.
+pub async fn serve_with(server: McpServer, stdio: StdioOptions) -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut http = None;
     let mut stateless = false;
@@ -30,7 +38,7 @@ pub async fn serve(server: McpServer) -> std::io::Result<()> {
         i += 1;
     }
     let Some(addr) = http else {
-        return serve_stdio(server, Default::default()).wait().await;
+        return serve_stdio(server, stdio).wait().await;
     };
     let (host, port) = split_addr(&addr).ok_or_else(|| usage(&format!("bad address {addr:?}")))?;
     let mut options = HttpOptions::new().host(host).port(port);

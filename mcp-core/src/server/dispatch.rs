@@ -309,10 +309,12 @@ impl McpServer {
         let result = tokio::select! {
             biased;
             () = token.cancelled() => None,
-            () = wait_external(external.as_ref()) => {
+            // The token is cancelled inside the waiting future, before the
+            // select drops the handler, so cleanup code sees is_cancelled().
+            () = async {
+                wait_external(external.as_ref()).await;
                 token.cancel();
-                None
-            }
+            } => None,
             r = work => Some(r),
         };
         drop(guard);
