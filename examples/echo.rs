@@ -15,13 +15,12 @@ async fn echo(#[arg(description = "The text to echo")] text: String) -> String {
     text
 }
 
-#[tokio::main]
-async fn main() -> std::io::Result<()> {
+fn main() -> std::io::Result<()> {
     let server = McpServer::builder()
         .server_info("echo", env!("CARGO_PKG_VERSION"))
         .tool(echo::tool())
         .build()
         .map_err(std::io::Error::other)?;
     let stdio = mcp_core::StdioOptions::default().max_concurrent_requests(256);
-    common::serve_with(server, stdio).await
+    common::run(server, stdio)
 }

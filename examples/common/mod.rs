@@ -10,6 +10,23 @@
 use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
 use mcp_core::{serve_stdio, McpServer, StdioOptions};
 
+/// Builds a runtime suited to the transport the command line picks and
+/// serves on it: a single-threaded runtime for stdio (one connection: no
+/// cross-thread hand-offs), a multi-threaded one for HTTP.
+pub fn run(server: McpServer, stdio: StdioOptions) -> std::io::Result<()> {
+    let http = std::env::args().any(|a| a == "--http");
+    let runtime = if http {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    };
+    runtime.block_on(serve_with(server, stdio))
+}
+
 /// Serves `server` as the command line says.
 pub async fn serve(server: McpServer) -> std::io::Result<()> {
     serve_with(server, StdioOptions::default()).await

@@ -19,26 +19,30 @@ pub fn parse_args<T: DeserializeOwned>(
 ) -> Result<T, String> {
     let value = Value::Object(args);
     let mut problems = Vec::new();
-    check(&value, schema, "", true, &mut problems);
+    check(&value, schema, Path::Root, true, &mut problems);
     if !problems.is_empty() {
         return Err(format!("Invalid arguments:\n- {}", problems.join("\n- ")));
     }
     serde_json::from_value(value).map_err(|e| format!("Invalid arguments: {e}"))
 }
 
-fn field_path(parent: &str, key: &str) -> String {
-    if parent.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{parent}.{key}")
-    }
+/// Where a value sits in the arguments, built on the stack as the checker
+/// descends and only turned into text when a problem is reported.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root,
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
 }
 
-fn shown(path: &str) -> &str {
-    if path.is_empty() {
-        "arguments"
-    } else {
-        path
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Root => f.write_str("arguments"),
+            Self::Key(Self::Root, key) => f.write_str(key),
+            Self::Key(parent, key) => write!(f, "{parent}.{key}"),
+            Self::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
     }
 }
 
@@ -90,7 +94,7 @@ fn expected_types(schema: &Map<String, Value>) -> Option<Vec<&str>> {
 fn check(
     value: &Value,
     schema: &Map<String, Value>,
-    path: &str,
+    path: Path<'_>,
     root: bool,
     problems: &mut Vec<String>,
 ) {
@@ -105,7 +109,7 @@ fn check(
             }
             problems.push(format!(
                 "`{}`: expected {expected}, received {}",
-                shown(path),
+                path,
                 describe(value)
             ));
             return;
@@ -116,7 +120,7 @@ fn check(
             let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
             problems.push(format!(
                 "`{}`: expected one of {}, received {}",
-                shown(path),
+                path,
                 list.join(", "),
                 describe(value)
             ));
@@ -127,7 +131,7 @@ fn check(
         if expected != value {
             problems.push(format!(
                 "`{}`: expected {expected}, received {}",
-                shown(path),
+                path,
                 describe(value)
             ));
             return;
@@ -143,7 +147,7 @@ fn check(
             if !fits {
                 problems.push(format!(
                     "`{}`: {} does not match any of the {} allowed shapes",
-                    shown(path),
+                    path,
                     describe(value),
                     alternatives.len()
                 ));
@@ -155,18 +159,12 @@ fn check(
         if let Some(f) = n.as_f64() {
             if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
                 if f < min {
-                    problems.push(format!(
-                        "`{}`: must be at least {min}, received {n}",
-                        shown(path)
-                    ));
+                    problems.push(format!("`{}`: must be at least {min}, received {n}", path));
                 }
             }
             if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
                 if f > max {
-                    problems.push(format!(
-                        "`{}`: must be at most {max}, received {n}",
-                        shown(path)
-                    ));
+                    problems.push(format!("`{}`: must be at most {max}, received {n}", path));
                 }
             }
         }
@@ -176,13 +174,7 @@ fn check(
         Value::Array(items) => {
             if let Some(Value::Object(item_schema)) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {
-                    check(
-                        item,
-                        item_schema,
-                        &format!("{}[{i}]", shown(path)),
-                        false,
-                        problems,
-                    );
+                    check(item, item_schema, Path::Index(&path, i), false, problems);
                 }
             }
         }
@@ -193,7 +185,7 @@ fn check(
 fn check_object(
     obj: &Map<String, Value>,
     schema: &Map<String, Value>,
-    path: &str,
+    path: Path<'_>,
     root: bool,
     problems: &mut Vec<String>,
 ) {
@@ -209,7 +201,7 @@ fn check_object(
                     .unwrap_or_default();
                 problems.push(format!(
                     "`{}`: missing required field{ty}",
-                    field_path(path, key)
+                    Path::Key(&path, key)
                 ));
             }
         }
@@ -218,14 +210,14 @@ fn check_object(
     let closed = root || schema.get("additionalProperties") == Some(&Value::Bool(false));
     for (key, value) in obj {
         match properties.get(key).and_then(Value::as_object) {
-            Some(sub) => check(value, sub, &field_path(path, key), false, problems),
+            Some(sub) => check(value, sub, Path::Key(&path, key), false, problems),
             None if closed => {
                 let valid: Vec<&str> = properties.keys().map(String::as_str).collect();
                 let hint = suggest(key, &valid)
                     .map_or_else(|| ".".to_owned(), |s| format!("; did you mean `{s}`?"));
                 problems.push(format!(
                     "`{}`: unknown field{hint} Valid fields: {}",
-                    field_path(path, key),
+                    Path::Key(&path, key),
                     if valid.is_empty() {
                         "(none)".to_owned()
                     } else {

@@ -378,13 +378,16 @@ impl Elicitor {
 pub struct InvokeContext {
     pub(crate) cancel: CancelToken,
     pub(crate) progress: Option<Progress>,
-    pub(crate) elicitor: Option<Elicitor>,
+    /// Built on first use from `channel` (or the call's explicit hook).
+    pub(crate) elicitor: std::sync::OnceLock<Option<Elicitor>>,
+    /// The client announced form elicitation.
+    pub(crate) can_elicit: bool,
     pub(crate) request_id: Option<RequestId>,
     pub(crate) client: Option<Arc<ClientInfo>>,
     pub(crate) call: CallContext,
     pub(crate) state: Option<Arc<StateMap>>,
     pub(crate) interrupt: Option<Arc<crate::interrupt::Interrupt>>,
-    pub(crate) requester: Option<Arc<dyn crate::interrupt::Requester>>,
+    pub(crate) channel: crate::interrupt::Channel,
     pub(crate) modern: bool,
     /// The lowest level rank to send; `None`: send no log messages.
     pub(crate) log_threshold: Option<u8>,
@@ -474,7 +477,7 @@ impl fmt::Debug for InvokeContext {
             .field("request_id", &self.request_id)
             .field("cancelled", &self.cancel.is_cancelled())
             .field("progress", &self.progress.is_some())
-            .field("elicitation", &self.elicitor.is_some())
+            .field("elicitation", &self.can_elicit)
             .field("stateless", &self.modern)
             .finish_non_exhaustive()
     }
@@ -509,13 +512,14 @@ impl InvokeContext {
         Self {
             cancel: CancelToken::new(),
             progress: None,
-            elicitor: None,
+            elicitor: std::sync::OnceLock::new(),
+            can_elicit: false,
             request_id: None,
             client: None,
             call: CallContext::default(),
             state: None,
             interrupt: None,
-            requester: None,
+            channel: crate::interrupt::Channel::None,
             modern: false,
             log_threshold: None,
         }
@@ -552,7 +556,16 @@ impl InvokeContext {
     /// The elicitation handle, present when the client announced the
     /// `elicitation` capability and the transport can carry requests.
     pub fn elicitation(&self) -> Option<&Elicitor> {
-        self.elicitor.as_ref()
+        self.elicitor
+            .get_or_init(|| match &self.call.elicit {
+                Some(hook) => Some(Elicitor::new(Arc::clone(hook))),
+                None if self.can_elicit => self
+                    .channel
+                    .requester()
+                    .map(|r| Elicitor::new(Arc::new(crate::interrupt::RequesterElicit(r)))),
+                None => None,
+            })
+            .as_ref()
     }
 
     /// The elicitation handle, or — when the client cannot be asked — stops
@@ -560,7 +573,7 @@ impl InvokeContext {
     /// with `data.requiredCapabilities = {"elicitation": {}}`, on a legacy
     /// request `-32603`. Use it when the work cannot go on without an answer.
     pub async fn require_elicitation(&self) -> Elicitor {
-        if let Some(e) = &self.elicitor {
+        if let Some(e) = self.elicitation() {
             return e.clone();
         }
         self.fail(self.missing(json!({ "elicitation": {} }))).await;
@@ -622,7 +635,7 @@ impl InvokeContext {
                 return Err(self.missing(needed));
             }
         }
-        let requester = self.requester.as_ref().ok_or_else(no_channel)?;
+        let requester = self.channel.requester().ok_or_else(no_channel)?;
         requester
             .request_all(
                 requests
@@ -659,8 +672,8 @@ impl InvokeContext {
     }
 
     fn auto_key(&self, prefix: &str) -> Result<String, ErrorObject> {
-        self.requester
-            .as_ref()
+        self.channel
+            .requester()
             .map(|r| r.auto_key(prefix))
             .ok_or_else(no_channel)
     }
@@ -703,7 +716,7 @@ impl InvokeContext {
     /// Asks the user to confirm. Fails closed: false when elicitation is
     /// unavailable, the user declined or cancelled, or the request failed.
     pub async fn confirm(&self, prompt: &str) -> bool {
-        match &self.elicitor {
+        match self.elicitation() {
             Some(e) => e.confirm(prompt).await.unwrap_or(false),
             None => false,
         }

@@ -23,14 +23,26 @@ pub(crate) enum Interruption {
     Error(ErrorObject),
 }
 
-/// A one-shot slot a handler raises and the dispatcher waits on.
+/// A one-shot slot a handler raises and the dispatcher waits on, plus, for
+/// a 2026-07-28 round trip, the answers collected so far and the counter
+/// that names unnamed questions.
 #[derive(Default, Debug)]
 pub(crate) struct Interrupt {
     slot: Mutex<Option<Interruption>>,
     notify: Notify,
+    pub(crate) answers: Map<String, Value>,
+    pub(crate) next: AtomicUsize,
 }
 
 impl Interrupt {
+    /// A round with the answers collected so far.
+    pub(crate) fn with_answers(answers: Map<String, Value>) -> Self {
+        Self {
+            answers,
+            ..Self::default()
+        }
+    }
+
     /// Raises an interruption (the first one wins) and never returns: the
     /// dispatcher drops the handler's future.
     pub(crate) async fn raise(&self, why: Interruption) -> std::convert::Infallible {
@@ -116,15 +128,16 @@ impl Requester for OutboundRequester {
 /// `sample-1`, …), so a handler must ask the same questions in the same
 /// order when it runs again on the retry.
 pub(crate) struct RoundTripRequester {
-    pub(crate) answers: Map<String, Value>,
-    pub(crate) next: AtomicUsize,
     pub(crate) interrupt: Arc<Interrupt>,
 }
 
 #[async_trait]
 impl Requester for RoundTripRequester {
     fn auto_key(&self, prefix: &str) -> String {
-        format!("{prefix}-{}", self.next.fetch_add(1, Ordering::Relaxed))
+        format!(
+            "{prefix}-{}",
+            self.interrupt.next.fetch_add(1, Ordering::Relaxed)
+        )
     }
 
     async fn request_all(
@@ -134,7 +147,7 @@ impl Requester for RoundTripRequester {
         let mut answers = Map::new();
         let mut missing = Map::new();
         for (key, method, mut params) in requests {
-            match self.answers.get(&key) {
+            match self.interrupt.answers.get(&key) {
                 Some(answer) => {
                     answers.insert(key, answer.clone());
                 }
@@ -157,6 +170,37 @@ impl Requester for RoundTripRequester {
             return Ok(answers);
         }
         match self.interrupt.raise(Interruption::Input(missing)).await {}
+    }
+}
+
+/// What can carry a handler's questions to the client.
+#[derive(Clone)]
+pub(crate) enum Channel {
+    /// Nothing (no outbound channel on a legacy request).
+    None,
+    /// Legacy: real requests on this session's outbound channel.
+    Legacy {
+        session: Session,
+        outbound: Arc<dyn Outbound>,
+    },
+    /// 2026-07-28: `input_required` round trips.
+    RoundTrip(Arc<Interrupt>),
+}
+
+impl Channel {
+    /// A requester for this channel, built on first use (most calls never ask).
+    pub(crate) fn requester(&self) -> Option<Arc<dyn Requester>> {
+        match self {
+            Self::None => None,
+            Self::Legacy { session, outbound } => Some(Arc::new(OutboundRequester {
+                session: session.clone(),
+                outbound: Arc::clone(outbound),
+                next: AtomicUsize::new(0),
+            })),
+            Self::RoundTrip(interrupt) => Some(Arc::new(RoundTripRequester {
+                interrupt: Arc::clone(interrupt),
+            })),
+        }
     }
 }
 

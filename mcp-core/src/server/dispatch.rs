@@ -10,10 +10,8 @@ use super::era::{self, meta_keys, Era, ModernMeta, REMOVED_METHODS};
 use super::extras;
 use super::McpServer;
 use crate::cancel::CancelToken;
-use crate::context::{CallContext, Elicitor, InvokeContext, Progress};
-use crate::interrupt::{
-    Interrupt, Interruption, OutboundRequester, Requester, RequesterElicit, RoundTripRequester,
-};
+use crate::context::{CallContext, InvokeContext, Progress};
+use crate::interrupt::{Channel, Interrupt, Interruption};
 use crate::panic::catch_panic;
 use crate::protocol::{
     self, fail, jsonrpc::classify, negotiate_version, ok, ClientCapabilities, ClientInfo,
@@ -643,52 +641,38 @@ impl McpServer {
                 .map(|t| Progress::notify(t.clone(), Arc::clone(outbound))),
             (None, None) => None,
         };
-        let (client, requester): (_, Option<Arc<dyn Requester>>) = match era {
+        let (client, channel) = match era {
             Era::Legacy => (
                 session.client(),
-                ctx.outbound.as_ref().map(|outbound| {
-                    Arc::new(OutboundRequester {
+                match &ctx.outbound {
+                    Some(outbound) => Channel::Legacy {
                         session: session.clone(),
                         outbound: Arc::clone(outbound),
-                        next: std::sync::atomic::AtomicUsize::new(0),
-                    }) as Arc<dyn Requester>
-                }),
+                    },
+                    None => Channel::None,
+                },
             ),
+            // Servers never send requests in this revision: questions
+            // become `input_required` results answered on the retry.
             Era::Modern(meta) => (
-                Some(Arc::new(ClientInfo {
-                    protocol_version: meta.version,
-                    capabilities: meta.capabilities.clone(),
-                    implementation: meta.client_info.clone(),
-                })),
-                // Servers never send requests in this revision: questions
-                // become `input_required` results answered on the retry.
-                Some(Arc::new(RoundTripRequester {
-                    answers: round.answers.clone(),
-                    next: std::sync::atomic::AtomicUsize::new(0),
-                    interrupt: Arc::clone(&round.interrupt),
-                }) as Arc<dyn Requester>),
+                Some(Arc::clone(&meta.client)),
+                Channel::RoundTrip(Arc::clone(&round.interrupt)),
             ),
         };
         let can_elicit = client
             .as_deref()
             .is_some_and(|c| c.capabilities.supports_form_elicitation());
-        let elicitor = match (&ctx.elicit, &requester) {
-            (Some(hook), _) => Some(Elicitor::new(Arc::clone(hook))),
-            (None, Some(r)) if can_elicit => {
-                Some(Elicitor::new(Arc::new(RequesterElicit(Arc::clone(r)))))
-            }
-            _ => None,
-        };
         InvokeContext {
             cancel: token.clone(),
             progress,
-            elicitor,
+            elicitor: std::sync::OnceLock::new(),
+            can_elicit,
             request_id: Some(id.clone()),
             client,
             call: ctx.clone(),
             state: Some(Arc::clone(&self.inner.state)),
             interrupt: Some(Arc::clone(&round.interrupt)),
-            requester,
+            channel,
             modern: matches!(era, Era::Modern(_)),
             log_threshold: match era {
                 _ if !self.inner.logging => None,
@@ -709,34 +693,22 @@ impl McpServer {
         params: &Map<String, Value>,
         ctx: &CallContext,
         era: &Era,
-    ) -> Result<RoundTrip, ErrorObject> {
+    ) -> Result<RoundTrip<'_>, ErrorObject> {
         let mut round = RoundTrip {
             interrupt: Arc::new(Interrupt::default()),
-            answers: Map::new(),
-            binding: None,
-            keys: self.inner.state_keys.clone(),
+            identity: None,
+            server: self,
             principal: ctx.principal.clone(),
-            server_info: self.inner.server_info_json.clone(),
         };
         let Era::Modern(_) = era else {
             return Ok(round);
         };
-        let mut identity = Map::new();
-        identity.insert(
-            if method == "resources/read" {
-                "uri"
-            } else {
-                "name"
-            }
-            .into(),
-            Value::String(key.to_owned()),
-        );
-        identity.insert("arguments".into(), Value::Object(args.clone()));
-        let binding = crate::request_state::binding(method, &identity);
+        let identity = (method.to_owned(), key.to_owned(), args.clone());
         if let Some(state) = params.get("requestState") {
             let state = state
                 .as_str()
                 .ok_or_else(|| ErrorObject::invalid_params("`requestState` must be a string"))?;
+            let binding = binding_of(&identity);
             let (mut answers, pending) = self
                 .inner
                 .state_keys
@@ -751,11 +723,27 @@ impl McpServer {
                     }
                 }
             }
-            round.answers = answers;
+            round.interrupt = Arc::new(Interrupt::with_answers(answers));
         }
-        round.binding = Some(binding);
+        round.identity = Some(identity);
         Ok(round)
     }
+}
+
+/// The binding of sealed state: method plus a digest of name/uri and arguments.
+fn binding_of((method, key, args): &(String, String, Map<String, Value>)) -> String {
+    let mut identity = Map::new();
+    identity.insert(
+        if method == "resources/read" {
+            "uri"
+        } else {
+            "name"
+        }
+        .into(),
+        Value::String(key.clone()),
+    );
+    identity.insert("arguments".into(), Value::Object(args.clone()));
+    crate::request_state::binding(method, &identity)
 }
 
 /// Unregisters a listen's resource subscriptions however the listen ends.
@@ -778,21 +766,19 @@ impl Drop for ListenGuard<'_> {
 const LISTEN_ENDED: i64 = i64::MIN;
 
 /// A call that a handler may interrupt (see [`crate::interrupt`]).
-struct RoundTrip {
+struct RoundTrip<'a> {
     interrupt: Arc<Interrupt>,
-    answers: Map<String, Value>,
-    /// Set for modern requests: what sealed state is bound to.
-    binding: Option<String>,
-    keys: crate::request_state::StateKeys,
+    /// Set for modern requests: what sealed state is bound to (method,
+    /// name or URI, arguments); the digest is computed only when needed.
+    identity: Option<(String, String, Map<String, Value>)>,
+    server: &'a McpServer,
     principal: Option<Arc<str>>,
-    server_info: Value,
 }
 
-impl RoundTrip {
-    /// Runs the handler future unless it interrupts itself; an interruption
-    /// becomes an `input_required` result (`Err(Ok(value))`-style via
-    /// `ErrorObject` is avoided: the interim result is returned as `Err`
-    /// carrying the ready value in `data`).
+impl RoundTrip<'_> {
+    /// Runs the handler future unless it interrupts itself. An interruption
+    /// comes back as an error: a protocol error, or (marked with
+    /// [`INPUT_REQUIRED`]) the `input_required` result in its `data`.
     async fn run<T>(&self, work: impl std::future::Future<Output = T>) -> Result<T, ErrorObject> {
         tokio::select! {
             r = work => Ok(r),
@@ -801,18 +787,22 @@ impl RoundTrip {
     }
 
     fn interrupted(&self, why: Interruption) -> ErrorObject {
-        match (why, &self.binding) {
+        match (why, &self.identity) {
             (Interruption::Error(e), _) => e,
-            (Interruption::Input(requests), Some(binding)) => {
+            (Interruption::Input(requests), Some(identity)) => {
+                let inner = &self.server.inner;
                 let pending: Vec<String> = requests.keys().cloned().collect();
-                let state =
-                    self.keys
-                        .seal(binding, self.principal.as_deref(), &self.answers, &pending);
+                let state = inner.state_keys.seal(
+                    &binding_of(identity),
+                    self.principal.as_deref(),
+                    &self.interrupt.answers,
+                    &pending,
+                );
                 let mut result = Map::new();
                 result.insert("resultType".into(), Value::String("input_required".into()));
                 result.insert("inputRequests".into(), Value::Object(requests));
                 result.insert("requestState".into(), Value::String(state));
-                era::decorate(&mut result, &self.server_info);
+                era::decorate(&mut result, &inner.server_info_json);
                 ErrorObject::new(INPUT_REQUIRED, "input required").with_data(Value::Object(result))
             }
             (Interruption::Input(_), None) => {
@@ -905,5 +895,5 @@ fn _assert_send(server: &McpServer, ctx: &CallContext) {
 
 #[allow(dead_code)]
 fn _modern_meta_is_used(m: &ModernMeta) -> &'static str {
-    m.version
+    m.client.protocol_version
 }

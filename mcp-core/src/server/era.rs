@@ -4,9 +4,11 @@
 //! earlier requests on the same connection.
 
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value};
 
-use crate::protocol::{ClientCapabilities, ErrorObject, Implementation, RPC_ERRORS};
+use crate::protocol::{ClientCapabilities, ClientInfo, ErrorObject, Implementation, RPC_ERRORS};
 
 /// `_meta` keys of the 2026-07-28 revision.
 pub mod meta_keys {
@@ -51,12 +53,9 @@ pub const REMOVED_METHODS: &[&str] = &[
 /// What a modern request declared in its `_meta`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModernMeta {
-    /// The protocol version.
-    pub version: &'static str,
-    /// The client capabilities for this request only.
-    pub capabilities: ClientCapabilities,
-    /// The client's implementation info, if sent.
-    pub client_info: Option<Implementation>,
+    /// The protocol version, capabilities (for this request only) and
+    /// implementation info the request declared.
+    pub client: Arc<ClientInfo>,
     /// The requested log level, if sent.
     pub log_level: Option<String>,
 }
@@ -156,9 +155,11 @@ fn validate(meta: &Map<String, Value>, version: &Value) -> Result<ModernMeta, Er
         }
     };
     Ok(ModernMeta {
-        version,
-        capabilities,
-        client_info,
+        client: Arc::new(ClientInfo {
+            protocol_version: version,
+            capabilities,
+            implementation: client_info,
+        }),
         log_level,
     })
 }

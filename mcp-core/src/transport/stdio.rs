@@ -253,8 +253,9 @@ where
             () = stop.cancelled() => break Ok(()),
             next = lines.next_line() => next,
         };
-        let line = match next {
+        let message = match next {
             Ok(Line::Eof) => break Ok(()),
+            Ok(Line::Blank) => continue,
             Ok(Line::TooLong) => {
                 let error = ErrorObject::invalid_request(format!(
                     "Message exceeds the maximum line length ({})",
@@ -263,21 +264,14 @@ where
                 out.send_value(&fail(Value::Null, &error)).await;
                 continue;
             }
-            Ok(Line::Data(line)) => line,
-            Err(e) => break Err(e),
-        };
-        while tasks.try_join_next().is_some() {}
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let message = match parse_payload(&line) {
-            Ok(message) => message,
-            Err(reply) => {
+            Ok(Line::Parsed(Ok(message))) => message,
+            Ok(Line::Parsed(Err(reply))) => {
                 out.send_value(&reply).await;
                 continue;
             }
+            Err(e) => break Err(e),
         };
-        drop(line);
+        while tasks.try_join_next().is_some() {}
         dispatch_line(
             &server,
             message,
@@ -388,18 +382,30 @@ async fn dispatch_line(
 }
 
 enum Line {
-    Data(Vec<u8>),
+    /// A non-blank line, parsed: the message or the ready `-32700` reply.
+    Parsed(Result<Value, Value>),
+    Blank,
     TooLong,
     Eof,
 }
 
 /// Splits a byte stream into lines without ever holding more than `max`
-/// bytes of one line.
+/// bytes of one line, and parses each. A line that lies whole in the read
+/// buffer (the usual case) is parsed in place, without a copy.
 struct LineReader<R> {
     inner: BufReader<R>,
     max: usize,
     line: Vec<u8>,
     discarding: bool,
+}
+
+fn parse_line(line: &[u8]) -> Line {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        Line::Blank
+    } else {
+        Line::Parsed(parse_payload(line))
+    }
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -412,7 +418,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 
-    /// The next complete line (without its `\n` / `\r\n`). Cancel-safe: a
+    /// The next line (without its `\n` / `\r\n`), parsed. Cancel-safe: a
     /// partially read line stays buffered in `self`.
     async fn next_line(&mut self) -> io::Result<Line> {
         loop {
@@ -426,24 +432,29 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 if self.line.is_empty() {
                     return Ok(Line::Eof);
                 }
-                return Ok(Line::Data(std::mem::take(&mut self.line)));
+                let parsed = parse_line(&self.line);
+                self.line.clear();
+                return Ok(parsed);
             }
             match chunk.iter().position(|&b| b == b'\n') {
                 Some(i) => {
                     let fits = !self.discarding && self.line.len() + i <= self.max;
-                    if fits {
+                    let parsed = if !fits {
+                        Line::TooLong
+                    } else if self.line.is_empty() {
+                        parse_line(&chunk[..i])
+                    } else {
                         self.line.extend_from_slice(&chunk[..i]);
-                    }
+                        let parsed = parse_line(&self.line);
+                        self.line.clear();
+                        parsed
+                    };
                     self.inner.consume(i + 1);
                     if !fits {
                         self.discarding = false;
                         self.line = Vec::new();
-                        return Ok(Line::TooLong);
                     }
-                    if self.line.last() == Some(&b'\r') {
-                        self.line.pop();
-                    }
-                    return Ok(Line::Data(std::mem::take(&mut self.line)));
+                    return Ok(parsed);
                 }
                 None => {
                     let n = chunk.len();

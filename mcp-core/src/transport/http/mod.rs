@@ -7,10 +7,10 @@
 //! |---|---|
 //! | 200 | A JSON-RPC response (`application/json`), or an event stream (see below) |
 //! | 202 | The POST held only notifications or responses (or its call was cancelled) |
-//! | 400 | Invalid JSON (`-32700`); an id-less invalid message; an unsupported `MCP-Protocol-Version`; with sessions, a request other than `initialize` without `Mcp-Session-Id` |
+//! | 400 | Invalid JSON (`-32700`); an id-less invalid message; an unsupported `MCP-Protocol-Version`; with sessions, a request other than `initialize` without `Mcp-Session-Id`; for 2026-07-28 requests see below |
 //! | 401 | [`HttpOptions::authorize`] returned false (or panicked) |
 //! | 403 | The `Host`/`Origin` guard refused the request (checked first) |
-//! | 404 | Another path, or a method other than POST/GET/DELETE (`-32601 Not found: <method> <url>`); with sessions, an unknown, expired, evicted or foreign session |
+//! | 404 | Another path, or a method other than POST/GET/DELETE (`-32601 Not found: <method> <url>`); with sessions, an unknown, expired, evicted or foreign session; a 2026-07-28 request for an unknown or removed method |
 //! | 405 | GET or DELETE while sessions are off |
 //! | 406 | A GET whose `Accept` lacks `text/event-stream` |
 //! | 408 | The body did not arrive within [`HttpOptions::body_read_timeout`] (connection closed) |
@@ -47,12 +47,39 @@
 //! closes or [`HttpOptions::cancelled_linger`] passes, because some clients
 //! read a stream that just ends as a failure of the request they cancelled.
 //!
-//! **2026-07-28 requests** (announced by `MCP-Protocol-Version: 2026-07-28`
-//! or by their `_meta`) are stateless even with sessions on: they need no
-//! `Mcp-Session-Id` and never get one; an unknown or removed method is 404
-//! and the revision's `-32020`…`-32022` errors are 400, with the JSON-RPC
-//! error in the body. (The revision's `Mcp-Method`/`Mcp-Name` header checks
-//! are not done here.)
+//! **2026-07-28 requests** are told apart by their body: a request whose
+//! `params._meta` carries `io.modelcontextprotocol/protocolVersion` is
+//! served statelessly, on the same endpoint as legacy sessions (the header
+//! never overrides the body). Such a request needs no `Mcp-Session-Id`
+//! (one sent is ignored) and never gets one, and its routing headers must
+//! mirror its body, else it is refused with HTTP 400 and a `-32020`
+//! (HeaderMismatch) error carrying the request id:
+//!
+//! | Header | Must equal |
+//! |---|---|
+//! | `MCP-Protocol-Version` | `_meta["io.modelcontextprotocol/protocolVersion"]` |
+//! | `Mcp-Method` | `method` |
+//! | `Mcp-Name` | `params.name` (`tools/call`, `prompts/get`), `params.uri` (`resources/read`) |
+//! | `Mcp-Param-{Name}` | the `tools/call` argument whose input-schema property has `"x-mcp-header": "Name"` (found through `properties` from the root), when present and not `null` |
+//!
+//! Header names are case-insensitive and values case-sensitive, with
+//! surrounding spaces and tabs trimmed; a `=?base64?…?=` value is decoded
+//! (padded standard base64 of UTF-8; anything else is refused); numbers
+//! compare numerically (`42` equals `42.0`), booleans as `true`/`false`. A
+//! missing or repeated header, or one with bytes outside visible ASCII, is
+//! refused too. An `MCP-Protocol-Version` naming 2026-07-28 on a request
+//! without the `_meta` claim is `-32602` (400), and 2026-07-28 messages
+//! cannot be batched (`-32600`, 400).
+//!
+//! Statuses of a 2026-07-28 reply: 404 for `-32601` (an unknown method, or
+//! one the revision removed: `initialize`, `ping`, `logging/setLevel`,
+//! `resources/subscribe`, `resources/unsubscribe`), 400 for `-32602`,
+//! `-32020`, `-32021` and `-32022`, 200 for results and every other error;
+//! the JSON-RPC error is always in the body. The response is JSON, or an
+//! event stream when the client accepts one and the call sends progress or
+//! log messages first; closing that stream cancels the call. GET and DELETE
+//! stay legacy session operations (405 when sessions are off). Event
+//! streams carry `X-Accel-Buffering: no`.
 //!
 //! **Hardening**: a loopback-only `Host`/`Origin` guard by default; header,
 //! body and keep-alive timeouts; connection, server-wide and per-connection
@@ -82,6 +109,7 @@
 //! ```
 
 mod guard;
+mod modern;
 mod options;
 mod server;
 mod service;

@@ -26,6 +26,7 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, Notify, Semaphore};
 
 use super::guard;
+use super::modern::{self, ToolHeaders};
 use super::options::HttpOptions;
 use super::sessions::{default_principal, SessionEntry, SessionTable};
 use super::sse::{frame, Event, Hold, Linger, McpBody};
@@ -78,6 +79,8 @@ struct ConnState {
 
 pub(crate) struct Shared {
     server: McpServer,
+    /// The tools' `x-mcp-header` arguments (2026-07-28 `Mcp-Param-*` checks).
+    tool_headers: ToolHeaders,
     pub(crate) options: HttpOptions,
     pub(crate) sessions: Option<SessionTable>,
     global: Arc<Semaphore>,
@@ -96,6 +99,7 @@ impl McpHttpService {
         let global = Arc::new(Semaphore::new(options.max_concurrent_requests.max(1)));
         Self {
             shared: Arc::new(Shared {
+                tool_headers: ToolHeaders::new(&server),
                 server,
                 options,
                 sessions,
@@ -169,8 +173,12 @@ impl McpHttpService {
         if parts.uri.path() != opts.path {
             return not_found(&parts);
         }
-        if let Err(response) = check_protocol_version(&parts.headers) {
-            return response;
+        // A POST's version header is judged with its body (a 2026-07-28
+        // claim in the body decides, see `post`).
+        if parts.method != Method::POST {
+            if let Err(response) = check_protocol_version(&parts.headers) {
+                return response;
+            }
         }
         let sessions_on = self.shared.sessions.is_some();
         match parts.method {
@@ -317,10 +325,15 @@ impl McpHttpService {
         };
         drop(bytes);
 
-        let is_init = payload.get("method").and_then(Value::as_str) == Some("initialize")
+        // A stateless 2026-07-28 request never belongs to a session: its
+        // `Mcp-Session-Id` is ignored, and it never gets one.
+        let modern = match self.classify(&parts.headers, &payload) {
+            Ok(modern) => modern,
+            Err(response) => return response,
+        };
+        let is_init = !modern
+            && payload.get("method").and_then(Value::as_str) == Some("initialize")
             && payload.get("id").is_some();
-        // A stateless 2026-07-28 request never belongs to a session.
-        let modern = is_modern(&parts.headers, &payload);
         let (session, entry) = match &self.shared.sessions {
             Some(table) if !is_init && !modern => match self.lookup(&parts, table) {
                 Ok(entry) => (entry.session.clone(), Some(entry)),
@@ -478,6 +491,75 @@ impl McpHttpService {
                 RPC_ERRORS::INTERNAL_ERROR,
                 "Internal error: the call ended without a reply",
             ),
+        }
+    }
+
+    /// Decides the era of a POSTed payload (true: 2026-07-28) and checks
+    /// its headers, or returns the refusal:
+    ///
+    /// - a body with the modern `_meta` claim is modern; a request's routing
+    ///   headers must mirror its body (`-32020`, 400, see [`modern::check`]);
+    /// - `MCP-Protocol-Version` naming a modern revision over a request
+    ///   without the claim is `-32602` (400): the header never stands in
+    ///   for the body; over a notification or response it is merely sessionless;
+    /// - 2026-07-28 messages are never batched (`-32600`, 400);
+    /// - anything else is legacy, and an unsupported version header is 400.
+    fn classify(&self, headers: &HeaderMap, payload: &Value) -> Result<bool, Response<McpBody>> {
+        let header_modern = modern::header_is_modern(headers);
+        if let Value::Array(items) = payload {
+            if header_modern || items.iter().any(|m| modern::claim(m).is_some()) {
+                return Err(error_response(
+                    StatusCode::BAD_REQUEST,
+                    RPC_ERRORS::INVALID_REQUEST,
+                    "Invalid Request: 2026-07-28 messages cannot be batched; POST one at a time",
+                ));
+            }
+            check_protocol_version(headers)?;
+            return Ok(false);
+        }
+        let id = || payload.get("id").cloned().unwrap_or(Value::Null);
+        match modern::claim(payload) {
+            Some(claimed) => {
+                // A claim that is not a string is a malformed envelope: the
+                // dispatcher answers it -32602.
+                if let (true, Some(version)) = (modern::is_request(payload), claimed.as_str()) {
+                    if let Err(why) =
+                        modern::check(headers, payload, version, &self.shared.tool_headers)
+                    {
+                        return Err(json_response(
+                            StatusCode::BAD_REQUEST,
+                            &crate::protocol::fail(
+                                id(),
+                                &ErrorObject::new(
+                                    RPC_ERRORS::HEADER_MISMATCH,
+                                    format!("Header mismatch: {why}"),
+                                ),
+                            ),
+                        ));
+                    }
+                }
+                Ok(true)
+            }
+            None if header_modern => {
+                if modern::is_request(payload) {
+                    return Err(json_response(
+                        StatusCode::BAD_REQUEST,
+                        &crate::protocol::fail(
+                            id(),
+                            &ErrorObject::invalid_params(format!(
+                                "MCP-Protocol-Version names a 2026-07-28 revision but the \
+                                 request lacks `_meta[\"{}\"]`",
+                                meta_keys::PROTOCOL_VERSION
+                            )),
+                        ),
+                    ));
+                }
+                Ok(true)
+            }
+            None => {
+                check_protocol_version(headers)?;
+                Ok(false)
+            }
         }
     }
 
@@ -867,8 +949,9 @@ fn has_request(payload: &Value) -> bool {
 
 /// 400 for an id-less error (the message could not be read as JSON-RPC at
 /// all), 200 for everything else. A 2026-07-28 request also gets 404 for an
-/// unknown or removed method and 400 for its header, capability and version
-/// errors, as that revision's HTTP binding asks.
+/// unknown or removed method (`-32601`) and 400 for invalid params
+/// (`-32602`) and its header, capability and version errors
+/// (`-32020`…`-32022`), as that revision's HTTP binding asks.
 fn reply_status(reply: &Value, modern: bool) -> StatusCode {
     let Some(error) = reply.get("error") else {
         return StatusCode::OK;
@@ -878,21 +961,9 @@ fn reply_status(reply: &Value, modern: bool) -> StatusCode {
     }
     match error.get("code").and_then(Value::as_i64) {
         Some(RPC_ERRORS::METHOD_NOT_FOUND) if modern => StatusCode::NOT_FOUND,
-        Some(-32022..=-32020) if modern => StatusCode::BAD_REQUEST,
+        Some(RPC_ERRORS::INVALID_PARAMS | -32022..=-32020) if modern => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     }
-}
-
-/// True for a stateless 2026-07-28 request: announced by its
-/// `MCP-Protocol-Version` header or by its `_meta`.
-fn is_modern(headers: &HeaderMap, payload: &Value) -> bool {
-    let by_header = header_str(headers, PROTOCOL_VERSION_HEADER)
-        .is_some_and(|v| MODERN_PROTOCOL_VERSIONS.contains(&v.trim()));
-    by_header
-        || payload
-            .pointer("/params/_meta")
-            .and_then(|m| m.get(meta_keys::PROTOCOL_VERSION))
-            .is_some()
 }
 
 fn not_found(parts: &Parts) -> Response<McpBody> {
@@ -938,5 +1009,7 @@ fn sse_response(body: McpBody) -> Response<McpBody> {
         hyper::header::CACHE_CONTROL,
         HttpHeaderValue::from_static("no-cache, no-transform"),
     );
+    // Tells nginx-style proxies not to hold events back.
+    h.insert("x-accel-buffering", HttpHeaderValue::from_static("no"));
     r
 }

@@ -1,0 +1,424 @@
+//! The 2026-07-28 HTTP binding: which era a POST belongs to, and the check
+//! of the routing headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
+//! `Mcp-Param-{Name}`) against the body of a modern request.
+//!
+//! Rules (header *names* are case-insensitive, *values* case-sensitive):
+//!
+//! - `MCP-Protocol-Version` equals `_meta["io.modelcontextprotocol/protocolVersion"]`;
+//! - `Mcp-Method` equals the JSON-RPC `method`;
+//! - `Mcp-Name` equals `params.name` (`tools/call`, `prompts/get`) or
+//!   `params.uri` (`resources/read`);
+//! - `Mcp-Param-{Name}` mirrors a `tools/call` argument whose input-schema
+//!   property carries `"x-mcp-header": "Name"`, when the argument is present
+//!   and not `null` (a `null` or absent argument expects no header);
+//! - optional whitespace (SP, HTAB) around a value is trimmed; a value of
+//!   the form `=?base64?<base64 of UTF-8>?=` is decoded first (padded
+//!   standard base64; anything else is refused); a header repeated, or a
+//!   value with bytes outside visible ASCII, SP and HTAB, is refused;
+//! - a body number compares numerically (`42` equals `42.0`), a boolean as
+//!   `true` / `false`.
+
+use std::collections::HashMap;
+
+use hyper::header::{HeaderMap, HeaderName};
+use serde_json::{Map, Value};
+
+use crate::protocol::base64;
+use crate::server::era::{meta_keys, MODERN_PROTOCOL_VERSIONS};
+use crate::McpServer;
+
+use super::service::PROTOCOL_VERSION_HEADER;
+
+/// The `Mcp-Method` header.
+pub(crate) const METHOD_HEADER: &str = "mcp-method";
+/// The `Mcp-Name` header.
+pub(crate) const NAME_HEADER: &str = "mcp-name";
+
+const BASE64_PREFIX: &str = "=?base64?";
+const BASE64_SUFFIX: &str = "?=";
+
+/// One `x-mcp-header` annotated argument of a tool.
+#[derive(Debug, Clone)]
+pub(crate) struct ParamHeader {
+    /// Property names from the root of `arguments` down to the argument.
+    path: Vec<String>,
+    /// `Mcp-Param-{Name}` as the schema spells it (for messages).
+    display: String,
+    /// The same, as a header name (lowercase).
+    name: HeaderName,
+}
+
+/// The `x-mcp-header` annotated arguments of every tool, read once from the
+/// tools' input schemas (a built server's tools never change).
+#[derive(Debug, Default)]
+pub(crate) struct ToolHeaders(HashMap<String, Vec<ParamHeader>>);
+
+impl ToolHeaders {
+    pub(crate) fn new(server: &McpServer) -> Self {
+        let mut map = HashMap::new();
+        for tool in server.list_tools() {
+            let mut found = Vec::new();
+            collect(&tool.input_schema, &mut Vec::new(), &mut found);
+            if !found.is_empty() {
+                map.insert(tool.name.clone(), found);
+            }
+        }
+        Self(map)
+    }
+
+    fn of(&self, tool: &str) -> &[ParamHeader] {
+        self.0.get(tool).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Walks `properties` (and only `properties`) from `schema` down, recording
+/// each property annotated with a usable `x-mcp-header` name.
+fn collect(schema: &Map<String, Value>, path: &mut Vec<String>, out: &mut Vec<ParamHeader>) {
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return;
+    };
+    for (key, property) in properties {
+        let Value::Object(property) = property else {
+            continue;
+        };
+        path.push(key.clone());
+        if let Some(Value::String(header)) = property.get("x-mcp-header") {
+            let display = format!("Mcp-Param-{header}");
+            let usable = !header.is_empty() && header.bytes().all(is_token_byte);
+            if let (true, Ok(name)) = (usable, HeaderName::from_bytes(display.as_bytes())) {
+                out.push(ParamHeader {
+                    path: path.clone(),
+                    display,
+                    name,
+                });
+            }
+        }
+        collect(property, path, out);
+        path.pop();
+    }
+}
+
+/// RFC 9110 `tchar`.
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// The modern claim of a message: its
+/// `params._meta["io.modelcontextprotocol/protocolVersion"]`, if present.
+pub(crate) fn claim(message: &Value) -> Option<&Value> {
+    message
+        .get("params")?
+        .get("_meta")?
+        .get(meta_keys::PROTOCOL_VERSION)
+}
+
+/// True when `MCP-Protocol-Version` names a stateless revision.
+pub(crate) fn header_is_modern(headers: &HeaderMap) -> bool {
+    headers.get(PROTOCOL_VERSION_HEADER).is_some_and(|v| {
+        std::str::from_utf8(v.as_bytes())
+            .is_ok_and(|v| MODERN_PROTOCOL_VERSIONS.contains(&trim_ows(v)))
+    })
+}
+
+/// True for a JSON-RPC request (an `id` and a `method`).
+pub(crate) fn is_request(message: &Value) -> bool {
+    message
+        .as_object()
+        .is_some_and(|o| o.contains_key("id") && o.contains_key("method"))
+}
+
+/// Checks the routing headers of a modern request whose claimed version
+/// is `version`; the error says what is wrong (answered `-32020`, HTTP 400).
+pub(crate) fn check(
+    headers: &HeaderMap,
+    message: &Value,
+    version: &str,
+    tools: &ToolHeaders,
+) -> Result<(), String> {
+    // MCP-Protocol-Version: never base64-wrapped.
+    match raw_value(headers, PROTOCOL_VERSION_HEADER, "MCP-Protocol-Version")? {
+        None => return Err("missing MCP-Protocol-Version header".into()),
+        Some(v) if v != version => {
+            return Err(format!(
+                "MCP-Protocol-Version header {v:?} does not match _meta protocolVersion {version:?}"
+            ))
+        }
+        Some(_) => {}
+    }
+
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    expect_text(headers, METHOD_HEADER, "Mcp-Method", Some(method))?;
+
+    let params = message.get("params");
+    let name_field = match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(field) = name_field {
+        let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
+        expect_text(headers, NAME_HEADER, "Mcp-Name", body)?;
+    }
+
+    if method == "tools/call" {
+        let tool = params
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let args = params.and_then(|p| p.get("arguments"));
+        for param in tools.of(tool) {
+            let Some(value) = lookup(args, &param.path) else {
+                continue;
+            };
+            let Some(header) = value_of(headers, &param.name, &param.display)? else {
+                return Err(format!(
+                    "missing {} header for argument `{}`",
+                    param.display,
+                    param.path.join(".")
+                ));
+            };
+            if !matches_body(&header, value) {
+                return Err(format!(
+                    "{} header does not match argument `{}`",
+                    param.display,
+                    param.path.join(".")
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The argument at `path`, unless absent or `null`.
+fn lookup<'a>(args: Option<&'a Value>, path: &[String]) -> Option<&'a Value> {
+    let mut at = args?;
+    for key in path {
+        at = at.as_object()?.get(key)?;
+    }
+    (!at.is_null()).then_some(at)
+}
+
+/// A header that must equal `body` (or be absent when `body` is).
+fn expect_text(
+    headers: &HeaderMap,
+    name: &str,
+    display: &str,
+    body: Option<&str>,
+) -> Result<(), String> {
+    match (value_of(headers, name, display)?, body) {
+        (None, None) => Ok(()),
+        (None, Some(_)) => Err(format!("missing {display} header")),
+        (Some(_), None) => Err(format!("{display} header has no counterpart in the body")),
+        (Some(h), Some(b)) if h == b => Ok(()),
+        (Some(h), Some(b)) => Err(format!(
+            "{display} header {:?} does not match the body's {b:?}",
+            h.chars().take(128).collect::<String>()
+        )),
+    }
+}
+
+/// A header's value, trimmed and base64-decoded; `None` when absent.
+fn value_of(
+    headers: &HeaderMap,
+    name: impl hyper::header::AsHeaderName + Copy,
+    display: &str,
+) -> Result<Option<String>, String> {
+    let Some(raw) = raw_value(headers, name, display)? else {
+        return Ok(None);
+    };
+    decode(raw)
+        .map(Some)
+        .ok_or_else(|| format!("{display} header is not valid =?base64?…?= (UTF-8) encoding"))
+}
+
+/// A header's value, trimmed; refused when repeated or holding bytes
+/// outside visible ASCII, SP and HTAB.
+fn raw_value<'a>(
+    headers: &'a HeaderMap,
+    name: impl hyper::header::AsHeaderName + Copy,
+    display: &str,
+) -> Result<Option<&'a str>, String> {
+    let mut all = headers.get_all(name).iter();
+    let Some(value) = all.next() else {
+        return Ok(None);
+    };
+    if all.next().is_some() {
+        return Err(format!("{display} header appears more than once"));
+    }
+    let bytes = value.as_bytes();
+    if !bytes
+        .iter()
+        .all(|&b| b == b'\t' || (0x20..=0x7e).contains(&b))
+    {
+        return Err(format!("{display} header has invalid characters"));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| format!("{display} header is not ASCII"))?;
+    Ok(Some(trim_ows(text)))
+}
+
+fn trim_ows(s: &str) -> &str {
+    s.trim_matches([' ', '\t'])
+}
+
+/// Decodes a `=?base64?…?=` value (strict padded standard base64 of UTF-8);
+/// any other value is literal. `None` for a wrapped value that does not decode.
+pub(crate) fn decode(value: &str) -> Option<String> {
+    let Some(inner) = value
+        .strip_prefix(BASE64_PREFIX)
+        .and_then(|rest| rest.strip_suffix(BASE64_SUFFIX))
+    else {
+        return Some(value.to_owned());
+    };
+    String::from_utf8(strict_base64(inner)?).ok()
+}
+
+/// Padded standard base64, canonical only (what an encoder emits).
+fn strict_base64(s: &str) -> Option<Vec<u8>> {
+    let bytes = s.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    let pad = bytes.iter().rev().take_while(|&&b| b == b'=').count();
+    if pad > 2 || bytes[..bytes.len() - pad].contains(&b'=') {
+        return None;
+    }
+    let out = base64::decode(s)?;
+    (base64::encode(&out) == s).then_some(out)
+}
+
+/// Whether a (decoded) header value mirrors a body argument.
+fn matches_body(header: &str, body: &Value) -> bool {
+    match body {
+        Value::String(s) => header == s,
+        Value::Bool(true) => header == "true",
+        Value::Bool(false) => header == "false",
+        Value::Number(n) => same_number(header, n),
+        _ => false,
+    }
+}
+
+/// Numeric equality: `42`, `42.0` and `4.2e1` all equal the body's 42.
+fn same_number(header: &str, body: &serde_json::Number) -> bool {
+    let numeric = !header.is_empty()
+        && header
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
+    if !numeric {
+        return false;
+    }
+    if let Ok(h) = header.parse::<i128>() {
+        if let Some(b) = body.as_i64() {
+            return h == i128::from(b);
+        }
+        if let Some(b) = body.as_u64() {
+            return h == i128::from(b);
+        }
+    }
+    match (header.parse::<f64>(), body.as_f64()) {
+        (Ok(h), Some(b)) => h.is_finite() && h == b,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::HeaderValue;
+    use serde_json::json;
+
+    #[test]
+    fn base64_values_decode_strictly() {
+        assert_eq!(decode("=?base64?SGVsbG8=?=").as_deref(), Some("Hello"));
+        assert_eq!(decode("=?base64??=").as_deref(), Some(""));
+        // Unpadded, bad characters, misplaced padding, non-canonical bits.
+        assert_eq!(decode("=?base64?SGVsbG8?="), None);
+        assert_eq!(decode("=?base64?SGVs!!!bG8=?="), None);
+        assert_eq!(decode("=?base64?SG=sbG8=?="), None);
+        assert_eq!(decode("=?base64?SGVsbG9=?="), None);
+        // Not UTF-8.
+        assert_eq!(decode("=?base64?/w==?="), None);
+        // Without both markers (or with other case) the value is literal.
+        assert_eq!(decode("SGVsbG8=").as_deref(), Some("SGVsbG8="));
+        assert_eq!(
+            decode("=?base64?SGVsbG8=").as_deref(),
+            Some("=?base64?SGVsbG8=")
+        );
+        assert_eq!(
+            decode("=?BASE64?SGVsbG8=?=").as_deref(),
+            Some("=?BASE64?SGVsbG8=?=")
+        );
+    }
+
+    #[test]
+    fn numbers_compare_numerically() {
+        let n = |v: Value| match v {
+            Value::Number(n) => n,
+            _ => unreachable!(),
+        };
+        assert!(same_number("42", &n(json!(42))));
+        assert!(same_number("42.0", &n(json!(42))));
+        assert!(same_number("42", &n(json!(42.0))));
+        assert!(same_number("4.2e1", &n(json!(42))));
+        assert!(same_number("-7", &n(json!(-7))));
+        assert!(same_number("18446744073709551615", &n(json!(u64::MAX))));
+        assert!(!same_number("43", &n(json!(42))));
+        assert!(!same_number("", &n(json!(0))));
+        assert!(!same_number("inf", &n(json!(1))));
+        assert!(!same_number("0x2a", &n(json!(42))));
+    }
+
+    #[test]
+    fn annotated_properties_are_found_through_properties_only() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "plain": {"type": "string"},
+                "bad": {"type": "string", "x-mcp-header": "Has Space"},
+                "empty": {"type": "string", "x-mcp-header": ""},
+                "nested": {"type": "object", "properties": {
+                    "zone": {"type": "string", "x-mcp-header": "Zone"}
+                }},
+                "list": {"type": "array", "items": {"type": "object", "properties": {
+                    "hidden": {"type": "string", "x-mcp-header": "Hidden"}
+                }}}
+            }
+        });
+        let mut found = Vec::new();
+        collect(
+            schema.as_object().expect("object"),
+            &mut Vec::new(),
+            &mut found,
+        );
+        let mut got: Vec<(String, String)> = found
+            .iter()
+            .map(|p| (p.path.join("."), p.name.as_str().to_owned()))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                ("nested.zone".to_owned(), "mcp-param-zone".to_owned()),
+                ("region".to_owned(), "mcp-param-region".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn header_values_are_trimmed_and_checked() {
+        let mut h = HeaderMap::new();
+        h.insert("mcp-name", HeaderValue::from_static(" \tx \t"));
+        assert_eq!(raw_value(&h, "mcp-name", "Mcp-Name"), Ok(Some("x")));
+        h.append("mcp-name", HeaderValue::from_static("y"));
+        assert!(raw_value(&h, "mcp-name", "Mcp-Name").is_err());
+        let mut h = HeaderMap::new();
+        h.insert(
+            "mcp-name",
+            HeaderValue::from_bytes("café".as_bytes()).expect("obs-text is a valid value"),
+        );
+        assert!(raw_value(&h, "mcp-name", "Mcp-Name").is_err());
+    }
+}
