@@ -1,0 +1,121 @@
+//! Micro-benchmarks of the dispatcher hot path, without a transport:
+//! bytes in, bytes out, as a transport sees it.
+//!
+//! Run: `cargo bench -p mcp-core --bench dispatch` (add a case name to run
+//! one). Each case prints the median time per operation over several
+//! batches. These numbers are for finding regressions on one machine; CI only
+//! builds this file (`cargo bench --no-run`), it never times anything.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use mcp_core::{mcp_tool, CallContext, InvokeContext, McpServer, McpToolDef, Session};
+use serde_json::{json, Value};
+
+/// Echo the input back.
+#[mcp_tool]
+async fn echo(text: String) -> String {
+    text
+}
+
+/// Measures `op` in batches for about `budget`, printing the median per op.
+fn measure(name: &str, budget: Duration, mut op: impl FnMut()) {
+    for _ in 0..100 {
+        op(); // warm up
+    }
+    let mut per_op = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < budget || per_op.len() < 5 {
+        let batch = 200;
+        let t = Instant::now();
+        for _ in 0..batch {
+            op();
+        }
+        per_op.push(t.elapsed() / batch);
+    }
+    per_op.sort();
+    println!(
+        "{name:<40} {:>12?} / op (median of {} batches)",
+        per_op[per_op.len() / 2],
+        per_op.len()
+    );
+}
+
+fn round_trip(
+    rt: &tokio::runtime::Runtime,
+    server: &McpServer,
+    ctx: &CallContext,
+    line: &[u8],
+) -> Vec<u8> {
+    let message = mcp_core::server::parse_payload(line).unwrap_or(Value::Null);
+    let reply = rt.block_on(server.dispatch_payload(message, ctx));
+    serde_json::to_vec(&reply).unwrap_or_default()
+}
+
+fn main() {
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let wants = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
+    let budget = Duration::from_millis(700);
+    let server = McpServer::builder()
+        .tool(echo::tool())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ctx = CallContext::new().with_session(Session::new());
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}});
+    round_trip(&rt, &server, &ctx, init.to_string().as_bytes());
+
+    if wants("tools/call legacy") {
+        let line = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"}}}).to_string();
+        measure("tools/call legacy (bytes to bytes)", budget, || {
+            black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
+        });
+    }
+    if wants("tools/call 2026") {
+        let line = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{
+            "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities":{},
+            "io.modelcontextprotocol/clientInfo":{"name":"bench","version":"0"}}}}).to_string();
+        measure("tools/call 2026-07-28 (bytes to bytes)", budget, || {
+            black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
+        });
+    }
+    if wants("tools/list") {
+        for n in [10usize, 100, 1000] {
+            let many = McpServer::builder()
+                .tools((0..n).map(|i| {
+                    McpToolDef::new(
+                        format!("tool_{i}"),
+                        "A tool among many",
+                        json!({"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"required":["a"]}),
+                        |_args, _ctx: InvokeContext| async { "ok" },
+                    )
+                }))
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            let line = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}).to_string();
+            measure(&format!("tools/list with {n} tools"), budget, || {
+                black_box(round_trip(&rt, &many, &ctx, line.as_bytes()));
+            });
+        }
+    }
+    if wants("1 MiB") {
+        let big = "x".repeat(1 << 20);
+        let line = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":big}}}).to_string();
+        measure("tools/call with a 1 MiB argument", budget, || {
+            black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
+        });
+    }
+    if wants("batch") {
+        let batch: Vec<Value> = (0..16)
+            .map(|i| json!({"jsonrpc":"2.0","id":i,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}))
+            .collect();
+        let line = Value::Array(batch).to_string();
+        measure("batch of 16 tools/call", budget, || {
+            black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
+        });
+    }
+}
