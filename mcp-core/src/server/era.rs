@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use super::extras::LOG_LEVELS;
 use crate::protocol::{ClientCapabilities, ClientInfo, ErrorObject, Implementation, RPC_ERRORS};
 
 /// `_meta` keys of the 2026-07-28 revision.
@@ -28,18 +29,6 @@ pub mod meta_keys {
 
 /// Stateless revisions this server serves per request.
 pub const MODERN_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];
-
-/// Log levels a request may ask for.
-const LOG_LEVELS: &[&str] = &[
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
 
 /// Methods 2026-07-28 removed; a modern request for one is `-32601`.
 pub const REMOVED_METHODS: &[&str] = &[
