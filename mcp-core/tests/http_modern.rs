@@ -204,6 +204,7 @@ fn build_server(events: Events) -> McpServer {
 
 struct Fixture {
     handle: HttpHandle,
+    server: McpServer,
     events: mpsc::UnboundedReceiver<String>,
 }
 
@@ -211,8 +212,14 @@ impl Fixture {
     async fn start(options: HttpOptions) -> Self {
         let (tx, events) = mpsc::unbounded_channel();
         let server = build_server(Arc::new(Mutex::new(tx)));
-        let handle = serve_http(server, options).await.expect("serve_http");
-        Self { handle, events }
+        let handle = serve_http(server.clone(), options)
+            .await
+            .expect("serve_http");
+        Self {
+            handle,
+            server,
+            events,
+        }
     }
 
     fn addr(&self) -> SocketAddr {
@@ -1260,5 +1267,65 @@ async fn closing_the_response_cancels_a_modern_call() {
         .send(addr)
         .await;
     assert_eq!(tool_text(&assert_ok(&r, 82)), "alive");
+    f.handle.close().await;
+}
+
+/// A legacy `resources/subscribe` POSTed with `Accept: application/json,
+/// text/event-stream` (what every real client sends): the updates that
+/// follow, long after that POST was answered, go to the session's GET
+/// stream, not to the finished POST stream.
+#[tokio::test]
+async fn legacy_subscription_updates_outlive_the_subscribe_post() {
+    let f = Fixture::start(sessions()).await;
+    let addr = f.addr();
+    let headers = |sid: Option<&str>| {
+        let mut h = vec![
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+            (
+                "Accept".to_owned(),
+                "application/json, text/event-stream".to_owned(),
+            ),
+        ];
+        if let Some(sid) = sid {
+            h.push(("Mcp-Session-Id".to_owned(), sid.to_owned()));
+            h.push(("MCP-Protocol-Version".to_owned(), "2025-11-25".to_owned()));
+        }
+        h
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "legacy", "version": "1"}}});
+    let r = raw(
+        addr,
+        &request(addr, "POST", &headers(None), &init.to_string()),
+    )
+    .await;
+    let sid = r.header("mcp-session-id").expect("a session").to_owned();
+
+    let get = [
+        ("Accept".to_owned(), "text/event-stream".to_owned()),
+        ("Mcp-Session-Id".to_owned(), sid.clone()),
+    ];
+    let mut stream = Stream::open(addr, &request(addr, "GET", &get, "")).await;
+    assert_eq!(stream.status, 200);
+
+    let subscribe = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe",
+        "params": {"uri": "test://static"}});
+    let r = raw(
+        addr,
+        &request(addr, "POST", &headers(Some(&sid)), &subscribe.to_string()),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"], json!({}));
+
+    assert_eq!(f.server.notify_resource_updated("test://static").await, 1);
+    let event = stream
+        .next_event()
+        .await
+        .expect("an update on the GET stream");
+    assert_eq!(event["method"], "notifications/resources/updated");
+    assert_eq!(event["params"]["uri"], "test://static");
+    drop(stream);
     f.handle.close().await;
 }

@@ -363,8 +363,13 @@ impl McpHttpService {
 
         let (tx, mut rx) = mpsc::channel(opts.stream_queue.max(1));
         let wants_sse = accepts_sse(&parts.headers);
+        let answered = Arc::new(tokio::sync::Mutex::new(false));
         if wants_sse {
-            ctx = ctx.with_outbound(Arc::new(StreamOutbound(tx.clone())));
+            ctx = ctx.with_outbound(Arc::new(StreamOutbound {
+                stream: tx.clone(),
+                answered: Arc::clone(&answered),
+                session: entry.clone(),
+            }));
         } else if let Some(entry) = &entry {
             ctx = ctx.with_outbound(Arc::new(SessionOutbound(Arc::clone(entry))));
         }
@@ -447,6 +452,9 @@ impl McpHttpService {
                 }
             };
             drop(admission);
+            // From here on the call's messages (a subscription it made
+            // outlives it) go to the session's stream, never behind the reply.
+            *answered.lock().await = true;
             let _ = tx.send(event).await;
         });
 
@@ -675,13 +683,31 @@ enum Work {
     Batch(Value),
 }
 
-/// Server→client messages of one call, onto its POST's event stream.
-struct StreamOutbound(mpsc::Sender<Event>);
+/// Server→client messages of one call: onto its POST's event stream until
+/// the call is answered; after that (a legacy `resources/subscribe` keeps
+/// the call's outbound for its updates) onto the session's GET stream, when
+/// one is open, as messages unrelated to a live request belong there.
+struct StreamOutbound {
+    stream: mpsc::Sender<Event>,
+    /// Set by the call's task, under this lock, before its reply goes onto
+    /// `stream`: nothing is queued behind the reply (the stream ends there).
+    answered: Arc<tokio::sync::Mutex<bool>>,
+    session: Option<Arc<SessionEntry>>,
+}
 
 #[async_trait]
 impl Outbound for StreamOutbound {
     async fn send(&self, message: Value) -> bool {
-        self.0.send(Event::Message(message)).await.is_ok()
+        {
+            let answered = self.answered.lock().await;
+            if !*answered {
+                return self.stream.send(Event::Message(message)).await.is_ok();
+            }
+        }
+        match &self.session {
+            Some(entry) => to_session_stream(entry, message).await,
+            None => false,
+        }
     }
 }
 
@@ -692,10 +718,14 @@ struct SessionOutbound(Arc<SessionEntry>);
 #[async_trait]
 impl Outbound for SessionOutbound {
     async fn send(&self, message: Value) -> bool {
-        match self.0.stream() {
-            Some(tx) => tx.send(Event::Message(message)).await.is_ok(),
-            None => false,
-        }
+        to_session_stream(&self.0, message).await
+    }
+}
+
+async fn to_session_stream(entry: &SessionEntry, message: Value) -> bool {
+    match entry.stream() {
+        Some(tx) => tx.send(Event::Message(message)).await.is_ok(),
+        None => false,
     }
 }
 
