@@ -49,16 +49,19 @@
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use mcp_core::protocol::{Content, ResourceContents, Role};
 use mcp_core::request_state::{StateKey, StateKeys};
+use mcp_core::server::extras::CompletionRequest;
 use mcp_core::{
     mcp_prompt, mcp_resource, mcp_tool, serve_stdio, CallToolResult, ErrorObject, GetPromptResult,
-    InvokeContext, McpPromptDef, McpServer, McpToolDef, PromptArgs, PromptArgument, PromptMessage,
+    InputRequest, InvokeContext, McpPromptDef, McpServer, McpToolDef, PromptArgs, PromptArgument,
+    PromptMessage,
 };
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 /// A 1×1 red PNG.
 const RED_PIXEL_PNG: [u8; 69] = [
@@ -91,8 +94,11 @@ fn silent_wav() -> Vec<u8> {
     wav
 }
 
-/// Whether the built server declares the `logging` capability (set once in `main`).
-static LOGGING_DECLARED: OnceLock<bool> = OnceLock::new();
+/// The server, for `test_update_watched_resource` (set once in `main`).
+static SERVER: OnceLock<McpServer> = OnceLock::new();
+
+/// How often `test://watched-resource` changed.
+static WATCHED_REVISION: AtomicU64 = AtomicU64::new(0);
 
 // ===== Tools =====
 
@@ -142,26 +148,10 @@ async fn test_multiple_content_types() -> Vec<Content> {
     ]
 }
 
-/// Emits three `info` log notifications 50 ms apart, when it may.
-///
-/// It may only when the server declares the `logging` capability (mcp-core
-/// does not yet, nor does it answer `logging/setLevel`) and the call belongs
-/// to an initialized (2025-era) session: a 2026-07-28 request must not get
-/// log messages unless it asked with `_meta` `logLevel`, which only the
-/// framework can see, so raw notifications would break that rule.
-async fn emit_logs(ctx: &InvokeContext) -> Result<&'static str, &'static str> {
-    if !LOGGING_DECLARED.get().copied().unwrap_or(false) {
-        return Err(
-            "not logged: this server does not declare the `logging` capability \
-             (mcp-core has no logging support yet)",
-        );
-    }
-    if ctx.protocol_version().is_none() {
-        return Err("not logged: only initialized sessions get log messages from this fixture");
-    }
-    let Some(outbound) = ctx.call_context().outbound.clone() else {
-        return Err("not logged: this transport cannot carry notifications");
-    };
+/// Sends three `info` log messages 50 ms apart. The framework filters them:
+/// on a 2025-era session by the level `logging/setLevel` chose, on a
+/// 2026-07-28 request by its `_meta` log level (none without one).
+async fn emit_logs(ctx: &InvokeContext) {
     let steps = [
         "Tool execution started",
         "Tool processing data",
@@ -171,25 +161,22 @@ async fn emit_logs(ctx: &InvokeContext) -> Result<&'static str, &'static str> {
         if i > 0 {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        let note = mcp_core::protocol::notification(
-            "notifications/message",
-            json!({"level": "info", "logger": "conformance", "data": data}),
-        );
-        outbound.send(note).await;
+        ctx.log("info", Some("conformance"), json!(data)).await;
     }
-    Ok("Tool with logging executed successfully")
 }
 
 /// Tests a tool that emits log messages during execution.
 #[mcp_tool(read_only)]
-async fn test_tool_with_logging(ctx: InvokeContext) -> Result<&'static str, &'static str> {
-    emit_logs(&ctx).await
+async fn test_tool_with_logging(ctx: InvokeContext) -> &'static str {
+    emit_logs(&ctx).await;
+    "Tool with logging executed successfully"
 }
 
 /// Emits log messages (2026-07-28 diagnostic: none without a requested `logLevel`).
 #[mcp_tool(read_only)]
-async fn test_logging_tool(ctx: InvokeContext) -> Result<&'static str, &'static str> {
-    emit_logs(&ctx).await
+async fn test_logging_tool(ctx: InvokeContext) -> &'static str {
+    emit_logs(&ctx).await;
+    "Logging tool executed"
 }
 
 /// Tests a tool that reports progress notifications (0, 50 and 100 of 100).
@@ -214,18 +201,55 @@ async fn test_error_handling() -> Result<&'static str, &'static str> {
     Err("This tool intentionally returns an error for testing")
 }
 
+/// `sampling/createMessage` params: one user message.
+fn sampling_params(prompt: &str, max_tokens: u32) -> Value {
+    json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+        "maxTokens": max_tokens,
+    })
+}
+
+/// The text of a `CreateMessageResult` (its `content` is one block or, since
+/// 2025-11-25, possibly several).
+fn sampled_text(result: &Value) -> String {
+    let blocks = match result.get("content") {
+        Some(Value::Array(blocks)) => blocks.iter().collect(),
+        Some(block) => vec![block],
+        None => Vec::new(),
+    };
+    blocks
+        .into_iter()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+/// The root URIs of a `ListRootsResult`, comma-separated.
+fn root_uris(result: &Value) -> String {
+    result
+        .get("roots")
+        .and_then(Value::as_array)
+        .map(|roots| {
+            roots
+                .iter()
+                .filter_map(|r| r.get("uri").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
 /// Tests server-initiated sampling (LLM completion request).
 #[mcp_tool]
 async fn test_sampling(
     #[arg(description = "The prompt to send to the LLM")] prompt: String,
+    ctx: InvokeContext,
 ) -> Result<String, String> {
-    // mcp-core has no API for a server→client `sampling/createMessage`
-    // request (only `elicitation/create`), so this fixture cannot do its job.
-    Err(format!(
-        "Sampling unavailable: mcp-core cannot send sampling/createMessage yet \
-         (prompt was {} characters)",
-        prompt.chars().count()
-    ))
+    let result = ctx
+        .sample(sampling_params(&prompt, 100))
+        .await
+        .map_err(|e| format!("Sampling failed: {}", e.message))?;
+    Ok(format!("LLM response: {}", sampled_text(&result)))
 }
 
 /// Sends `elicitation/create` with `params` and returns the client's raw answer.
@@ -376,9 +400,27 @@ fn one_field_form(message: &str, field: &str, kind: &str) -> Value {
     })
 }
 
-/// Asks and returns the accepted `content`, or why there is none.
-async fn ask(ctx: &InvokeContext, params: Value) -> Result<Value, String> {
-    let result = request_input(ctx, params).await?;
+/// Asks the client every request in `requests` and returns the answers by
+/// key. When the client cannot be asked (a capability it did not declare:
+/// `-32021` on 2026-07-28) or answered with an error, the call fails with
+/// that JSON-RPC error rather than a tool result.
+async fn input(ctx: &InvokeContext, requests: Vec<InputRequest>) -> Map<String, Value> {
+    match ctx.input(requests).await {
+        Ok(answers) => answers,
+        Err(e) => {
+            ctx.fail(e).await; // never returns
+            Map::new()
+        }
+    }
+}
+
+/// One answer of [`input`], `null` when missing.
+fn answer(answers: &mut Map<String, Value>, key: &str) -> Value {
+    answers.remove(key).unwrap_or(Value::Null)
+}
+
+/// The accepted `content` of an `ElicitResult`, or why there is none.
+fn accepted(result: &Value) -> Result<Value, String> {
     match result.get("action").and_then(Value::as_str) {
         Some("accept") => Ok(result.get("content").cloned().unwrap_or_else(|| json!({}))),
         other => Err(format!(
@@ -386,6 +428,12 @@ async fn ask(ctx: &InvokeContext, params: Value) -> Result<Value, String> {
             other.unwrap_or("missing")
         )),
     }
+}
+
+/// Asks one form under `key` and returns the accepted `content`, or why there is none.
+async fn ask(ctx: &InvokeContext, key: &str, params: Value) -> Result<Value, String> {
+    let mut answers = input(ctx, vec![InputRequest::elicit(key, params)]).await;
+    accepted(&answer(&mut answers, key))
 }
 
 /// One field of accepted elicitation content, as text.
@@ -396,33 +444,124 @@ fn field(content: &Value, name: &str) -> String {
         .unwrap_or_default()
 }
 
+/// A `roots/list` request under `key` (with empty params, as the scenarios show it).
+fn roots_request(key: &str) -> InputRequest {
+    InputRequest {
+        params: json!({}),
+        ..InputRequest::list_roots(key)
+    }
+}
+
 /// Asks for the user's name and greets them (SEP-2322, one input request).
 #[mcp_tool]
 async fn test_input_required_result_elicitation(ctx: InvokeContext) -> Result<String, String> {
-    let answer = ask(&ctx, one_field_form("What is your name?", "name", "string")).await?;
+    let form = one_field_form("What is your name?", "name", "string");
+    let answer = ask(&ctx, "user_name", form).await?;
     Ok(format!("Hello, {}!", field(&answer, "name")))
+}
+
+/// Asks the client's model a question (SEP-2322, one sampling request).
+#[mcp_tool]
+async fn test_input_required_result_sampling(ctx: InvokeContext) -> String {
+    let params = sampling_params("What is the capital of France?", 100);
+    let mut answers = input(&ctx, vec![InputRequest::sample("capital_question", params)]).await;
+    let reply = answer(&mut answers, "capital_question");
+    format!("The model answered: {}", sampled_text(&reply))
+}
+
+/// Asks for the client's roots (SEP-2322, one `roots/list` request).
+#[mcp_tool]
+async fn test_input_required_result_list_roots(ctx: InvokeContext) -> String {
+    let mut answers = input(&ctx, vec![roots_request("client_roots")]).await;
+    let roots = answer(&mut answers, "client_roots");
+    format!("Client roots: {}", root_uris(&roots))
+}
+
+/// Asks three questions at once: a form, the model and the roots (SEP-2322).
+#[mcp_tool]
+async fn test_input_required_result_multiple_inputs(ctx: InvokeContext) -> Result<String, String> {
+    let mut answers = input(
+        &ctx,
+        vec![
+            InputRequest::elicit(
+                "user_name",
+                one_field_form("What is your name?", "name", "string"),
+            ),
+            InputRequest::sample("greeting", sampling_params("Generate a greeting", 50)),
+            roots_request("client_roots"),
+        ],
+    )
+    .await;
+    let name = accepted(&answer(&mut answers, "user_name"))?;
+    let greeting = answer(&mut answers, "greeting");
+    let roots = answer(&mut answers, "client_roots");
+    Ok(format!(
+        "Name: {}; greeting: {}; roots: {}",
+        field(&name, "name"),
+        sampled_text(&greeting),
+        root_uris(&roots)
+    ))
+}
+
+/// Asks only what the client declared it can answer (SEP-2322): sampling,
+/// a form and/or its roots, as its capabilities allow.
+#[mcp_tool]
+async fn test_input_required_result_capabilities(ctx: InvokeContext) -> String {
+    let caps = ctx.client_capabilities().cloned().unwrap_or_default();
+    let mut requests = Vec::new();
+    if caps.sampling.is_some() {
+        let params = sampling_params("What is the capital of France?", 100);
+        requests.push(InputRequest::sample("capital_question", params));
+    }
+    if caps.supports_form_elicitation() {
+        let form = one_field_form("What is your name?", "name", "string");
+        requests.push(InputRequest::elicit("user_name", form));
+    }
+    if caps.roots.is_some() {
+        requests.push(roots_request("client_roots"));
+    }
+    if requests.is_empty() {
+        return "The client declared none of sampling, elicitation and roots: nothing to ask."
+            .to_owned();
+    }
+    let answers = input(&ctx, requests).await;
+    let mut parts = Vec::new();
+    for (key, value) in &answers {
+        let text = match key.as_str() {
+            "capital_question" => sampled_text(value),
+            "user_name" => accepted(value).map_or_else(|e| e, |c| field(&c, "name")),
+            _ => root_uris(value),
+        };
+        parts.push(format!("{key}: {text}"));
+    }
+    format!("Asked only what the client supports; {}", parts.join("; "))
+}
+
+/// Needs sampling and says so (2026-07-28 diagnostic): without the client's
+/// `sampling` capability the call fails with `-32021` naming it.
+#[mcp_tool]
+async fn test_missing_capability(ctx: InvokeContext) -> String {
+    ctx.require_capability(json!({"sampling": {}})).await;
+    let params = sampling_params("Say hello", 20);
+    let mut answers = input(&ctx, vec![InputRequest::sample("hello", params)]).await;
+    format!("Sampled: {}", sampled_text(&answer(&mut answers, "hello")))
 }
 
 /// Asks for a confirmation; answering proves the request state came back intact (SEP-2322).
 #[mcp_tool]
 async fn test_input_required_result_request_state(ctx: InvokeContext) -> Result<String, String> {
-    let answer = ask(&ctx, one_field_form("Please confirm", "ok", "boolean")).await?;
+    let form = one_field_form("Please confirm", "ok", "boolean");
+    let answer = ask(&ctx, "confirm", form).await?;
     Ok(format!("state-ok: confirmed={}", field(&answer, "ok")))
 }
 
 /// Asks two questions in two rounds (SEP-2322, evolving request state).
 #[mcp_tool]
 async fn test_input_required_result_multi_round(ctx: InvokeContext) -> Result<String, String> {
-    let name = ask(
-        &ctx,
-        one_field_form("Step 1: What is your name?", "name", "string"),
-    )
-    .await?;
-    let color = ask(
-        &ctx,
-        one_field_form("Step 2: What is your favorite color?", "color", "string"),
-    )
-    .await?;
+    let form = one_field_form("Step 1: What is your name?", "name", "string");
+    let name = ask(&ctx, "step1", form).await?;
+    let form = one_field_form("Step 2: What is your favorite color?", "color", "string");
+    let color = ask(&ctx, "step2", form).await?;
     Ok(format!(
         "Hello, {}! Your favorite color is {}.",
         field(&name, "name"),
@@ -433,8 +572,26 @@ async fn test_input_required_result_multi_round(ctx: InvokeContext) -> Result<St
 /// Asks for a confirmation; its request state must be integrity-protected (SEP-2322).
 #[mcp_tool]
 async fn test_input_required_result_tampered_state(ctx: InvokeContext) -> Result<String, String> {
-    let answer = ask(&ctx, one_field_form("Please confirm", "ok", "boolean")).await?;
+    let form = one_field_form("Please confirm", "ok", "boolean");
+    let answer = ask(&ctx, "confirm", form).await?;
     Ok(format!("Confirmed: {}", field(&answer, "ok")))
+}
+
+/// Changes `test://watched-resource` and notifies its subscribers.
+#[mcp_tool]
+async fn test_update_watched_resource() -> String {
+    let revision = WATCHED_REVISION.fetch_add(1, Ordering::Relaxed) + 1;
+    let notified = match SERVER.get() {
+        Some(server) => {
+            server
+                .notify_resource_updated("test://watched-resource")
+                .await
+        }
+        None => 0,
+    };
+    format!(
+        "test://watched-resource is now at revision {revision}; {notified} subscriber(s) notified"
+    )
 }
 
 /// Tests SSE stream reconnection (SEP-1699).
@@ -517,8 +674,11 @@ async fn static_binary() -> Vec<u8> {
     title = "Watched Resource",
     mime_type = "text/plain"
 )]
-async fn watched_resource() -> &'static str {
-    "Watched resource content"
+async fn watched_resource() -> String {
+    match WATCHED_REVISION.load(Ordering::Relaxed) {
+        0 => "Watched resource content".to_owned(),
+        n => format!("Watched resource content (revision {n})"),
+    }
 }
 
 /// A resource template with parameter substitution.
@@ -568,12 +728,10 @@ async fn test_prompt_with_image() -> Vec<PromptMessage> {
 async fn test_input_required_result_prompt(
     ctx: InvokeContext,
 ) -> Result<PromptMessage, ErrorObject> {
-    let answer = ask(
-        &ctx,
-        one_field_form("What context should the prompt use?", "context", "string"),
-    )
-    .await
-    .map_err(ErrorObject::internal)?;
+    let form = one_field_form("What context should the prompt use?", "context", "string");
+    let answer = ask(&ctx, "user_context", form)
+        .await
+        .map_err(ErrorObject::internal)?;
     Ok(PromptMessage::user(format!(
         "Use this context: {}",
         field(&answer, "context")
@@ -605,6 +763,63 @@ fn test_prompt_with_embedded_resource() -> McpPromptDef {
         "resourceUri",
         "URI of the resource to embed",
     )])
+}
+
+// ===== Completion =====
+
+/// Values `completion/complete` offers for `test_prompt_with_arguments`.
+const ARG1_VALUES: &[&str] = &["paris", "park", "party", "test", "test-value", "testing"];
+const ARG2_VALUES: &[&str] = &["alpha", "beta", "gamma", "test", "test-other"];
+
+/// `completion/complete`: candidates for the prompt arguments and the
+/// template's `id`, those starting with what was typed (case-insensitive).
+/// An unknown prompt or resource is `-32602`; an argument without
+/// suggestions gets none.
+async fn complete(req: CompletionRequest, _ctx: InvokeContext) -> Result<Vec<String>, ErrorObject> {
+    const PROMPTS: &[&str] = &[
+        "test_simple_prompt",
+        "test_prompt_with_arguments",
+        "test_prompt_with_embedded_resource",
+        "test_prompt_with_image",
+        "test_input_required_result_prompt",
+    ];
+    const RESOURCES: &[&str] = &[
+        "test://static-text",
+        "test://static-binary",
+        "test://watched-resource",
+        "test://template/{id}/data",
+    ];
+    let candidates: &[&str] = match (req.ref_type.as_str(), req.ref_name.as_str()) {
+        ("ref/prompt", "test_prompt_with_arguments") => match req.argument.as_str() {
+            "arg1" => ARG1_VALUES,
+            "arg2" => ARG2_VALUES,
+            _ => &[],
+        },
+        ("ref/prompt", "test_prompt_with_embedded_resource") if req.argument == "resourceUri" => {
+            &RESOURCES[..3]
+        }
+        ("ref/resource", "test://template/{id}/data") if req.argument == "id" => {
+            &["1", "2", "3", "42", "123"]
+        }
+        ("ref/prompt", name) if PROMPTS.contains(&name) => &[],
+        ("ref/resource", uri) if RESOURCES.contains(&uri) => &[],
+        (kind, name) => {
+            let what = if kind == "ref/prompt" {
+                "prompt"
+            } else {
+                "resource"
+            };
+            return Err(ErrorObject::invalid_params(format!(
+                "Unknown {what}: {name}"
+            )));
+        }
+    };
+    let typed = req.value.to_lowercase();
+    Ok(candidates
+        .iter()
+        .filter(|c| c.to_lowercase().starts_with(&typed))
+        .map(|c| (*c).to_owned())
+        .collect())
 }
 
 /// The keys that seal `requestState` (2026-07-28 multi round-trip requests).
@@ -705,6 +920,9 @@ fn server() -> io::Result<McpServer> {
     }
     builder
         .server_info("mcp-conformance-fixture", env!("CARGO_PKG_VERSION"))
+        .logging()
+        .completion(complete)
+        .resource_subscriptions()
         .tool(test_simple_text::tool())
         .tool(test_image_content::tool())
         .tool(test_audio_content::tool())
@@ -721,10 +939,16 @@ fn server() -> io::Result<McpServer> {
         .tool(test_reconnection::tool())
         .tool(test_streaming_elicitation::tool())
         .tool(test_input_required_result_elicitation::tool())
+        .tool(test_input_required_result_sampling::tool())
+        .tool(test_input_required_result_list_roots::tool())
+        .tool(test_input_required_result_multiple_inputs::tool())
+        .tool(test_input_required_result_capabilities::tool())
+        .tool(test_missing_capability::tool())
         .tool(test_input_required_result_request_state::tool())
         .tool(test_input_required_result_multi_round::tool())
         .tool(test_input_required_result_tampered_state::tool())
         .tool(json_schema_2020_12_tool())
+        .tool(test_update_watched_resource::tool())
         .resource(static_text::resource())
         .resource(static_binary::resource())
         .resource(watched_resource::resource())
@@ -745,6 +969,6 @@ async fn main() -> io::Result<()> {
         std::process::exit(2);
     }
     let server = server()?;
-    let _ = LOGGING_DECLARED.set(server.capabilities().get("logging").is_some());
+    let _ = SERVER.set(server.clone());
     serve_stdio(server, Default::default()).wait().await
 }
