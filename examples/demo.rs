@@ -8,6 +8,8 @@
 //!
 //! Run: `cargo run --example demo`
 //! Add `--http 127.0.0.1:8080` to serve over Streamable HTTP instead of stdio.
+//! Set `MCP_REQUEST_STATE_KEY` (64 hex digits) to the same value on every
+//! replica behind a load balancer (see `examples/common`).
 
 mod common;
 
@@ -61,12 +63,14 @@ async fn confirm(
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let server = McpServer::builder()
+    let builder = McpServer::builder()
         .server_info("demo", env!("CARGO_PKG_VERSION"))
         .instructions("A demo server: echo text, watch progress on `slow`, try `confirm`.")
         .tool(echo::tool())
         .tool(slow::tool())
-        .tool(confirm::tool())
+        .tool(confirm::tool());
+    // Replicas share one `requestState` key through MCP_REQUEST_STATE_KEY.
+    let server = common::with_env_state_key(builder)
         .build()
         .map_err(std::io::Error::other)?;
     common::serve(server).await

@@ -3,12 +3,73 @@
 //! `[IPV6]:PORT` or just `PORT` (on 127.0.0.1). HTTP serves with sessions
 //! (so legacy clients get cancellation and elicitation) unless `--stateless`
 //! is given; it runs until Ctrl-C, then drains in-flight calls.
+//!
+//! Replicas behind a load balancer must seal 2026-07-28 `requestState` with
+//! one shared key (the default key is random per process): examples that use
+//! [`with_env_state_key`] read it from `MCP_REQUEST_STATE_KEY` (64 hex
+//! digits = 32 bytes) and its id from `MCP_REQUEST_STATE_KEY_ID` (default
+//! `env`).
 
 // Each example uses part of this module.
 #![allow(dead_code)]
 
+use mcp_core::request_state::{StateKey, StateKeys};
 use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
-use mcp_core::{serve_stdio, McpServer, StdioOptions};
+use mcp_core::{serve_stdio, McpServer, McpServerBuilder, StdioOptions};
+
+/// The environment variable holding the shared `requestState` key (hex).
+pub const STATE_KEY_ENV: &str = "MCP_REQUEST_STATE_KEY";
+/// The environment variable holding that key's id (default `env`).
+pub const STATE_KEY_ID_ENV: &str = "MCP_REQUEST_STATE_KEY_ID";
+
+/// Seals `requestState` with the key in `MCP_REQUEST_STATE_KEY` when it is
+/// set, so every replica given the same key can open another's state;
+/// otherwise leaves the builder as it is (a random per-process key). Exits
+/// with status 2 and a message on stderr when the variable is malformed.
+pub fn with_env_state_key(builder: McpServerBuilder) -> McpServerBuilder {
+    match state_key_from_env() {
+        Ok(None) => builder,
+        Ok(Some(key)) => builder.request_state_keys(StateKeys::new(key, Vec::new())),
+        Err(problem) => {
+            eprintln!("error: {problem}");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn state_key_from_env() -> Result<Option<StateKey>, String> {
+    let Some(hex) = std::env::var_os(STATE_KEY_ENV) else {
+        return Ok(None);
+    };
+    let hex = hex
+        .into_string()
+        .map_err(|_| format!("{STATE_KEY_ENV} is not valid UTF-8"))?;
+    let secret = decode_hex(hex.trim()).ok_or_else(|| {
+        format!(
+            "{STATE_KEY_ENV} must be 64 hex digits (32 bytes), e.g. from `openssl rand -hex 32`"
+        )
+    })?;
+    let id = match std::env::var_os(STATE_KEY_ID_ENV) {
+        None => "env".to_owned(),
+        Some(id) => id
+            .into_string()
+            .map_err(|_| format!("{STATE_KEY_ID_ENV} is not valid UTF-8"))?,
+    };
+    StateKey::new(id, secret)
+        .map(Some)
+        .map_err(|e| format!("{STATE_KEY_ENV} / {STATE_KEY_ID_ENV}: {e}"))
+}
+
+/// Exactly 32 bytes from 64 hex digits.
+fn decode_hex(hex: &str) -> Option<Vec<u8>> {
+    if hex.len() != 64 || !hex.is_ascii() {
+        return None;
+    }
+    hex.as_bytes()
+        .chunks(2)
+        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
+        .collect()
+}
 
 /// Builds a runtime suited to the transport the command line picks and
 /// serves on it: a single-threaded runtime for stdio (one connection: no

@@ -1,0 +1,692 @@
+//! Scale-out proof for the stateless 2026-07-28 revision: example servers as
+//! separate processes (`--http 127.0.0.1:0 --stateless`) behind a real nginx
+//! load balancer, round-robin on loopback.
+//!
+//! - A multi round-trip `tools/call` (`input_required` + `requestState`)
+//!   whose first round is served by one process and whose retry by another
+//!   completes when both were given the same `MCP_REQUEST_STATE_KEY`.
+//! - Without a shared key (a different configured key, or the default random
+//!   per-process key) the other process refuses the state: nothing is shared
+//!   implicitly.
+//! - State a tool keeps in its own process memory (the calendar's events) is
+//!   not seen by the other process, as the spec warns.
+//!
+//! nginx adds `X-Upstream: $upstream_addr` to every response, so each test
+//! knows which process served each request. Every request goes on its own
+//! connection (`Connection: close`), and nginx runs as a single process
+//! (one round-robin state, and nothing left behind when it is killed), so
+//! round robin alternates between the two processes.
+//!
+//! nginx is required (`/usr/sbin/nginx`): `.ci/run` installs it. A missing
+//! binary fails these tests rather than skipping them.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{mpsc, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mcp_suite::example_path;
+use serde_json::{json, Value};
+
+/// Hang guard for anything that should happen promptly (process start-up,
+/// one HTTP exchange).
+const GUARD: Duration = Duration::from_secs(60);
+
+const NGINX: &str = "/usr/sbin/nginx";
+const MODERN: &str = "2026-07-28";
+const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const STATE_KEY_ENV: &str = "MCP_REQUEST_STATE_KEY";
+const STATE_KEY_ID_ENV: &str = "MCP_REQUEST_STATE_KEY_ID";
+
+/// The key every replica of the scale-out tests shares (32 bytes, hex).
+const SHARED_KEY: &str = "5ca1e0075ca1e0075ca1e0075ca1e0075ca1e0075ca1e0075ca1e0075ca1e007";
+/// A different key (same default id `env`).
+const OTHER_KEY: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+// ---------------------------------------------------------------- processes
+
+/// Fails (never skips) when nginx is not installed.
+fn require_nginx() {
+    assert!(
+        Path::new(NGINX).exists(),
+        "{NGINX} not found: these tests need nginx as the load balancer. \
+         `.ci/run` installs it (`apt-get install -y nginx`, or `nginx-light`); \
+         install it the same way to run them locally."
+    );
+}
+
+/// Builds the examples these tests start (`cargo test --test scale_out`
+/// does not build examples by itself), once per test process, with the
+/// profile and target directory of the running test.
+fn ensure_examples_built() {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let Some(cargo) =
+            std::env::var_os("CARGO").or_else(|| option_env!("CARGO").map(Into::into))
+        else {
+            return Ok(());
+        };
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        // target/<profile>/deps/<test>-<hash>
+        let Some(profile_dir) = exe.parent().and_then(Path::parent) else {
+            return Ok(());
+        };
+        let Some(target_dir) = profile_dir.parent() else {
+            return Ok(());
+        };
+        let mut command = Command::new(cargo);
+        command
+            .args([
+                "build",
+                "--quiet",
+                "--example",
+                "demo",
+                "--example",
+                "calendar",
+            ])
+            .arg("--manifest-path")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(target_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            command.arg("--release");
+        }
+        match command.status() {
+            Ok(status) if status.success() => Ok(()),
+            Ok(status) => Err(format!("`cargo build --example ...` failed: {status}")),
+            // No cargo on PATH: rely on binaries built by `cargo test`.
+            Err(_) => Ok(()),
+        }
+    });
+    if let Err(e) = built {
+        panic!("{e}");
+    }
+}
+
+/// A child process killed (and reaped) when dropped.
+struct KillOnDrop {
+    what: String,
+    child: Child,
+}
+
+impl KillOnDrop {
+    fn assert_running(&mut self) {
+        let status = self.child.try_wait().expect("querying a child process");
+        assert!(status.is_none(), "{} exited: {status:?}", self.what);
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One example server serving Streamable HTTP statelessly on a port the OS
+/// picked.
+struct Replica {
+    process: KillOnDrop,
+    addr: SocketAddr,
+}
+
+/// Which key a replica seals `requestState` with.
+#[derive(Clone, Copy)]
+enum Key {
+    /// `MCP_REQUEST_STATE_KEY` set to this hex value.
+    Env(&'static str),
+    /// No key configured: the default random per-process key.
+    PerProcess,
+}
+
+impl Replica {
+    fn start(example: &str, key: Key) -> Self {
+        ensure_examples_built();
+        let path = example_path(example).expect("example path");
+        assert!(
+            path.exists(),
+            "example binary {} not found; build it with `cargo build --example {example}`",
+            path.display()
+        );
+        let mut command = Command::new(&path);
+        command
+            .args(["--http", "127.0.0.1:0", "--stateless"])
+            .env_remove(STATE_KEY_ID_ENV)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        match key {
+            Key::Env(hex) => command.env(STATE_KEY_ENV, hex),
+            Key::PerProcess => command.env_remove(STATE_KEY_ENV),
+        };
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", path.display()));
+        let stderr = child.stderr.take().expect("piped stderr");
+        let mut process = KillOnDrop {
+            what: format!("example `{example}` (pid {})", child.id()),
+            child,
+        };
+
+        // The first line naming the endpoint gives the port; every line is
+        // echoed to the test's stderr (and the pipe kept drained).
+        let (tx, rx) = mpsc::channel();
+        let tag = process.what.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                eprintln!("[{tag}] {line}");
+                if let Some(url) = line.strip_prefix("MCP endpoint: ") {
+                    let _ = tx.send(url.to_owned());
+                }
+            }
+        });
+        let url = rx.recv_timeout(GUARD).unwrap_or_else(|e| {
+            panic!(
+                "{} did not report its endpoint ({e}); exit status: {:?}",
+                process.what,
+                process.child.try_wait()
+            )
+        });
+        let addr = url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .and_then(|authority| authority.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected endpoint URL {url:?}"));
+        process.what = format!("{} at {addr}", process.what);
+        Self { process, addr }
+    }
+}
+
+/// A private temporary directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Self {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path = std::env::temp_dir().join(format!(
+            "mcp-scale-out-{}-{}-{nanos}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).expect("creating a temporary directory");
+        Self(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// nginx in the foreground, balancing `/mcp` round-robin over the replicas.
+/// Field order matters: the process is killed before its directory goes.
+struct LoadBalancer {
+    process: KillOnDrop,
+    addr: SocketAddr,
+    _dir: TempDir,
+}
+
+impl LoadBalancer {
+    fn start(replicas: &[&Replica]) -> Self {
+        require_nginx();
+        // The listening port is picked by binding port 0 and releasing it;
+        // should another process grab it meanwhile, try another.
+        let mut last_error = String::new();
+        for _ in 0..5 {
+            let dir = TempDir::new();
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("picking a free port")
+                .port();
+            let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            let conf = dir.0.join("nginx.conf");
+            std::fs::write(&conf, nginx_conf(&dir.0, addr, replicas)).expect("writing nginx.conf");
+            let error_log = dir.0.join("error.log");
+            let child = Command::new(NGINX)
+                .arg("-c")
+                .arg(&conf)
+                .arg("-p")
+                .arg(&dir.0)
+                .arg("-e")
+                .arg(&error_log)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .unwrap_or_else(|e| panic!("starting {NGINX}: {e}"));
+            let mut process = KillOnDrop {
+                what: format!("nginx (pid {}) on {addr}", child.id()),
+                child,
+            };
+            let deadline = Instant::now() + GUARD;
+            loop {
+                if let Some(status) = process.child.try_wait().expect("querying nginx") {
+                    last_error = format!(
+                        "nginx exited ({status}): {}",
+                        std::fs::read_to_string(&error_log).unwrap_or_default()
+                    );
+                    break;
+                }
+                // Connecting (without sending anything) reaches no upstream,
+                // so round robin is untouched.
+                if TcpStream::connect(addr).is_ok() {
+                    return Self {
+                        process,
+                        addr,
+                        _dir: dir,
+                    };
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "hang guard: nginx did not listen on {addr} within {GUARD:?}: {}",
+                    std::fs::read_to_string(&error_log).unwrap_or_default()
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if !last_error.contains("Address already in use") {
+                break;
+            }
+        }
+        panic!("{last_error}");
+    }
+}
+
+/// One process (one round-robin state; no workers to outlive a killed
+/// master), in the foreground, every path inside `dir`
+/// (so it runs as root or not without touching /var), and the upstream that
+/// served each response in `X-Upstream`. The replicas' Host check wants a
+/// loopback Host, so the client's is passed on rather than `mcp`.
+fn nginx_conf(dir: &Path, listen: SocketAddr, replicas: &[&Replica]) -> String {
+    let d = dir.display();
+    let servers: String = replicas
+        .iter()
+        .map(|r| format!("        server {};\n", r.addr))
+        .collect();
+    format!(
+        "daemon off;
+master_process off;
+pid {d}/nginx.pid;
+error_log {d}/error.log;
+events {{}}
+http {{
+    access_log off;
+    client_body_temp_path {d}/client_body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    upstream mcp {{
+{servers}    }}
+    server {{
+        listen {listen};
+        location /mcp {{
+            proxy_pass http://mcp;
+            proxy_http_version 1.1;
+            proxy_set_header Connection \"\";
+            proxy_set_header Host $http_host;
+            proxy_buffering off;
+            add_header X-Upstream $upstream_addr always;
+        }}
+    }}
+}}
+"
+    )
+}
+
+// ---------------------------------------------------------------- raw client
+
+#[derive(Debug)]
+struct Resp {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Resp {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The replica that served this response, as nginx reports it.
+    fn upstream(&self) -> String {
+        self.header("x-upstream")
+            .unwrap_or_else(|| panic!("no X-Upstream header in {self:?}"))
+            .to_owned()
+    }
+
+    /// The JSON-RPC response: the body itself, or the response event of an
+    /// SSE stream.
+    fn message(&self) -> Value {
+        let text = String::from_utf8_lossy(&self.body);
+        let sse = self
+            .header("content-type")
+            .is_some_and(|ct| ct.starts_with("text/event-stream"));
+        if !sse {
+            return serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("body is not JSON ({e}): {text:?}"));
+        }
+        text.lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+            .find(|m| {
+                m.get("id").is_some() && (m.get("result").is_some() || m.get("error").is_some())
+            })
+            .unwrap_or_else(|| panic!("no JSON-RPC response in the SSE stream {text:?}"))
+    }
+
+    fn result(&self) -> Value {
+        let message = self.message();
+        assert_eq!(self.status, 200, "HTTP status of {message}");
+        message
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("expected a result: {message}"))
+    }
+}
+
+/// POSTs a 2026-07-28 request to `addr` on a fresh connection (closed after
+/// the response, so the next request is balanced anew) and reads the whole
+/// response.
+fn post_modern(addr: SocketAddr, id: u64, method: &str, name: &str, mut params: Value) -> Resp {
+    params["_meta"] = json!({
+        PROTOCOL_VERSION: MODERN,
+        CLIENT_CAPABILITIES: {"elicitation": {}},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\n\
+         Host: {addr}\r\n\
+         MCP-Protocol-Version: {MODERN}\r\n\
+         Mcp-Method: {method}\r\n\
+         Mcp-Name: {name}\r\n\
+         Accept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\n\
+         Content-Length: {}\r\n\
+         Connection: close\r\n\
+         \r\n\
+         {body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+    stream.set_read_timeout(Some(GUARD)).expect("read timeout");
+    stream
+        .set_write_timeout(Some(GUARD))
+        .expect("write timeout");
+    stream
+        .write_all(request.as_bytes())
+        .expect("writing the request");
+    let mut buf = Vec::new();
+    stream
+        .read_to_end(&mut buf)
+        .unwrap_or_else(|e| panic!("hang guard or I/O error reading the response: {e}"));
+    parse_response(&buf)
+}
+
+fn parse_response(buf: &[u8]) -> Resp {
+    let split = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no response head in {:?}", String::from_utf8_lossy(buf)));
+    let head = String::from_utf8_lossy(&buf[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().unwrap_or_default();
+    let status = status_line
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let mut body = buf[split + 4..].to_vec();
+    if headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"))
+    {
+        body = dechunk(&body);
+    }
+    Resp {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(eol) = data.windows(2).position(|w| w == b"\r\n") {
+        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..eol]).trim(), 16)
+            .expect("chunk size");
+        data = &data[eol + 2..];
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&data[..size]);
+        data = &data[size + 2..];
+    }
+    out
+}
+
+// ---------------------------------------------------------------- MRTR helpers
+
+fn confirm_params() -> Value {
+    json!({"name": "confirm", "arguments": {"message": "Scale out?"}})
+}
+
+/// First round of `confirm`: checks the `input_required` shape and returns
+/// the `requestState`.
+fn ask_confirm(lb: &LoadBalancer, id: u64) -> (Value, String) {
+    let resp = post_modern(lb.addr, id, "tools/call", "confirm", confirm_params());
+    let result = resp.result();
+    assert_eq!(
+        result["resultType"], "input_required",
+        "expected input_required: {result}"
+    );
+    let request = &result["inputRequests"]["elicit-0"];
+    assert_eq!(
+        request["method"], "elicitation/create",
+        "inputRequests: {result}"
+    );
+    let state = result["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no string requestState: {result}"))
+        .to_owned();
+    (Value::String(state), resp.upstream())
+}
+
+/// The retry of `confirm` with the user's consent and the state.
+fn retry_confirm(lb: &LoadBalancer, id: u64, state: &Value) -> Resp {
+    let mut params = confirm_params();
+    params["inputResponses"] =
+        json!({"elicit-0": {"action": "accept", "content": {"confirm": true}}});
+    params["requestState"] = state.clone();
+    post_modern(lb.addr, id, "tools/call", "confirm", params)
+}
+
+fn assert_confirmed(resp: &Resp) {
+    let result = resp.result();
+    assert_eq!(result["resultType"], "complete", "result: {result}");
+    assert_ne!(result["isError"], true, "result: {result}");
+    assert_eq!(
+        result["content"][0]["text"], "confirmed",
+        "result: {result}"
+    );
+}
+
+fn assert_invalid_state(resp: &Resp) {
+    let message = resp.message();
+    assert_eq!(resp.status, 400, "HTTP status of {message}");
+    assert_eq!(message["error"]["code"], -32602, "{message}");
+    let text = message["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("Invalid requestState"),
+        "expected Invalid requestState: {message}"
+    );
+}
+
+fn replica_addrs(replicas: &[&Replica]) -> Vec<String> {
+    replicas.iter().map(|r| r.addr.to_string()).collect()
+}
+
+// ---------------------------------------------------------------- tests
+
+#[test]
+fn mrtr_round_trip_completes_across_two_replicas_sharing_a_key() {
+    require_nginx();
+    let mut a = Replica::start("demo", Key::Env(SHARED_KEY));
+    let mut b = Replica::start("demo", Key::Env(SHARED_KEY));
+    let mut lb = LoadBalancer::start(&[&a, &b]);
+    let addrs = replica_addrs(&[&a, &b]);
+
+    let (state, first) = ask_confirm(&lb, 1);
+    assert!(
+        state.as_str().is_some_and(|s| s.starts_with("v1.env.")),
+        "sealed with the configured key id: {state}"
+    );
+    let resp = retry_confirm(&lb, 2, &state);
+    let second = resp.upstream();
+
+    assert!(addrs.contains(&first), "{first} is one of {addrs:?}");
+    assert!(addrs.contains(&second), "{second} is one of {addrs:?}");
+    assert_ne!(
+        first, second,
+        "the retry must be served by the other process"
+    );
+    assert_confirmed(&resp);
+
+    a.process.assert_running();
+    b.process.assert_running();
+    lb.process.assert_running();
+}
+
+#[test]
+fn a_replica_with_a_different_key_rejects_the_state() {
+    require_nginx();
+    let a = Replica::start("demo", Key::Env(SHARED_KEY));
+    let b = Replica::start("demo", Key::Env(OTHER_KEY));
+    let lb = LoadBalancer::start(&[&a, &b]);
+
+    let (state, first) = ask_confirm(&lb, 1);
+    let resp = retry_confirm(&lb, 2, &state);
+    let second = resp.upstream();
+    assert_ne!(first, second, "the retry must reach the other process");
+    assert_invalid_state(&resp);
+
+    // The state itself is sound: the process that sealed it (next in the
+    // rotation) completes the call.
+    let resp = retry_confirm(&lb, 3, &state);
+    assert_eq!(resp.upstream(), first, "round robin back to the sealer");
+    assert_confirmed(&resp);
+}
+
+#[test]
+fn replicas_with_the_default_per_process_key_share_nothing() {
+    require_nginx();
+    let a = Replica::start("demo", Key::PerProcess);
+    let b = Replica::start("demo", Key::PerProcess);
+    let lb = LoadBalancer::start(&[&a, &b]);
+
+    let (state, first) = ask_confirm(&lb, 1);
+    assert!(
+        state.as_str().is_some_and(|s| s.starts_with("v1.proc.")),
+        "sealed with the per-process key: {state}"
+    );
+    let resp = retry_confirm(&lb, 2, &state);
+    assert_ne!(
+        resp.upstream(),
+        first,
+        "the retry must reach the other process"
+    );
+    assert_invalid_state(&resp);
+
+    let resp = retry_confirm(&lb, 3, &state);
+    assert_eq!(resp.upstream(), first, "round robin back to the sealer");
+    assert_confirmed(&resp);
+}
+
+/// Titles of the events in a `calendar://week` read.
+fn week_titles(resp: &Resp) -> Vec<String> {
+    let result = resp.result();
+    assert_eq!(result["resultType"], "complete", "result: {result}");
+    let text = result["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text contents: {result}"));
+    let events: Vec<Value> = serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("week is not a JSON list ({e}): {text}"));
+    events
+        .iter()
+        .map(|e| e["title"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn process_local_tool_state_is_not_seen_by_the_other_replica() {
+    require_nginx();
+    let a = Replica::start("calendar", Key::PerProcess);
+    let b = Replica::start("calendar", Key::PerProcess);
+    let lb = LoadBalancer::start(&[&a, &b]);
+    let title = "Scale-out review";
+
+    let created = post_modern(
+        lb.addr,
+        1,
+        "tools/call",
+        "create_event",
+        json!({"name": "create_event", "arguments": {"title": title, "startsAt": "2026-09-10T10:00:00Z"}}),
+    );
+    let writer = created.upstream();
+    let result = created.result();
+    assert_eq!(result["resultType"], "complete", "result: {result}");
+    assert_ne!(result["isError"], true, "result: {result}");
+    assert_eq!(
+        result["structuredContent"]["title"], title,
+        "result: {result}"
+    );
+
+    let read = || {
+        post_modern(
+            lb.addr,
+            2,
+            "resources/read",
+            "calendar://week",
+            json!({"uri": "calendar://week"}),
+        )
+    };
+    // The other process never saw the write...
+    let other = read();
+    assert_ne!(
+        other.upstream(),
+        writer,
+        "the read must reach the other process"
+    );
+    let titles = week_titles(&other);
+    assert!(
+        !titles.iter().any(|t| t == title),
+        "the other process's calendar has the event: {titles:?}"
+    );
+    assert!(titles.iter().any(|t| t == "Standup"), "{titles:?}");
+
+    // ...while the process that served the write has it.
+    let same = read();
+    assert_eq!(same.upstream(), writer, "round robin back to the writer");
+    let titles = week_titles(&same);
+    assert!(
+        titles.iter().any(|t| t == title),
+        "the writer's calendar lacks the event: {titles:?}"
+    );
+}
