@@ -47,6 +47,8 @@
 //! ignored). Check it:
 //! `INTEROP_HOME=target/interop ../shared/interop/conformance.sh --stdio target/debug/examples/conformance`.
 
+mod common;
+
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,9 +59,8 @@ use mcp_core::protocol::{Content, ResourceContents, Role};
 use mcp_core::request_state::{StateKey, StateKeys};
 use mcp_core::server::extras::CompletionRequest;
 use mcp_core::{
-    mcp_prompt, mcp_resource, mcp_tool, serve_stdio, CallToolResult, ErrorObject, GetPromptResult,
-    InputRequest, InvokeContext, McpPromptDef, McpServer, McpToolDef, PromptArgs, PromptArgument,
-    PromptMessage,
+    mcp_prompt, mcp_resource, mcp_tool, CallToolResult, ErrorObject, GetPromptResult, InputRequest,
+    InvokeContext, McpPromptDef, McpServer, McpToolDef, PromptArgs, PromptArgument, PromptMessage,
 };
 use serde_json::{json, Map, Value};
 
@@ -912,6 +913,23 @@ fn read_secret(path: &Path) -> io::Result<Vec<u8>> {
     Ok(secret)
 }
 
+/// Arguments that clients also send as `Mcp-Param-*` headers (2026-07-28 HTTP).
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct HeaderArgs {
+    /// Deployment region, mirrored in the `Mcp-Param-Region` header.
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    region: String,
+    /// Priority, mirrored in the `Mcp-Param-Priority` header.
+    #[schemars(extend("x-mcp-header" = "Priority"))]
+    priority: Option<i64>,
+}
+
+/// Echoes arguments that are routed through `x-mcp-header` headers.
+#[mcp_tool]
+async fn test_custom_headers(args: HeaderArgs) -> String {
+    format!("region={} priority={:?}", args.region, args.priority)
+}
+
 /// Builds the fixture server.
 fn server() -> io::Result<McpServer> {
     let mut builder = McpServer::builder();
@@ -924,6 +942,7 @@ fn server() -> io::Result<McpServer> {
         .completion(complete)
         .resource_subscriptions()
         .tool(test_simple_text::tool())
+        .tool(test_custom_headers::tool())
         .tool(test_image_content::tool())
         .tool(test_audio_content::tool())
         .tool(test_embedded_resource::tool())
@@ -964,11 +983,7 @@ fn server() -> io::Result<McpServer> {
 
 #[tokio::main]
 async fn main() -> io::Result<()> {
-    if let Some(arg) = std::env::args().skip(1).find(|a| a != "--stdio") {
-        eprintln!("conformance: unknown argument {arg:?}; usage: conformance [--stdio]");
-        std::process::exit(2);
-    }
     let server = server()?;
     let _ = SERVER.set(server.clone());
-    serve_stdio(server, Default::default()).wait().await
+    common::serve(server).await
 }

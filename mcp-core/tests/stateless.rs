@@ -1495,21 +1495,33 @@ async fn mrtr_retry_without_the_answer_asks_again() {
 /// sealed state: `inputResponses` without a `requestState` are not trusted,
 /// and the question is asked again.
 #[tokio::test]
-async fn mrtr_answers_without_request_state_are_not_trusted() {
+async fn mrtr_first_round_answers_without_state_are_used_and_validated() {
+    // Answers sent without a requestState carry no earlier round; they are
+    // the client's own and are used as given (the conformance suite's
+    // "ignore extra params" case). Extra keys are ignored; an answer that is
+    // not an object is dropped and the question asked again.
     let (server, runs) = server_with_runs();
     let ctx = CallContext::default();
     let mut params = modern(
         json!({"name": "deploy", "arguments": {"env": "prod"}}),
         elicit_caps(),
     );
-    params["inputResponses"] = branch_answer();
-    let reply = ask(&server, &ctx, req(1, "tools/call", params)).await;
+    let mut answers = branch_answer();
+    answers["unrelated"] = json!({"action": "accept", "content": {"x": 1}});
+    params["inputResponses"] = answers;
+    let reply = ask(&server, &ctx, req(1, "tools/call", params.clone())).await;
+    let r = result(&reply);
+    assert_complete(r);
+    assert_eq!(tool_text(r), "deployed prod from main");
+    assert_eq!(runs.deploy.load(Ordering::SeqCst), 1);
+
+    params["inputResponses"] = json!({"elicit-0": 12345});
+    let reply = ask(&server, &ctx, req(2, "tools/call", params)).await;
     let (requests, _) = input_required(result(&reply));
     assert_eq!(
         requests,
         json!({"elicit-0": elicit_request("Which branch?", branch_schema())})
     );
-    assert_eq!(runs.deploy.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]

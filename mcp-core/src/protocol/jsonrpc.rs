@@ -198,13 +198,17 @@ pub fn notification(method: &str, params: Value) -> Value {
     Value::Object(obj)
 }
 
-/// Builds a request `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`.
+/// Builds a request `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`;
+/// `params` is left out when it is `null` (JSON-RPC allows only an object or
+/// an array there).
 pub fn request(id: &RequestId, method: &str, params: Value) -> Value {
     let mut obj = Map::with_capacity(4);
     obj.insert("jsonrpc".into(), Value::String("2.0".into()));
     obj.insert("id".into(), id.to_value());
     obj.insert("method".into(), Value::String(method.into()));
-    obj.insert("params".into(), params);
+    if !params.is_null() {
+        obj.insert("params".into(), params);
+    }
     Value::Object(obj)
 }
 

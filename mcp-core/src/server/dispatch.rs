@@ -560,9 +560,8 @@ impl McpServer {
                 let Some(complete) = &inner.completer else {
                     return Err(ErrorObject::method_not_found(method));
                 };
-                let values = catch_panic(complete(request, ictx))
-                    .await
-                    .map_err(ErrorObject::internal)??;
+                let work = catch_panic(complete(request, ictx));
+                let values = round.run(work).await?.map_err(ErrorObject::internal)??;
                 Ok(extras::completion_result(values))
             }
             "resources/subscribe" | "resources/unsubscribe"
@@ -718,11 +717,22 @@ impl McpServer {
                 })?;
             if let Some(Value::Object(responses)) = params.get("inputResponses") {
                 for key in pending {
-                    if let Some(answer) = responses.get(&key) {
+                    if let Some(answer @ Value::Object(_)) = responses.get(&key) {
                         answers.insert(key, answer.clone());
                     }
                 }
             }
+            round.interrupt = Arc::new(Interrupt::with_answers(answers));
+        } else if let Some(Value::Object(responses)) = params.get("inputResponses") {
+            // Answers without a state: nothing of an earlier round to carry,
+            // and these answers are the client's own either way, so they are
+            // used as given (keys nobody asks for are ignored; answers that
+            // are not objects are dropped and the question asked again).
+            let answers = responses
+                .iter()
+                .filter(|(_, answer)| answer.is_object())
+                .map(|(key, answer)| (key.clone(), answer.clone()))
+                .collect();
             round.interrupt = Arc::new(Interrupt::with_answers(answers));
         }
         round.identity = Some(identity);

@@ -195,6 +195,12 @@ impl Subscriptions {
         });
     }
 
+    /// Drops every subscription of a closed session (so nothing keeps its
+    /// output channel alive).
+    pub(crate) fn forget_closed(&self) {
+        self.with(|_| ());
+    }
+
     pub(crate) fn end_listen(&self, session: &Session, id: &Value) {
         self.with(|subs| {
             subs.retain(|s| !(s.session.same_as(session) && s.listen.as_ref() == Some(id)))

@@ -379,6 +379,12 @@ impl McpServer {
         self.inner.subscriptions.notify_updated(uri).await
     }
 
+    /// Called by transports after a session closed: releases what the server
+    /// kept for it (resource subscriptions hold its output channel).
+    pub(crate) fn release_closed_sessions(&self) {
+        self.inner.subscriptions.forget_closed();
+    }
+
     /// The tool descriptors `tools/list` returns (before `visible` filtering).
     pub fn list_tools(&self) -> Vec<&Tool> {
         self.inner.tools.iter().map(McpToolDef::tool).collect()

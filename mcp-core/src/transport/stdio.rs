@@ -288,6 +288,7 @@ where
     // (subscriptions/listen), refuse new server→client requests, and release
     // tools already waiting on the client.
     session.close();
+    server.release_closed_sessions();
     session.fail_pending();
     let drained = tokio::time::timeout(options.drain_timeout, async {
         while tasks.join_next().await.is_some() {}

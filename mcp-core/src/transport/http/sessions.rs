@@ -49,6 +49,8 @@ impl SessionEntry {
 
     fn end(&self) {
         self.ended.cancel();
+        // Ends the session's listens and drops its resource subscriptions.
+        self.session.close();
         self.stream
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
