@@ -542,6 +542,39 @@ fn trace_file() -> Option<&'static Mutex<std::fs::File>> {
     .as_ref()
 }
 
+/// Records one exchange made without a [`TestClient`] (for example through
+/// [`McpServer::handle_message`] directly): `reply` answers `request`, under
+/// the revision of the request's `_meta` claim or, without one, `revision`.
+/// Does nothing unless `MCP_TRACE_DIR` is set. Batches are recorded entry
+/// by entry when the request is a batch of the same length.
+pub fn trace_exchange(request: &Value, reply: &Value, revision: &str) {
+    let Some(file) = trace_file() else { return };
+    let pairs: Vec<(&Value, &Value)> = match (request, reply) {
+        (Value::Array(reqs), Value::Array(replies)) => {
+            // Replies come in request order, one per request with an id.
+            let with_ids = reqs
+                .iter()
+                .filter(|r| r.get("id").is_some() && r.get("method").is_some());
+            with_ids.zip(replies.iter()).collect()
+        }
+        _ => vec![(request, reply)],
+    };
+    for (req, rep) in pairs {
+        let method = req
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let rev = req
+            .pointer("/params/_meta")
+            .and_then(|m| m.get(PROTOCOL_VERSION_META))
+            .and_then(Value::as_str)
+            .unwrap_or(revision);
+        let line = json!({"revision": rev, "method": method, "message": rep});
+        let mut f = lock(file);
+        let _ = writeln!(f, "{line}");
+    }
+}
+
 /// A request this client wrote, remembered until its response arrives.
 struct SentRequest {
     method: String,

@@ -2,10 +2,11 @@
 //! `McpServer::dispatch_payload`, `list_tools` / `call_tool` and the builder,
 //! one group per row of the guide's method table.
 
-use std::future::Future;
+mod common;
+use common::{ask, guard, req};
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_core::context::{Elicit, ProgressSink};
@@ -24,19 +25,6 @@ use tokio::task::JoinHandle;
 // Helpers
 // ---------------------------------------------------------------------------
 
-/// Generous guard against hangs; never a timing assertion.
-const HANG_GUARD: Duration = Duration::from_secs(10);
-
-async fn guard<F: Future>(what: &str, fut: F) -> F::Output {
-    tokio::time::timeout(HANG_GUARD, fut)
-        .await
-        .unwrap_or_else(|_| panic!("hung for 10 s: {what}"))
-}
-
-fn req(id: impl Into<Value>, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})
-}
-
 fn note(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "method": method, "params": params})
 }
@@ -46,12 +34,6 @@ fn call_req(id: impl Into<Value>, name: &str, args: Value) -> Value {
 }
 
 /// Sends one message and expects a reply.
-async fn ask(server: &McpServer, ctx: &CallContext, message: Value) -> Value {
-    let shown = message.to_string();
-    guard(&shown, server.handle_message(message, ctx))
-        .await
-        .unwrap_or_else(|| panic!("expected a reply to {shown}"))
-}
 
 /// Sends one message and expects no reply.
 async fn tell(server: &McpServer, ctx: &CallContext, message: Value) {

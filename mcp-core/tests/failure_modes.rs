@@ -2,10 +2,11 @@
 //! table (exact code and message), plus hostile input: ids and params of the
 //! wrong type, huge numbers, deep nesting and a 1 MiB argument.
 
-use std::future::Future;
+mod common;
+use common::{guard, req};
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use mcp_core::server::parse_payload;
 use mcp_core::{
@@ -15,27 +16,12 @@ use mcp_core::{
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, Notify};
 
-const HANG_GUARD: Duration = Duration::from_secs(10);
-
-async fn guard<F: Future>(what: &str, fut: F) -> F::Output {
-    tokio::time::timeout(HANG_GUARD, fut)
-        .await
-        .unwrap_or_else(|_| panic!("hung for 10 s: {what}"))
-}
-
-fn req(id: impl Into<Value>, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})
-}
-
 async fn ask(server: &McpServer, message: Value) -> Value {
     ask_in(server, &CallContext::new(), message).await
 }
 
 async fn ask_in(server: &McpServer, ctx: &CallContext, message: Value) -> Value {
-    let shown = message.to_string();
-    guard(&shown, server.handle_message(message, ctx))
-        .await
-        .unwrap_or_else(|| panic!("expected a reply to {shown}"))
+    common::ask(server, ctx, message).await
 }
 
 /// Asserts `reply` is exactly the error response `{id, code, message}` (no data).

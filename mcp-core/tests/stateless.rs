@@ -22,7 +22,9 @@
 //! questions in the same order every time. `write_once_tool_*` tests count
 //! executions to pin this down.
 
-use std::future::Future;
+mod common;
+use common::{ask, guard, req, HANG_GUARD};
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -56,15 +58,6 @@ const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const SUB_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
-/// Generous guard against hangs; never a timing assertion.
-const HANG_GUARD: Duration = Duration::from_secs(10);
-
-async fn guard<F: Future>(what: &str, fut: F) -> F::Output {
-    tokio::time::timeout(HANG_GUARD, fut)
-        .await
-        .unwrap_or_else(|_| panic!("hung for 10 s: {what}"))
-}
-
 fn elicit_caps() -> Value {
     json!({"elicitation": {}})
 }
@@ -89,22 +82,12 @@ fn modern(params: Value, caps: Value) -> Value {
     params
 }
 
-fn req(id: impl Into<Value>, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})
-}
-
 /// A modern request.
 fn mreq(id: impl Into<Value>, method: &str, params: Value, caps: Value) -> Value {
     req(id, method, modern(params, caps))
 }
 
 /// Sends one message and expects a reply.
-async fn ask(server: &McpServer, ctx: &CallContext, message: Value) -> Value {
-    let shown = message.to_string();
-    guard(&shown, server.handle_message(message, ctx))
-        .await
-        .unwrap_or_else(|| panic!("expected a reply to {shown}"))
-}
 
 /// The `result` of a successful response (panics on an error response).
 fn result(reply: &Value) -> &Value {

@@ -191,7 +191,18 @@ def check(schemas, revision, method, message):
         return problems, None
 
     if "error" in message:
-        against(schema.first("JSONRPCErrorResponse", "JSONRPCError"), message)
+        # JSON-RPC 2.0 answers a message whose id could not be read with
+        # "id": null; the MCP schemas omit the id instead (2025-11-25 on) or
+        # cannot express it (2025-06-18). We keep JSON-RPC's null, as the
+        # framework's contract says, so the envelope is checked without it.
+        envelope = message
+        if message.get("id", 0) is None and isinstance(message.get("error"), dict) \
+                and message["error"].get("code") in (-32700, -32600):
+            envelope = {k: v for k, v in message.items() if k != "id"}
+            if revision not in ("2025-11-25", MODERN):
+                envelope = None  # 2025-06-18 and older cannot express an unknown id
+        if envelope is not None:
+            against(schema.first("JSONRPCErrorResponse", "JSONRPCError"), envelope)
         if "result" in message:
             problems.append("response has both result and error")
         code = (message.get("error") or {}).get("code") if isinstance(message.get("error"), dict) else None

@@ -1,0 +1,39 @@
+//! Helpers shared by the dispatcher-level integration tests.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::time::Duration;
+
+use mcp_core::{CallContext, McpServer};
+use serde_json::{json, Value};
+
+/// Generous guard against hangs; never a timing assertion.
+pub const HANG_GUARD: Duration = Duration::from_secs(10);
+
+/// Awaits `fut`, failing the test if it hangs for [`HANG_GUARD`].
+pub async fn guard<F: Future>(what: &str, fut: F) -> F::Output {
+    tokio::time::timeout(HANG_GUARD, fut)
+        .await
+        .unwrap_or_else(|_| panic!("hung for 10 s: {what}"))
+}
+
+/// A JSON-RPC request.
+pub fn req(id: impl Into<Value>, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})
+}
+
+/// Sends `message` through `handle_message` and returns the reply (which
+/// must exist). The exchange is traced for schema validation when
+/// `MCP_TRACE_DIR` is set (legacy requests under 2025-11-25).
+pub async fn ask(server: &McpServer, ctx: &CallContext, message: Value) -> Value {
+    let shown = message.to_string();
+    let reply = guard(&shown, server.handle_message(message.clone(), ctx))
+        .await
+        .unwrap_or_else(|| panic!("expected a reply to {shown}"));
+    mcp_core::testing::trace_exchange(
+        &message,
+        &reply,
+        mcp_core::protocol::LATEST_PROTOCOL_VERSION,
+    );
+    reply
+}
