@@ -33,8 +33,6 @@ fn call_req(id: impl Into<Value>, name: &str, args: Value) -> Value {
     req(id, "tools/call", json!({"name": name, "arguments": args}))
 }
 
-/// Sends one message and expects a reply.
-
 /// Sends one message and expects no reply.
 async fn tell(server: &McpServer, ctx: &CallContext, message: Value) {
     let shown = message.to_string();

@@ -87,8 +87,6 @@ fn mreq(id: impl Into<Value>, method: &str, params: Value, caps: Value) -> Value
     req(id, method, modern(params, caps))
 }
 
-/// Sends one message and expects a reply.
-
 /// The `result` of a successful response (panics on an error response).
 fn result(reply: &Value) -> &Value {
     assert_eq!(reply["jsonrpc"], "2.0", "not a JSON-RPC response: {reply}");
