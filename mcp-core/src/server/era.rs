@@ -85,7 +85,7 @@ fn validate(meta: &Map<String, Value>, version: &Value) -> Result<ModernMeta, Er
         return Err(unsupported_version(version));
     };
     let capabilities = match meta.get(meta_keys::CLIENT_CAPABILITIES) {
-        Some(Value::Object(members)) => {
+        Some(caps @ Value::Object(members)) => {
             for (name, value) in members {
                 if !value.is_object() {
                     return Err(ErrorObject::invalid_params(format!(
@@ -94,29 +94,14 @@ fn validate(meta: &Map<String, Value>, version: &Value) -> Result<ModernMeta, Er
                     )));
                 }
             }
-            Value::Object(members.clone())
-        }
-        Some(_) => {
-            return Err(ErrorObject::invalid_params(format!(
-                "`_meta[\"{}\"]` must be an object",
-                meta_keys::CLIENT_CAPABILITIES
-            )))
-        }
-        None => {
-            return Err(ErrorObject::invalid_params(format!(
-                "missing required `_meta[\"{}\"]`",
-                meta_keys::CLIENT_CAPABILITIES
-            )))
-        }
-    };
-    let capabilities = match Some(&capabilities) {
-        Some(caps @ Value::Object(_)) => serde_json::from_value::<ClientCapabilities>(caps.clone())
-            .map_err(|e| {
+            // Deserialized from the borrowed value: one copy, not two.
+            ClientCapabilities::deserialize(caps).map_err(|e| {
                 ErrorObject::invalid_params(format!(
                     "`_meta[\"{}\"]` is malformed: {e}",
                     meta_keys::CLIENT_CAPABILITIES
                 ))
-            })?,
+            })?
+        }
         Some(_) => {
             return Err(ErrorObject::invalid_params(format!(
                 "`_meta[\"{}\"]` must be an object",
@@ -132,7 +117,7 @@ fn validate(meta: &Map<String, Value>, version: &Value) -> Result<ModernMeta, Er
     };
     let client_info = meta
         .get(meta_keys::CLIENT_INFO)
-        .and_then(|v| serde_json::from_value::<Implementation>(v.clone()).ok());
+        .and_then(|v| Implementation::deserialize(v).ok());
     let log_level = match meta.get(meta_keys::LOG_LEVEL) {
         None => None,
         Some(Value::String(level)) if LOG_LEVELS.contains(&level.as_str()) => Some(level.clone()),
