@@ -8,9 +8,11 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -363,11 +365,12 @@ impl McpHttpService {
 
         let (tx, mut rx) = mpsc::channel(opts.stream_queue.max(1));
         let wants_sse = accepts_sse(&parts.headers);
-        let answered = Arc::new(tokio::sync::Mutex::new(false));
-        if wants_sse {
+        // Only an event-stream POST carries the call's messages itself.
+        let answered = wants_sse.then(|| Arc::new(tokio::sync::Mutex::new(false)));
+        if let Some(answered) = &answered {
             ctx = ctx.with_outbound(Arc::new(StreamOutbound {
                 stream: tx.clone(),
-                answered: Arc::clone(&answered),
+                answered: Arc::clone(answered),
                 session: entry.clone(),
             }));
         } else if let Some(entry) = &entry {
@@ -413,7 +416,7 @@ impl McpHttpService {
         let this = self.clone();
         let ended = entry.as_ref().map(|e| e.ended.clone());
         let track = self.shared.calls.enter();
-        tokio::spawn(async move {
+        let task = async move {
             let _track = track;
             let server = this.shared.server.clone();
             let abort = this.shared.abort.clone();
@@ -454,21 +457,45 @@ impl McpHttpService {
             drop(admission);
             // From here on the call's messages (a subscription it made
             // outlives it) go to the session's stream, never behind the reply.
-            *answered.lock().await = true;
+            if let Some(answered) = &answered {
+                *answered.lock().await = true;
+            }
             let _ = tx.send(event).await;
-        });
-
-        let mut hold: Vec<Hold> = vec![Box::new(disconnect)];
-        if let Some(a) = activity {
-            hold.push(Box::new(a));
+        };
+        // Most calls finish on their first poll: run that poll here, on the
+        // connection's task, and only hand a call that has to wait to a task
+        // of its own. Either way its reply (and any message before it) comes
+        // through `rx`, so what follows is the same.
+        let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(task);
+        let first = std::future::poll_fn(|cx| {
+            Poll::Ready(catch_unwind(AssertUnwindSafe(|| task.as_mut().poll(cx))))
+        })
+        .await;
+        match first {
+            Ok(Poll::Ready(())) => {}
+            Ok(Poll::Pending) => {
+                tokio::spawn(task);
+            }
+            // As a spawned task that panics: dropped, and `rx` reports that
+            // the call ended without a reply.
+            Err(_) => drop(task),
         }
+
+        // What an event-stream response keeps alive (built only for one).
+        let hold = move || {
+            let mut hold: Vec<Hold> = vec![Box::new(disconnect)];
+            if let Some(a) = activity {
+                hold.push(Box::new(a));
+            }
+            hold
+        };
         match rx.recv().await {
             Some(Event::Done(None)) => {
                 // The client cancelled the call: no response, ever. Keep the
                 // exchange open (see `HttpOptions::cancelled_linger`).
                 let linger = self.linger(entry.as_ref().map(|e| e.ended.clone()));
                 if wants_sse {
-                    sse_response(McpBody::lingering(opts.sse_keep_alive, linger, hold))
+                    sse_response(McpBody::lingering(opts.sse_keep_alive, linger, hold()))
                 } else {
                     linger.await;
                     status_only(StatusCode::ACCEPTED)
@@ -491,7 +518,7 @@ impl McpHttpService {
                     rx,
                     opts.sse_keep_alive,
                     Some(linger),
-                    hold,
+                    hold(),
                 ))
             }
             None => error_response(
