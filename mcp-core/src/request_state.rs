@@ -220,16 +220,25 @@ fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// The binding of a request: its method and a digest of what identifies it
-/// (tool name and arguments, prompt name and arguments, or resource URI).
-pub(crate) fn binding(method: &str, params: &Map<String, Value>) -> String {
-    let key = json!([
-        method,
-        params.get("name").or_else(|| params.get("uri")),
-        params.get("arguments"),
-    ]);
-    let digest = Sha256::digest(key.to_string().as_bytes());
-    format!("{method}:{}", encode_url(&digest))
+/// The binding of a request: its method and a SHA-256 digest of what
+/// identifies it (tool or prompt name and arguments, or resource URI),
+/// hashed as the JSON array `[method, name_or_uri, arguments]` streamed
+/// straight into the hasher (no copy of the arguments).
+pub(crate) fn binding(method: &str, key: &str, args: &Map<String, Value>) -> String {
+    struct HashWriter(Sha256);
+    impl std::io::Write for HashWriter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.update(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut hasher = HashWriter(Sha256::new());
+    // Serializing our own JSON values into a hasher cannot fail.
+    let _ = serde_json::to_writer(&mut hasher, &(method, key, args));
+    format!("{method}:{}", encode_url(&hasher.0.finalize()))
 }
 
 #[cfg(test)]

@@ -449,8 +449,7 @@ impl McpServer {
                         ))
                     }
                 };
-                let binding_args = args.clone();
-                let round = self.round_trip(method, &name, &binding_args, &params, ctx, era)?;
+                let round = self.round_trip(method, &name, &args, &params, ctx, era)?;
                 let ictx = self.invoke_context(id, &params, ctx, session, token, era, &round);
                 let work = catch_panic(tool.invoke(args, ictx));
                 let result = round.run(work).await?.map_err(ErrorObject::internal)?;
@@ -702,16 +701,16 @@ impl McpServer {
         let Era::Modern(_) = era else {
             return Ok(round);
         };
-        let identity = (method.to_owned(), key.to_owned(), args.clone());
+        let identity = crate::request_state::binding(method, key, args);
         if let Some(state) = params.get("requestState") {
             let state = state
                 .as_str()
                 .ok_or_else(|| ErrorObject::invalid_params("`requestState` must be a string"))?;
-            let binding = binding_of(&identity);
+            let binding = &identity;
             let (mut answers, pending) = self
                 .inner
                 .state_keys
-                .open(state, &binding, ctx.principal.as_deref())
+                .open(state, binding, ctx.principal.as_deref())
                 .map_err(|why| {
                     ErrorObject::invalid_params(format!("Invalid requestState: {why}"))
                 })?;
@@ -740,22 +739,6 @@ impl McpServer {
     }
 }
 
-/// The binding of sealed state: method plus a digest of name/uri and arguments.
-fn binding_of((method, key, args): &(String, String, Map<String, Value>)) -> String {
-    let mut identity = Map::new();
-    identity.insert(
-        if method == "resources/read" {
-            "uri"
-        } else {
-            "name"
-        }
-        .into(),
-        Value::String(key.clone()),
-    );
-    identity.insert("arguments".into(), Value::Object(args.clone()));
-    crate::request_state::binding(method, &identity)
-}
-
 /// Unregisters a listen's resource subscriptions however the listen ends.
 struct ListenGuard<'a> {
     server: &'a McpServer,
@@ -778,9 +761,9 @@ const LISTEN_ENDED: i64 = i64::MIN;
 /// A call that a handler may interrupt (see [`crate::interrupt`]).
 struct RoundTrip<'a> {
     interrupt: Arc<Interrupt>,
-    /// Set for modern requests: what sealed state is bound to (method,
-    /// name or URI, arguments); the digest is computed only when needed.
-    identity: Option<(String, String, Map<String, Value>)>,
+    /// Set for modern requests: what sealed state is bound to (method plus a
+    /// digest of name or URI and arguments, hashed without copying them).
+    identity: Option<String>,
     server: &'a McpServer,
     principal: Option<Arc<str>>,
 }
@@ -803,7 +786,7 @@ impl RoundTrip<'_> {
                 let inner = &self.server.inner;
                 let pending: Vec<String> = requests.keys().cloned().collect();
                 let state = inner.state_keys.seal(
-                    &binding_of(identity),
+                    identity,
                     self.principal.as_deref(),
                     &self.interrupt.answers,
                     &pending,
