@@ -342,7 +342,34 @@ const ACCEPT_BOTH: (&str, &str) = ("Accept", "application/json, text/event-strea
 async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> Resp {
     let mut h = vec![JSON];
     h.extend_from_slice(headers);
-    raw(addr, &request(addr, "POST", "/mcp", &h, &body.to_string())).await
+    let resp = raw(addr, &request(addr, "POST", "/mcp", &h, &body.to_string())).await;
+    trace(headers, body, &resp);
+    resp
+}
+
+/// Records a JSON reply for schema validation when `MCP_TRACE_DIR` is set,
+/// under the revision the request's header (or initialize) names.
+fn trace(headers: &[(&str, &str)], body: &Value, resp: &Resp) {
+    let is_json = resp
+        .header("content-type")
+        .is_some_and(|c| c.starts_with("application/json"));
+    let Ok(reply) = serde_json::from_slice::<Value>(&resp.body) else {
+        return;
+    };
+    if !is_json {
+        return;
+    }
+    let revision = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("mcp-protocol-version"))
+        .map(|(_, v)| (*v).to_owned())
+        .or_else(|| {
+            body.pointer("/params/protocolVersion")
+                .and_then(Value::as_str)
+                .map(|v| mcp_core::protocol::negotiate_version(Some(v)).to_owned())
+        })
+        .unwrap_or_else(|| mcp_core::protocol::LATEST_PROTOCOL_VERSION.to_owned());
+    mcp_core::testing::trace_exchange(body, &reply, &revision);
 }
 
 fn init_body(capabilities: Value) -> Value {

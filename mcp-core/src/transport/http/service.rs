@@ -379,6 +379,8 @@ impl McpHttpService {
         let signal = CancelToken::new();
         ctx = ctx.with_signal(signal.clone());
         let disconnect = DisconnectGuard(signal.clone());
+        // The id a cancelled call's error must carry (null only for a batch).
+        let reply_id = payload.get("id").cloned().unwrap_or(Value::Null);
 
         let (work, admission) = if payload.is_array() {
             // Each entry of a batch is admitted (or refused inline) on its own.
@@ -501,10 +503,15 @@ impl McpHttpService {
                     status_only(StatusCode::ACCEPTED)
                 }
             }
-            Some(Event::Closed) => error_response(
+            Some(Event::Closed) => json_response(
                 StatusCode::SERVICE_UNAVAILABLE,
-                RPC_ERRORS::SERVER_BUSY,
-                "The session ended or the server is closing; the call was cancelled",
+                &crate::protocol::fail(
+                    reply_id,
+                    &ErrorObject::new(
+                        RPC_ERRORS::SERVER_BUSY,
+                        "The session ended or the server is closing; the call was cancelled",
+                    ),
+                ),
             ),
             Some(Event::Done(Some(reply))) => {
                 self.reply_response(reply, is_init, modern, session, &parts)
