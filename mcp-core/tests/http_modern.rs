@@ -556,7 +556,18 @@ impl Modern {
     }
 
     async fn send(&self, addr: SocketAddr) -> Resp {
-        raw(addr, &self.bytes(addr)).await
+        let resp = raw(addr, &self.bytes(addr)).await;
+        // JSON replies are recorded for schema validation (MCP_TRACE_DIR);
+        // the revision is the body's claim, or the 2026-07-28 header's.
+        if resp
+            .header("content-type")
+            .is_some_and(|c| c.starts_with("application/json"))
+        {
+            if let Ok(reply) = serde_json::from_slice::<Value>(&resp.body) {
+                mcp_core::testing::trace_exchange(&self.body, &reply, MODERN);
+            }
+        }
+        resp
     }
 
     async fn open(&self, addr: SocketAddr) -> Stream {
