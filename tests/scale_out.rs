@@ -20,6 +20,9 @@
 //! nginx is required (`/usr/sbin/nginx`): `.ci/run` installs it. A missing
 //! binary fails these tests rather than skipping them.
 
+#[path = "../mcp-core/tests/common/raw_http.rs"]
+mod raw_http;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -29,6 +32,7 @@ use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcp_suite::example_path;
+use raw_http::{parse_response, Resp};
 use serde_json::{json, Value};
 
 /// Hang guard for anything that should happen promptly (process start-up,
@@ -346,21 +350,14 @@ http {{
 
 // ---------------------------------------------------------------- raw client
 
-#[derive(Debug)]
-struct Resp {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+/// What these tests read from a response.
+trait ReadReply {
+    fn upstream(&self) -> String;
+    fn message(&self) -> Value;
+    fn result(&self) -> Value;
 }
 
-impl Resp {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
+impl ReadReply for Resp {
     /// The replica that served this response, as nginx reports it.
     fn upstream(&self) -> String {
         self.header("x-upstream")
@@ -434,52 +431,6 @@ fn post_modern(addr: SocketAddr, id: u64, method: &str, name: &str, mut params: 
         .read_to_end(&mut buf)
         .unwrap_or_else(|e| panic!("hang guard or I/O error reading the response: {e}"));
     parse_response(&buf)
-}
-
-fn parse_response(buf: &[u8]) -> Resp {
-    let split = buf
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .unwrap_or_else(|| panic!("no response head in {:?}", String::from_utf8_lossy(buf)));
-    let head = String::from_utf8_lossy(&buf[..split]).into_owned();
-    let mut lines = head.split("\r\n");
-    let status_line = lines.next().unwrap_or_default();
-    let status = status_line
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    let mut body = buf[split + 4..].to_vec();
-    if headers
-        .iter()
-        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"))
-    {
-        body = dechunk(&body);
-    }
-    Resp {
-        status,
-        headers,
-        body,
-    }
-}
-
-fn dechunk(mut data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(eol) = data.windows(2).position(|w| w == b"\r\n") {
-        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..eol]).trim(), 16)
-            .expect("chunk size");
-        data = &data[eol + 2..];
-        if size == 0 {
-            break;
-        }
-        out.extend_from_slice(&data[..size]);
-        data = &data[size + 2..];
-    }
-    out
 }
 
 // ---------------------------------------------------------------- MRTR helpers

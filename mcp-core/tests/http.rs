@@ -10,12 +10,16 @@
 
 #![cfg(feature = "http")]
 
+#[path = "common/raw_http.rs"]
+mod raw_http;
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionOptions};
 use mcp_core::{CallToolResult, CancelToken, HeaderValue, InvokeContext, McpServer, McpToolDef};
+use raw_http::{parse_response, raw, Resp};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -215,38 +219,6 @@ fn sessions() -> HttpOptions {
 
 // ---------------------------------------------------------------- raw client
 
-#[derive(Debug)]
-struct Resp {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Resp {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
-            panic!(
-                "body is not JSON ({e}): {:?}",
-                String::from_utf8_lossy(&self.body)
-            )
-        })
-    }
-
-    fn error_code(&self) -> i64 {
-        self.json()
-            .pointer("/error/code")
-            .and_then(Value::as_i64)
-            .expect("a JSON-RPC error")
-    }
-}
-
 /// Builds a request. A `host` header in `headers` replaces the default one.
 fn request(
     addr: SocketAddr,
@@ -274,66 +246,6 @@ fn request(
     out.push_str("\r\n");
     out.push_str(body);
     out.into_bytes()
-}
-
-/// Sends raw bytes on a fresh connection and reads the whole response (the
-/// request asks for `Connection: close`).
-async fn raw(addr: SocketAddr, bytes: &[u8]) -> Resp {
-    let mut stream = guard("connect", TcpStream::connect(addr))
-        .await
-        .expect("connect");
-    stream.write_all(bytes).await.expect("write request");
-    let mut buf = Vec::new();
-    guard("response", stream.read_to_end(&mut buf))
-        .await
-        .expect("read response");
-    parse_response(&buf)
-}
-
-fn parse_response(buf: &[u8]) -> Resp {
-    let split = buf
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .unwrap_or_else(|| panic!("no response head in {:?}", String::from_utf8_lossy(buf)));
-    let head = String::from_utf8_lossy(&buf[..split]).into_owned();
-    let mut lines = head.split("\r\n");
-    let status_line = lines.next().unwrap_or_default();
-    let status = status_line
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    let mut body = buf[split + 4..].to_vec();
-    if headers
-        .iter()
-        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"))
-    {
-        body = dechunk(&body);
-    }
-    Resp {
-        status,
-        headers,
-        body,
-    }
-}
-
-fn dechunk(mut data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(eol) = data.windows(2).position(|w| w == b"\r\n") {
-        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..eol]).trim(), 16)
-            .expect("chunk size");
-        data = &data[eol + 2..];
-        if size == 0 {
-            break;
-        }
-        out.extend_from_slice(&data[..size]);
-        data = &data[size + 2..];
-    }
-    out
 }
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
