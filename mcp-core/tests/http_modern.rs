@@ -21,9 +21,9 @@ use mcp_core::{
     CallToolResult, CancelToken, InvokeContext, McpPromptDef, McpResourceDef, McpServer,
     McpToolDef, PromptArgs, ResourceRequest,
 };
-use raw_http::{raw, Resp};
+use raw_http::{raw, Resp, Stream};
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -267,127 +267,6 @@ fn request(addr: SocketAddr, method: &str, headers: &[(String, String)], body: &
     out.push_str("\r\n");
     out.push_str(body);
     out.into_bytes()
-}
-
-/// An open response read incrementally: a JSON body or an SSE stream.
-struct Stream {
-    reader: BufReader<TcpStream>,
-    status: u16,
-    headers: Vec<(String, String)>,
-    chunked: bool,
-    pending: String,
-    done: bool,
-}
-
-impl Stream {
-    async fn open(addr: SocketAddr, bytes: &[u8]) -> Self {
-        let mut tcp = guard("connect", TcpStream::connect(addr))
-            .await
-            .expect("connect");
-        tcp.write_all(bytes).await.expect("write request");
-        let mut reader = BufReader::new(tcp);
-        let mut status_line = String::new();
-        guard("status line", reader.read_line(&mut status_line))
-            .await
-            .expect("read status line");
-        let status = status_line
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
-        let mut headers = Vec::new();
-        loop {
-            let mut line = String::new();
-            guard("header line", reader.read_line(&mut line))
-                .await
-                .expect("read header");
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = line.split_once(':') {
-                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
-            }
-        }
-        let chunked = headers
-            .iter()
-            .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
-        Self {
-            reader,
-            status,
-            headers,
-            chunked,
-            pending: String::new(),
-            done: false,
-        }
-    }
-
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Reads more of the body into `pending`; false at its end.
-    async fn fill(&mut self) -> bool {
-        if self.done {
-            return false;
-        }
-        if self.chunked {
-            let mut size_line = String::new();
-            let n = guard("chunk size", self.reader.read_line(&mut size_line))
-                .await
-                .unwrap_or(0);
-            let size = usize::from_str_radix(size_line.trim(), 16).unwrap_or(0);
-            if n == 0 || size == 0 {
-                self.done = true;
-                return false;
-            }
-            let mut chunk = vec![0u8; size + 2];
-            guard("chunk", self.reader.read_exact(&mut chunk))
-                .await
-                .expect("read chunk");
-            self.pending
-                .push_str(&String::from_utf8_lossy(&chunk[..size]));
-            true
-        } else {
-            let mut buf = Vec::new();
-            guard("body", self.reader.read_to_end(&mut buf))
-                .await
-                .expect("read body");
-            self.done = true;
-            self.pending.push_str(&String::from_utf8_lossy(&buf));
-            !buf.is_empty()
-        }
-    }
-
-    /// The next SSE `data` message, skipping comments; `None` at the end.
-    async fn next_event(&mut self) -> Option<Value> {
-        loop {
-            if let Some(pos) = self.pending.find("\n\n") {
-                let event: String = self.pending.drain(..pos + 2).collect();
-                let data: Vec<&str> = event
-                    .lines()
-                    .filter_map(|l| l.strip_prefix("data:"))
-                    .map(str::trim_start)
-                    .collect();
-                if data.is_empty() {
-                    continue; // a keep-alive comment
-                }
-                return Some(serde_json::from_str(&data.join("\n")).expect("event data is JSON"));
-            }
-            if !self.fill().await {
-                return None;
-            }
-        }
-    }
-
-    /// The rest of the body (a JSON response).
-    async fn body_json(&mut self) -> Value {
-        while self.fill().await {}
-        serde_json::from_str(&self.pending).expect("JSON body")
-    }
 }
 
 // ---------------------------------------------------------------- modern requests

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 /// A complete response.
@@ -119,4 +119,131 @@ pub fn dechunk(mut data: &[u8]) -> Vec<u8> {
         data = &data[size + 2..];
     }
     out
+}
+
+pub struct Stream {
+    reader: BufReader<TcpStream>,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    chunked: bool,
+    pending: String,
+    done: bool,
+}
+
+impl Stream {
+    /// Sends the request and reads the status line and headers.
+    pub async fn open(addr: SocketAddr, bytes: &[u8]) -> Self {
+        let mut tcp = guard("connect", TcpStream::connect(addr))
+            .await
+            .expect("connect");
+        tcp.write_all(bytes).await.expect("write request");
+        let mut reader = BufReader::new(tcp);
+        let mut status_line = String::new();
+        guard("status line", reader.read_line(&mut status_line))
+            .await
+            .expect("read status line");
+        let status = status_line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
+        let mut headers = Vec::new();
+        loop {
+            let mut line = String::new();
+            guard("header line", reader.read_line(&mut line))
+                .await
+                .expect("read header");
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
+            }
+        }
+        let chunked = headers
+            .iter()
+            .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+        Self {
+            reader,
+            status,
+            headers,
+            chunked,
+            pending: String::new(),
+            done: false,
+        }
+    }
+
+    /// A header by lower-case name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// True for an event stream.
+    pub fn is_sse(&self) -> bool {
+        self.header("content-type") == Some("text/event-stream")
+    }
+
+    /// Reads more of the body into `pending`; false at its end.
+    pub async fn fill(&mut self) -> bool {
+        if self.done {
+            return false;
+        }
+        if self.chunked {
+            let mut size_line = String::new();
+            let n = guard("chunk size", self.reader.read_line(&mut size_line))
+                .await
+                .unwrap_or(0);
+            let size = usize::from_str_radix(size_line.trim(), 16).unwrap_or(0);
+            if n == 0 || size == 0 {
+                self.done = true;
+                return false;
+            }
+            let mut chunk = vec![0u8; size + 2];
+            guard("chunk", self.reader.read_exact(&mut chunk))
+                .await
+                .expect("read chunk");
+            self.pending
+                .push_str(&String::from_utf8_lossy(&chunk[..size]));
+            true
+        } else {
+            let mut buf = Vec::new();
+            guard("body", self.reader.read_to_end(&mut buf))
+                .await
+                .expect("read body");
+            self.done = true;
+            self.pending.push_str(&String::from_utf8_lossy(&buf));
+            !buf.is_empty()
+        }
+    }
+
+    /// The next SSE `data` message, skipping comments; `None` at the end.
+    pub async fn next_event(&mut self) -> Option<Value> {
+        loop {
+            if let Some(pos) = self.pending.find("\n\n") {
+                let event: String = self.pending.drain(..pos + 2).collect();
+                let data: Vec<&str> = event
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(str::trim_start)
+                    .collect();
+                if data.is_empty() {
+                    continue; // a keep-alive comment
+                }
+                return Some(serde_json::from_str(&data.join("\n")).expect("event data is JSON"));
+            }
+            if !self.fill().await {
+                return None;
+            }
+        }
+    }
+
+    /// The rest of the body (a JSON response).
+    pub async fn body_json(&mut self) -> Value {
+        while self.fill().await {}
+        serde_json::from_str(&self.pending).expect("JSON body")
+    }
 }
