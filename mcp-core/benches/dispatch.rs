@@ -109,6 +109,9 @@ fn main() {
             black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
         });
     }
+    if wants("http") {
+        http_cases(&rt, &server, budget);
+    }
     if wants("batch") {
         let batch: Vec<Value> = (0..16)
             .map(|i| json!({"jsonrpc":"2.0","id":i,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}))
@@ -116,6 +119,48 @@ fn main() {
         let line = Value::Array(batch).to_string();
         measure("batch of 16 tools/call", budget, || {
             black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
+        });
+    }
+}
+
+/// The HTTP service without sockets: a POST built in memory through
+/// `McpHttpService::handle` to the collected response body. What this costs
+/// beyond the matching bytes-to-bytes case is the HTTP layer's own work.
+fn http_cases(rt: &tokio::runtime::Runtime, server: &McpServer, budget: Duration) {
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use mcp_core::{HttpOptions, McpHttpService};
+
+    let service = McpHttpService::new(server.clone(), HttpOptions::new())
+        .for_connection(Some(([127, 0, 0, 1], 40000).into()));
+    let legacy = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"}}}).to_string();
+    let modern = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{
+        "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{}}}}).to_string();
+    for (name, body, is_modern) in [("legacy", legacy, false), ("2026-07-28", modern, true)] {
+        let body = Bytes::from(body);
+        measure(&format!("http service tools/call {name}"), budget, || {
+            let mut req = hyper::Request::builder()
+                .method("POST")
+                .uri("/mcp")
+                .header("host", "127.0.0.1:40000")
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream");
+            if is_modern {
+                req = req
+                    .header("mcp-protocol-version", "2026-07-28")
+                    .header("mcp-method", "tools/call")
+                    .header("mcp-name", "echo");
+            }
+            let req = req
+                .body(Full::new(body.clone()))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let bytes = rt.block_on(async {
+                let response = service.handle(req).await;
+                assert_eq!(response.status(), 200);
+                response.into_body().collect().await.map(|b| b.to_bytes())
+            });
+            black_box(bytes.unwrap_or_default());
         });
     }
 }

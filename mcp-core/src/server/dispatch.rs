@@ -8,14 +8,15 @@ use serde_json::{Map, Value};
 
 use super::era::{self, meta_keys, Era, ModernMeta, REMOVED_METHODS};
 use super::extras;
+use super::reply::{Outcome, Replies, Reply};
 use super::McpServer;
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, InvokeContext, Progress};
 use crate::interrupt::{Channel, Interrupt, Interruption};
 use crate::panic::catch_panic;
 use crate::protocol::{
-    self, fail, jsonrpc::classify, negotiate_version, ok, ClientCapabilities, ClientInfo,
-    ErrorObject, Implementation, MessageKind, RequestId,
+    self, fail, jsonrpc::classify, negotiate_version, CallToolResult, ClientCapabilities,
+    ClientInfo, ErrorObject, Implementation, MessageKind, RequestId,
 };
 use crate::resource::ResourceRequest;
 use crate::session::Session;
@@ -34,9 +35,17 @@ pub fn parse_payload(bytes: &[u8]) -> Result<Value, Value> {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Step {
     /// Answered (or nothing to answer) without running a handler.
-    Done(Option<Value>),
+    Done(Option<Reply>),
     /// A registered request to run with [`McpServer::run_prepared`].
     Run(Prepared),
+}
+
+/// What a handled request produced, before it is written.
+pub(crate) enum Answer {
+    /// A result in JSON form.
+    Json(Value),
+    /// A tool's result, still typed.
+    Tool(CallToolResult),
 }
 
 /// A request whose id is registered in its session, ready to run.
@@ -61,6 +70,12 @@ impl McpServer {
     /// Cancel-safe in the sense that dropping the future abandons the call
     /// (and unregisters its id).
     pub async fn handle_message(&self, message: Value, ctx: &CallContext) -> Option<Value> {
+        self.reply_to(message, ctx).await.map(Reply::into_value)
+    }
+
+    /// [`handle_message`](Self::handle_message) for transports: the reply
+    /// is serialized straight from its parts.
+    pub(crate) async fn reply_to(&self, message: Value, ctx: &CallContext) -> Option<Reply> {
         match self.prepare(message, ctx) {
             Step::Done(reply) => reply,
             Step::Run(call) => self.run_prepared(call).await,
@@ -80,7 +95,10 @@ impl McpServer {
             .unwrap_or_else(|| self.inner.shared_session.clone());
         let (id, method) = match classify(&message) {
             MessageKind::Invalid { id, reason } => {
-                return Step::Done(Some(fail(id, &ErrorObject::invalid_request(reason))))
+                return Step::Done(Some(Reply::error(
+                    RequestId::from_value(&id),
+                    ErrorObject::invalid_request(reason),
+                )))
             }
             MessageKind::Response { id } => {
                 self.route_response(message, id.as_ref(), &session);
@@ -94,8 +112,8 @@ impl McpServer {
         };
         let reply = |result: Result<Value, ErrorObject>| {
             Step::Done(Some(match result {
-                Ok(value) => ok(id.to_value(), value),
-                Err(e) => fail(id.to_value(), &e),
+                Ok(value) => Reply::result(&id, value),
+                Err(e) => Reply::error(Some(id.clone()), e),
             }))
         };
         let params = match take_params(message) {
@@ -140,7 +158,7 @@ impl McpServer {
 
     /// The second half of [`handle_message`](Self::handle_message): runs a
     /// prepared request. `None` when it was cancelled (no reply is sent).
-    pub(crate) async fn run_prepared(&self, call: Prepared) -> Option<Value> {
+    pub(crate) async fn run_prepared(&self, call: Prepared) -> Option<Reply> {
         let Prepared {
             id,
             method,
@@ -153,10 +171,19 @@ impl McpServer {
         let result = self
             .handle_request(&id, &method, params, &ctx, &session, &era, guard)
             .await?;
-        Some(match result {
-            Ok(value) => ok(id.to_value(), value),
-            Err(e) if e.code == INPUT_REQUIRED => ok(id.to_value(), e.data.unwrap_or(Value::Null)),
-            Err(e) => fail(id.to_value(), &e),
+        let outcome = match result {
+            Ok(Answer::Json(value)) => Outcome::Json(value),
+            Ok(Answer::Tool(result)) => Outcome::Tool {
+                result,
+                modern: matches!(era, Era::Modern(_))
+                    .then(|| Arc::clone(&self.inner.server_info_json)),
+            },
+            Err(e) if e.code == INPUT_REQUIRED => Outcome::Json(e.data.unwrap_or(Value::Null)),
+            Err(e) => Outcome::Error(e),
+        };
+        Some(Reply {
+            id: Some(id),
+            outcome,
         })
     }
 
@@ -168,6 +195,7 @@ impl McpServer {
     pub async fn dispatch_payload(&self, payload: Value, ctx: &CallContext) -> Option<Value> {
         self.dispatch_payload_admitted(payload, ctx, &mut || Ok(Box::new(())))
             .await
+            .map(Replies::into_value)
     }
 
     /// [`dispatch_payload`](Self::dispatch_payload) with a per-request
@@ -179,34 +207,35 @@ impl McpServer {
         payload: Value,
         ctx: &CallContext,
         admit: &mut (dyn FnMut() -> Result<Admission, ErrorObject> + Send),
-    ) -> Option<Value> {
+    ) -> Option<Replies> {
         let Value::Array(items) = payload else {
             if !is_request(&payload) {
-                return self.handle_message(payload, ctx).await;
+                return self.reply_to(payload, ctx).await.map(Replies::One);
             }
             return match admit() {
                 Ok(permit) => {
-                    let reply = self.handle_message(payload, ctx).await;
+                    let reply = self.reply_to(payload, ctx).await;
                     drop(permit);
-                    reply
+                    reply.map(Replies::One)
                 }
-                Err(e) => Some(fail(request_id_of(&payload), &e)),
+                Err(e) => Some(Replies::One(Reply::error(request_id_of(&payload), e))),
             };
         };
         if items.is_empty() {
-            return Some(fail(
-                Value::Null,
-                &ErrorObject::invalid_request("Invalid JSON-RPC request: empty batch"),
-            ));
+            return Some(Replies::One(Reply::error(
+                None,
+                ErrorObject::invalid_request("Invalid JSON-RPC request: empty batch"),
+            )));
         }
         let mut tasks = tokio::task::JoinSet::new();
-        let mut replies: Vec<Option<Value>> = vec![None; items.len()];
+        let mut replies: Vec<Option<Reply>> =
+            std::iter::repeat_with(|| None).take(items.len()).collect();
         for (slot, item) in items.into_iter().enumerate() {
             if is_request(&item) {
                 if item.get("method").and_then(Value::as_str) == Some("initialize") {
-                    replies[slot] = Some(fail(
+                    replies[slot] = Some(Reply::error(
                         request_id_of(&item),
-                        &ErrorObject::invalid_request(
+                        ErrorObject::invalid_request(
                             "Invalid JSON-RPC request: initialize cannot be batched",
                         ),
                     ));
@@ -217,17 +246,17 @@ impl McpServer {
                         let server = self.clone();
                         let ctx = ctx.clone();
                         tasks.spawn(async move {
-                            let reply = server.handle_message(item, &ctx).await;
+                            let reply = server.reply_to(item, &ctx).await;
                             drop(permit);
                             (slot, reply)
                         });
                     }
-                    Err(e) => replies[slot] = Some(fail(request_id_of(&item), &e)),
+                    Err(e) => replies[slot] = Some(Reply::error(request_id_of(&item), e)),
                 }
             } else {
                 let server = self.clone();
                 let ctx = ctx.clone();
-                tasks.spawn(async move { (slot, server.handle_message(item, &ctx).await) });
+                tasks.spawn(async move { (slot, server.reply_to(item, &ctx).await) });
             }
         }
         while let Some(done) = tasks.join_next().await {
@@ -240,8 +269,8 @@ impl McpServer {
                 }
             }
         }
-        let out: Vec<Value> = replies.into_iter().flatten().collect();
-        (!out.is_empty()).then_some(Value::Array(out))
+        let out: Vec<Reply> = replies.into_iter().flatten().collect();
+        (!out.is_empty()).then_some(Replies::Batch(out))
     }
 
     fn route_response(&self, message: Value, id: Option<&RequestId>, session: &Session) {
@@ -285,7 +314,7 @@ impl McpServer {
         session: &Session,
         era: &Era,
         guard: crate::session::InflightGuard,
-    ) -> Option<Result<Value, ErrorObject>> {
+    ) -> Option<Result<Answer, ErrorObject>> {
         let token = guard.token().clone();
         if ctx.signal.as_ref().is_some_and(CancelToken::is_cancelled) {
             token.cancel();
@@ -293,8 +322,20 @@ impl McpServer {
         }
         let external = ctx.signal.clone();
         let work = async {
-            if let (Era::Modern(_), "subscriptions/listen") = (era, method) {
-                return self.listen(id, &params, ctx, session).await;
+            match (era, method) {
+                (Era::Modern(_), "subscriptions/listen") => {
+                    return self
+                        .listen(id, &params, ctx, session)
+                        .await
+                        .map(Answer::Json);
+                }
+                (_, "tools/call") => {
+                    return self
+                        .run_tool_call(id, params, ctx, session, &token, era)
+                        .await
+                        .map(Answer::Tool);
+                }
+                _ => {}
             }
             let mut result = self
                 .run_method(id, method, params, ctx, session, &token, era)
@@ -302,7 +343,7 @@ impl McpServer {
             if let (Era::Modern(_), Ok(Value::Object(map))) = (era, &mut result) {
                 era::decorate(map, &self.inner.server_info_json);
             }
-            result
+            result.map(Answer::Json)
         };
         let result = tokio::select! {
             biased;
@@ -396,6 +437,44 @@ impl McpServer {
         Ok(Value::Object(result))
     }
 
+    /// `tools/call`: the result stays typed until it is written.
+    async fn run_tool_call(
+        &self,
+        id: &RequestId,
+        mut params: Map<String, Value>,
+        ctx: &CallContext,
+        session: &Session,
+        token: &CancelToken,
+        era: &Era,
+    ) -> Result<CallToolResult, ErrorObject> {
+        let name = match params.remove("name") {
+            Some(Value::String(name)) => name,
+            _ => {
+                return Err(ErrorObject::invalid_params(
+                    "tools/call requires a string `name`",
+                ))
+            }
+        };
+        let tool = self
+            .inner
+            .tools
+            .get(&name)
+            .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {name}")))?;
+        let args = match params.remove("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(args)) => args,
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "tools/call `arguments` must be an object",
+                ))
+            }
+        };
+        let round = self.round_trip("tools/call", &name, &args, &params, ctx, era)?;
+        let ictx = self.invoke_context(id, &params, ctx, session, token, era, &round);
+        let work = catch_panic(tool.invoke(args, ictx));
+        round.run(work).await?.map_err(ErrorObject::internal)
+    }
+
     #[allow(clippy::too_many_arguments)]
     async fn run_method(
         &self,
@@ -426,34 +505,6 @@ impl McpServer {
                     .map(|t| to_json(t.tool()))
                     .collect();
                 Ok(list_hint(single("tools", Value::Array(tools))))
-            }
-            "tools/call" => {
-                let name = match params.remove("name") {
-                    Some(Value::String(name)) => name,
-                    _ => {
-                        return Err(ErrorObject::invalid_params(
-                            "tools/call requires a string `name`",
-                        ))
-                    }
-                };
-                let tool = inner
-                    .tools
-                    .get(&name)
-                    .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {name}")))?;
-                let args = match params.remove("arguments") {
-                    None | Some(Value::Null) => Map::new(),
-                    Some(Value::Object(args)) => args,
-                    Some(_) => {
-                        return Err(ErrorObject::invalid_params(
-                            "tools/call `arguments` must be an object",
-                        ))
-                    }
-                };
-                let round = self.round_trip(method, &name, &args, &params, ctx, era)?;
-                let ictx = self.invoke_context(id, &params, ctx, session, token, era, &round);
-                let work = catch_panic(tool.invoke(args, ictx));
-                let result = round.run(work).await?.map_err(ErrorObject::internal)?;
-                Ok(to_json(&result))
             }
             "resources/list" if has_resources => {
                 check_cursor(&params)?;
@@ -822,11 +873,8 @@ fn is_request(message: &Value) -> bool {
         .is_some_and(|o| o.contains_key("method") && o.contains_key("id"))
 }
 
-fn request_id_of(message: &Value) -> Value {
-    message
-        .get("id")
-        .and_then(RequestId::from_value)
-        .map_or(Value::Null, |id| id.to_value())
+fn request_id_of(message: &Value) -> Option<RequestId> {
+    message.get("id").and_then(RequestId::from_value)
 }
 
 fn take_params(message: Value) -> Result<Map<String, Value>, ErrorObject> {

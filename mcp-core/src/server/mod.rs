@@ -4,6 +4,7 @@ mod dispatch;
 pub mod era;
 pub mod extras;
 mod registry;
+mod reply;
 
 use std::fmt;
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use era::{CacheHint, CacheScope};
 pub use dispatch::parse_payload;
 pub(crate) use dispatch::{Admission, Step};
 use registry::Registry;
+pub(crate) use reply::{Replies, Reply};
 
 /// A problem found while building a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,7 +111,7 @@ struct Inner {
     state_keys: StateKeys,
     list_cache: CacheHint,
     discover_cache: CacheHint,
-    server_info_json: Value,
+    server_info_json: Arc<Value>,
     logging: bool,
     completer: Option<extras::Completer>,
     resource_subscriptions: bool,
@@ -327,7 +329,7 @@ impl McpServerBuilder {
             },
         ));
         let info = self.info.unwrap_or_default();
-        let server_info_json = serde_json::to_value(&info).unwrap_or(Value::Null);
+        let server_info_json = Arc::new(serde_json::to_value(&info).unwrap_or(Value::Null));
         Ok(McpServer {
             inner: Arc::new(Inner {
                 info,

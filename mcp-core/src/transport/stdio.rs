@@ -7,6 +7,10 @@
 //! - At most [`StdioOptions::max_concurrent_requests`] requests run at once;
 //!   one more is answered `-32000` at once (inside the batch reply for a batch).
 //!   Notifications are never counted nor refused.
+//! - Every complete line of one read is handled before the next read: a call
+//!   that finishes on its first poll (most do) is answered in place, without
+//!   a task of its own, and all such replies of that read leave in one write.
+//!   A call that has to wait gets its own task.
 //! - Replies, progress notifications and `elicitation/create` requests share
 //!   the output; a single writer task batches whatever is queued into one write.
 //!   The queue is bounded, so a client that stops reading stalls the server
@@ -20,14 +24,19 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, Semaphore};
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::task::Poll;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, Headers, Outbound};
-use crate::protocol::{fail, ErrorObject, RPC_ERRORS};
-use crate::server::{parse_payload, McpServer, Step};
+use crate::protocol::{ErrorObject, RequestId, RPC_ERRORS};
+use crate::server::{parse_payload, McpServer, Replies, Reply, Step};
 use crate::session::Session;
 
 /// Default [`StdioOptions::max_line_length`]: 4 MiB.
@@ -188,7 +197,19 @@ impl LineSender {
             Err(_) => return false,
         };
         line.push(b'\n');
-        self.0.send(line).await.is_ok()
+        self.send_bytes(line).await
+    }
+
+    async fn send_replies(&self, replies: &Replies) -> bool {
+        let mut line = Vec::with_capacity(256);
+        replies.write_to(&mut line);
+        line.push(b'\n');
+        self.send_bytes(line).await
+    }
+
+    /// Queues whole lines (one or more, each ending in `\n`).
+    async fn send_bytes(&self, lines: Vec<u8>) -> bool {
+        self.0.send(lines).await.is_ok()
     }
 }
 
@@ -224,6 +245,162 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     writer.flush().await
 }
 
+/// Replies answered in place during one read, sent as one write. Flushed
+/// early past this size so one read's replies never pile up unbounded.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// One connection's reading side: what every line needs.
+struct Reader<'a> {
+    server: &'a McpServer,
+    ctx: &'a CallContext,
+    limit: &'a Arc<Semaphore>,
+    out: &'a LineSender,
+    tasks: &'a mut JoinSet<()>,
+    max: usize,
+    max_line: usize,
+    /// Replies of the current read, not yet queued for the writer.
+    pending: Vec<u8>,
+}
+
+impl Reader<'_> {
+    fn busy(&self) -> ErrorObject {
+        ErrorObject::new(
+            RPC_ERRORS::SERVER_BUSY,
+            format!(
+                "Too many requests in flight (max {}); retry later",
+                self.max
+            ),
+        )
+    }
+
+    fn answer(&mut self, reply: &Reply) {
+        reply.write_to(&mut self.pending);
+        self.pending.push(b'\n');
+    }
+
+    fn answer_value(&mut self, reply: &Value) {
+        if serde_json::to_writer(&mut self.pending, reply).is_ok() {
+            self.pending.push(b'\n');
+        }
+    }
+
+    /// Queues the replies gathered so far for the writer.
+    async fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            let lines = std::mem::replace(&mut self.pending, Vec::with_capacity(4096));
+            self.out.send_bytes(lines).await;
+        }
+    }
+
+    /// Handles one line (already split and parsed).
+    async fn line(&mut self, line: Line) {
+        let message = match line {
+            Line::Blank => return,
+            Line::TooLong => {
+                let error = ErrorObject::invalid_request(format!(
+                    "Message exceeds the maximum line length ({})",
+                    self.max_line_length()
+                ));
+                self.answer(&Reply::error(None, error));
+                return;
+            }
+            Line::Parsed(Ok(message)) => message,
+            Line::Parsed(Err(reply)) => {
+                self.answer_value(&reply);
+                return;
+            }
+        };
+        while self.tasks.try_join_next().is_some() {}
+        match &message {
+            Value::Array(_) => self.batch(message),
+            Value::Object(obj) if obj.contains_key("id") && obj.contains_key("method") => {
+                match Arc::clone(self.limit).try_acquire_owned() {
+                    Ok(permit) => self.request(message, Some(permit)).await,
+                    Err(_) => {
+                        let id = obj.get("id").and_then(RequestId::from_value);
+                        let busy = self.busy();
+                        self.answer(&Reply::error(id, busy));
+                    }
+                }
+            }
+            // Notifications, responses and invalid messages: never counted.
+            _ => self.request(message, None).await,
+        }
+        if self.pending.len() >= FLUSH_AT {
+            self.flush().await;
+        }
+    }
+
+    /// Registers a message in arrival order (so a cancel on the next line
+    /// finds its call), then runs it: answered here when it finishes on its
+    /// first poll, otherwise handed to a task of its own.
+    async fn request(&mut self, message: Value, permit: Option<OwnedSemaphorePermit>) {
+        let call = match self.server.prepare(message, self.ctx) {
+            Step::Done(reply) => {
+                if let Some(reply) = reply {
+                    self.answer(&reply);
+                }
+                return;
+            }
+            Step::Run(call) => call,
+        };
+        let server = self.server.clone();
+        let mut work: Pin<Box<dyn Future<Output = Option<Reply>> + Send>> =
+            Box::pin(async move { server.run_prepared(call).await });
+        let first = std::future::poll_fn(|cx| {
+            Poll::Ready(catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(cx))))
+        })
+        .await;
+        match first {
+            Ok(Poll::Ready(reply)) => {
+                drop(permit);
+                if let Some(reply) = reply {
+                    self.answer(&reply);
+                }
+            }
+            Ok(Poll::Pending) => {
+                let out = self.out.clone();
+                self.tasks.spawn(async move {
+                    if let Some(reply) = work.await {
+                        out.send_replies(&Replies::One(reply)).await;
+                    }
+                    drop(permit);
+                });
+            }
+            // Handler panics are caught inside the dispatcher; this is a
+            // dispatcher bug, contained to the one call (as a task would be).
+            Err(_) => eprintln!("mcp-core: a call panicked outside its handler"),
+        }
+    }
+
+    /// A batch runs as a task of its own; its entries are admitted one by one.
+    fn batch(&mut self, message: Value) {
+        let server = self.server.clone();
+        let ctx = self.ctx.clone();
+        let out = self.out.clone();
+        let limit = Arc::clone(self.limit);
+        let busy = self.busy();
+        self.tasks.spawn(async move {
+            let mut admit = move || {
+                Arc::clone(&limit)
+                    .try_acquire_owned()
+                    .map(|p| Box::new(p) as crate::server::Admission)
+                    .map_err(|_| busy.clone())
+            };
+            if let Some(replies) = server
+                .dispatch_payload_admitted(message, &ctx, &mut admit)
+                .await
+            {
+                out.send_replies(&replies).await;
+            }
+        });
+    }
+
+    fn max_line_length(&self) -> usize {
+        self.max_line
+    }
+}
+
 async fn run<R, W>(
     server: McpServer,
     reader: R,
@@ -247,41 +424,43 @@ where
     let mut tasks = JoinSet::new();
     let mut lines = LineReader::new(reader, options.max_line_length);
 
-    let read_result = loop {
-        let next = tokio::select! {
-            biased;
-            () = stop.cancelled() => break Ok(()),
-            next = lines.next_line() => next,
+    let read_result = {
+        let mut reader = Reader {
+            server: &server,
+            ctx: &ctx,
+            limit: &limit,
+            out: &out,
+            tasks: &mut tasks,
+            max: options.max_concurrent_requests,
+            max_line: options.max_line_length,
+            pending: Vec::with_capacity(4096),
         };
-        let message = match next {
-            Ok(Line::Eof) => break Ok(()),
-            Ok(Line::Blank) => continue,
-            Ok(Line::TooLong) => {
-                let error = ErrorObject::invalid_request(format!(
-                    "Message exceeds the maximum line length ({})",
-                    options.max_line_length
-                ));
-                out.send_value(&fail(Value::Null, &error)).await;
-                continue;
+        let result = loop {
+            // Everything already read is answered before reading more.
+            while let Some(line) = lines.next_buffered() {
+                reader.line(line).await;
             }
-            Ok(Line::Parsed(Ok(message))) => message,
-            Ok(Line::Parsed(Err(reply))) => {
-                out.send_value(&reply).await;
-                continue;
+            reader.flush().await;
+            let more = tokio::select! {
+                biased;
+                () = stop.cancelled() => break Ok(()),
+                more = lines.fill() => more,
+            };
+            match more {
+                Ok(true) => {}
+                Ok(false) => {
+                    // End of input: a final unterminated line still counts.
+                    if let Some(line) = lines.finish() {
+                        reader.line(line).await;
+                        reader.flush().await;
+                    }
+                    break Ok(());
+                }
+                Err(e) => break Err(e),
             }
-            Err(e) => break Err(e),
         };
-        while tasks.try_join_next().is_some() {}
-        dispatch_line(
-            &server,
-            message,
-            &ctx,
-            &limit,
-            &out,
-            &mut tasks,
-            options.max_concurrent_requests,
-        )
-        .await;
+        reader.flush().await;
+        result
     };
 
     // No more responses can arrive: end long-lived requests
@@ -306,98 +485,11 @@ where
     read_result.and(write_result)
 }
 
-async fn dispatch_line(
-    server: &McpServer,
-    message: Value,
-    ctx: &CallContext,
-    limit: &Arc<Semaphore>,
-    out: &LineSender,
-    tasks: &mut JoinSet<()>,
-    max: usize,
-) {
-    let busy = move || {
-        ErrorObject::new(
-            RPC_ERRORS::SERVER_BUSY,
-            format!("Too many requests in flight (max {max}); retry later"),
-        )
-    };
-    match &message {
-        Value::Array(_) => {
-            let server = server.clone();
-            let ctx = ctx.clone();
-            let out = out.clone();
-            let limit = Arc::clone(limit);
-            tasks.spawn(async move {
-                let mut admit = move || {
-                    Arc::clone(&limit)
-                        .try_acquire_owned()
-                        .map(|p| Box::new(p) as crate::server::Admission)
-                        .map_err(|_| busy())
-                };
-                if let Some(reply) = server
-                    .dispatch_payload_admitted(message, &ctx, &mut admit)
-                    .await
-                {
-                    out.send_value(&reply).await;
-                }
-            });
-        }
-        Value::Object(obj) if obj.contains_key("id") && obj.contains_key("method") => {
-            match Arc::clone(limit).try_acquire_owned() {
-                Ok(permit) => match server.prepare(message, ctx) {
-                    // Registered here, in arrival order, so a cancel that
-                    // follows on the next line finds the call.
-                    Step::Run(call) => {
-                        let server = server.clone();
-                        let out = out.clone();
-                        tasks.spawn(async move {
-                            if let Some(reply) = server.run_prepared(call).await {
-                                out.send_value(&reply).await;
-                            }
-                            drop(permit);
-                        });
-                    }
-                    Step::Done(reply) => {
-                        drop(permit);
-                        if let Some(reply) = reply {
-                            out.send_value(&reply).await;
-                        }
-                    }
-                },
-                Err(_) => {
-                    let id = obj
-                        .get("id")
-                        .and_then(crate::protocol::RequestId::from_value)
-                        .map_or(Value::Null, |id| id.to_value());
-                    out.send_value(&fail(id, &busy())).await;
-                }
-            }
-        }
-        _ => {
-            // Notifications, responses and invalid messages: cheap, handled inline.
-            if let Some(reply) = server.handle_message(message, ctx).await {
-                out.send_value(&reply).await;
-            }
-        }
-    }
-}
-
 enum Line {
     /// A non-blank line, parsed: the message or the ready `-32700` reply.
     Parsed(Result<Value, Value>),
     Blank,
     TooLong,
-    Eof,
-}
-
-/// Splits a byte stream into lines without ever holding more than `max`
-/// bytes of one line, and parses each. A line that lies whole in the read
-/// buffer (the usual case) is parsed in place, without a copy.
-struct LineReader<R> {
-    inner: BufReader<R>,
-    max: usize,
-    line: Vec<u8>,
-    discarding: bool,
 }
 
 fn parse_line(line: &[u8]) -> Line {
@@ -409,67 +501,98 @@ fn parse_line(line: &[u8]) -> Line {
     }
 }
 
+/// How much is read at a time.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Splits a byte stream into lines without ever holding more than `max`
+/// bytes of one line (plus one read), and parses each in place.
+struct LineReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    /// Start of the unconsumed bytes in `buf`.
+    start: usize,
+    /// Where to resume looking for `\n` (everything before has none).
+    scan: usize,
+    max: usize,
+    /// Inside a line that is over the limit: its bytes are dropped as they come.
+    discarding: bool,
+}
+
 impl<R: AsyncRead + Unpin> LineReader<R> {
-    fn new(reader: R, max: usize) -> Self {
+    fn new(inner: R, max: usize) -> Self {
         Self {
-            inner: BufReader::with_capacity(64 * 1024, reader),
+            inner,
+            buf: Vec::with_capacity(READ_CHUNK),
+            start: 0,
+            scan: 0,
             max,
-            line: Vec::new(),
             discarding: false,
         }
     }
 
-    /// The next line (without its `\n` / `\r\n`), parsed. Cancel-safe: a
-    /// partially read line stays buffered in `self`.
-    async fn next_line(&mut self) -> io::Result<Line> {
-        loop {
-            let chunk = self.inner.fill_buf().await?;
-            if chunk.is_empty() {
-                // End of input: a final unterminated line still counts.
-                if self.discarding {
+    /// The next complete line already read, if any (no I/O).
+    fn next_buffered(&mut self) -> Option<Line> {
+        match self.buf[self.scan..].iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                let end = self.scan + i;
+                let line = if self.discarding || end - self.start > self.max {
                     self.discarding = false;
-                    return Ok(Line::TooLong);
-                }
-                if self.line.is_empty() {
-                    return Ok(Line::Eof);
-                }
-                let parsed = parse_line(&self.line);
-                self.line.clear();
-                return Ok(parsed);
+                    Line::TooLong
+                } else {
+                    parse_line(&self.buf[self.start..end])
+                };
+                self.start = end + 1;
+                self.scan = self.start;
+                Some(line)
             }
-            match chunk.iter().position(|&b| b == b'\n') {
-                Some(i) => {
-                    let fits = !self.discarding && self.line.len() + i <= self.max;
-                    let parsed = if !fits {
-                        Line::TooLong
-                    } else if self.line.is_empty() {
-                        parse_line(&chunk[..i])
-                    } else {
-                        self.line.extend_from_slice(&chunk[..i]);
-                        let parsed = parse_line(&self.line);
-                        self.line.clear();
-                        parsed
-                    };
-                    self.inner.consume(i + 1);
-                    if !fits {
-                        self.discarding = false;
-                        self.line = Vec::new();
-                    }
-                    return Ok(parsed);
+            None => {
+                if !self.discarding && self.buf.len() - self.start > self.max {
+                    self.discarding = true;
                 }
-                None => {
-                    let n = chunk.len();
-                    if !self.discarding {
-                        if self.line.len() + n > self.max {
-                            self.discarding = true;
-                            self.line = Vec::new();
-                        } else {
-                            self.line.extend_from_slice(chunk);
-                        }
-                    }
-                    self.inner.consume(n);
+                if self.discarding {
+                    // Never keep the bytes of an over-long line.
+                    self.buf.truncate(self.start);
                 }
+                self.scan = self.buf.len();
+                None
             }
         }
+    }
+
+    /// Reads more input. `false` at end of input. Cancel-safe: nothing is
+    /// lost when the future is dropped before it completes.
+    async fn fill(&mut self) -> io::Result<bool> {
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.scan -= self.start;
+            self.start = 0;
+            if self.buf.is_empty() && self.buf.capacity() > 4 * READ_CHUNK {
+                // A long line came and went: give its memory back.
+                self.buf = Vec::with_capacity(READ_CHUNK);
+            }
+        }
+        if self.buf.capacity() - self.buf.len() < READ_CHUNK / 4 {
+            self.buf.reserve(READ_CHUNK);
+        }
+        Ok(self.inner.read_buf(&mut self.buf).await? > 0)
+    }
+
+    /// At end of input: the final unterminated line, if any.
+    fn finish(&mut self) -> Option<Line> {
+        if self.discarding {
+            self.discarding = false;
+            return Some(Line::TooLong);
+        }
+        let rest = &self.buf[self.start..];
+        let line = (!rest.is_empty()).then(|| {
+            if rest.len() > self.max {
+                Line::TooLong
+            } else {
+                parse_line(rest)
+            }
+        });
+        self.start = self.buf.len();
+        self.scan = self.start;
+        line
     }
 }

@@ -36,8 +36,9 @@ use crate::cancel::CancelToken;
 use crate::context::{CallContext, HeaderValue, Headers, Outbound};
 use crate::protocol::{ErrorObject, RPC_ERRORS, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::server::era::{meta_keys, MODERN_PROTOCOL_VERSIONS};
-use crate::server::{Admission, McpServer, Step};
+use crate::server::{Admission, McpServer, Replies, Step};
 use crate::session::Session;
+use serde::Serialize;
 
 /// The session header (`Mcp-Session-Id`; header names are case-insensitive).
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -357,7 +358,13 @@ impl McpHttpService {
         if !has_request(&payload) {
             // Notifications and responses (an elicitation answer, a cancel):
             // cheap, never refused, answered 202.
-            return match self.shared.server.dispatch_payload(payload, &ctx).await {
+            let no_limit = &mut || Ok(Box::new(()) as crate::server::Admission);
+            return match self
+                .shared
+                .server
+                .dispatch_payload_admitted(payload, &ctx, no_limit)
+                .await
+            {
                 None => status_only(StatusCode::ACCEPTED),
                 Some(reply) => json_response(reply_status(&reply, modern), &reply),
             };
@@ -407,7 +414,13 @@ impl McpHttpService {
                 Step::Done(reply) => {
                     drop(admission);
                     return match reply {
-                        Some(reply) => self.reply_response(reply, is_init, modern, session, &parts),
+                        Some(reply) => self.reply_response(
+                            Replies::One(reply),
+                            is_init,
+                            modern,
+                            session,
+                            &parts,
+                        ),
                         None => status_only(StatusCode::ACCEPTED),
                     };
                 }
@@ -431,8 +444,8 @@ impl McpHttpService {
                             .await
                     }
                     Work::One(step) => match *step {
-                        Step::Run(call) => server.run_prepared(call).await,
-                        Step::Done(reply) => reply,
+                        Step::Run(call) => server.run_prepared(call).await.map(Replies::One),
+                        Step::Done(reply) => reply.map(Replies::One),
                     },
                 }
             };
@@ -609,14 +622,14 @@ impl McpHttpService {
     /// a session when sessions are on.
     fn reply_response(
         &self,
-        reply: Value,
+        reply: Replies,
         is_init: bool,
         modern: bool,
         session: Session,
         parts: &Parts,
     ) -> Response<McpBody> {
         let mut response = json_response(reply_status(&reply, modern), &reply);
-        if is_init && reply.get("result").is_some() {
+        if is_init && matches!(&reply, Replies::One(r) if r.error_code().is_none()) {
             if let Some(table) = &self.shared.sessions {
                 let (id, _) = table.create(session, self.principal(parts));
                 if let Ok(v) = HttpHeaderValue::from_str(&id) {
@@ -1016,14 +1029,17 @@ fn has_request(payload: &Value) -> bool {
 /// unknown or removed method (`-32601`) and 400 for invalid params
 /// (`-32602`) and its header, capability and version errors
 /// (`-32020`…`-32022`), as that revision's HTTP binding asks.
-fn reply_status(reply: &Value, modern: bool) -> StatusCode {
-    let Some(error) = reply.get("error") else {
+fn reply_status(reply: &Replies, modern: bool) -> StatusCode {
+    let Replies::One(reply) = reply else {
         return StatusCode::OK;
     };
-    if reply.get("id").is_none_or(Value::is_null) {
+    let Some(code) = reply.error_code() else {
+        return StatusCode::OK;
+    };
+    if reply.id.is_none() {
         return StatusCode::BAD_REQUEST;
     }
-    match error.get("code").and_then(Value::as_i64) {
+    match Some(code) {
         Some(RPC_ERRORS::METHOD_NOT_FOUND) if modern => StatusCode::NOT_FOUND,
         Some(RPC_ERRORS::INVALID_PARAMS | -32022..=-32020) if modern => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
@@ -1044,8 +1060,11 @@ fn status_only(status: StatusCode) -> Response<McpBody> {
     r
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response<McpBody> {
-    let bytes = serde_json::to_vec(body).unwrap_or_else(|_| b"null".to_vec());
+fn json_response<T: Serialize + ?Sized>(status: StatusCode, body: &T) -> Response<McpBody> {
+    let mut bytes = Vec::with_capacity(256);
+    if serde_json::to_writer(&mut bytes, body).is_err() {
+        bytes = b"null".to_vec();
+    }
     let mut r = Response::new(McpBody::full(bytes));
     *r.status_mut() = status;
     r.headers_mut().insert(

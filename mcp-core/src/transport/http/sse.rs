@@ -13,6 +13,10 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Sleep};
 
+use crate::server::Replies;
+#[cfg(test)]
+use crate::server::Reply;
+
 /// What flows from a running call (or a session) to its stream.
 #[derive(Debug)]
 pub(crate) enum Event {
@@ -20,7 +24,7 @@ pub(crate) enum Event {
     Message(Value),
     /// The call finished: its reply, or `None` when the client cancelled it
     /// (then the stream lingers, see [`McpBody::sse`]).
-    Done(Option<Value>),
+    Done(Option<Replies>),
     /// The call was stopped by the server (session ended, shutdown): end now.
     Closed,
 }
@@ -29,7 +33,7 @@ pub(crate) enum Event {
 pub(crate) type Linger = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// One SSE event carrying a JSON-RPC message: `event: message` + `data:` lines.
-pub(crate) fn frame(message: &Value) -> Bytes {
+pub(crate) fn frame<T: serde::Serialize + ?Sized>(message: &T) -> Bytes {
     let json = serde_json::to_string(message).unwrap_or_else(|_| "null".to_owned());
     let mut out = String::with_capacity(json.len() + 24);
     out.push_str("event: message\n");
@@ -252,12 +256,15 @@ mod tests {
         let (tx, rx) = mpsc::channel(4);
         let body = McpBody::sse(vec![frame(&json!(1))], rx, None, None, Vec::new());
         tx.send(Event::Message(json!(2))).await.expect("open");
-        tx.send(Event::Done(Some(json!(3)))).await.expect("open");
+        let reply = Reply::result(&crate::protocol::RequestId::Number(3), json!(3));
+        tx.send(Event::Done(Some(Replies::One(reply))))
+            .await
+            .expect("open");
         tx.send(Event::Message(json!(4))).await.ok();
         let bytes = body.collect().await.expect("infallible").to_bytes();
         assert_eq!(
             &bytes[..],
-            b"event: message\ndata: 1\n\nevent: message\ndata: 2\n\nevent: message\ndata: 3\n\n"
+            &b"event: message\ndata: 1\n\nevent: message\ndata: 2\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":3}\n\n"[..]
         );
     }
 }
