@@ -3,7 +3,9 @@
 //! 1. memory per idle HTTP session (10,000 legacy sessions, target ≤ 4 KiB);
 //! 2. `tools/list` cost with 10/100/1000/10000 tools (target: linear);
 //! 3. peak extra memory of a `tools/call` with a 1 MiB string argument
-//!    (target: at most two copies of it).
+//!    (target: at most two copies of it);
+//! 4. allocations per `tools/call` over the stdio transport (the hot path:
+//!    what the server allocates per call, bytes in to bytes out).
 //!
 //! Memory is counted exactly by a counting global allocator wrapped around
 //! [`System`]: live bytes, peak live bytes, cumulative bytes and allocation
@@ -517,12 +519,179 @@ fn big_argument_part() {
     }
 }
 
-/// Runs the three measurements in turn.
+/// Part 4: allocations per echo `tools/call` served by `serve_io` over an
+/// in-memory pipe. The client side writes prepared lines and counts reply
+/// lines in a fixed buffer, so what is counted is the server's work.
+fn allocations_part() {
+    use mcp_core::{serve_io, StdioOptions};
+    const CALLS: u64 = 20_000;
+    println!("== 4. allocations per tools/call over stdio (serve_io, in-memory pipe) ==");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    for (era, modern) in [("2025-11-25", false), ("2026-07-28", true)] {
+        let server = McpServer::builder()
+            .tool(macro_echo::tool())
+            .build()
+            .expect("server");
+        let line = |id: u64| {
+            let mut m = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+                   "params":{"name":"echo","arguments":{"text":"hello world"}}});
+            if modern {
+                m["params"]["_meta"] = json!({
+                    "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities":{}});
+            }
+            let mut bytes = m.to_string().into_bytes();
+            bytes.push(b'\n');
+            bytes
+        };
+        // Prepared up front (ids 1..=CALLS), outside the counted window.
+        let mut input = Vec::new();
+        if !modern {
+            input.extend_from_slice(&initialize_request().to_string().into_bytes());
+            input.push(b'\n');
+        }
+        let warmup: Vec<u8> = (1..=100).flat_map(line).collect();
+        let calls: Vec<u8> = (1000..1000 + CALLS).flat_map(line).collect();
+        let (count, per_call_bytes) = rt.block_on(async move {
+            let (client, server_side) = tokio::io::duplex(1 << 20);
+            let (server_read, server_write) = tokio::io::split(server_side);
+            let handle = serve_io(
+                server,
+                server_read,
+                server_write,
+                StdioOptions::default().max_concurrent_requests(256),
+            );
+            let (mut rx, mut tx) = tokio::io::split(client);
+            let mut buf = vec![0u8; 1 << 16];
+            tx.write_all(&input).await.expect("write");
+            tx.write_all(&warmup).await.expect("write");
+            read_lines(&mut rx, &mut buf, 100 + u64::from(!modern)).await;
+            let count0 = COUNT.load(Ordering::Relaxed);
+            let total0 = TOTAL.load(Ordering::Relaxed);
+            let writer = tokio::spawn(async move {
+                tx.write_all(&calls).await.expect("write");
+                tx
+            });
+            read_lines(&mut rx, &mut buf, CALLS).await;
+            let count = COUNT.load(Ordering::Relaxed) - count0;
+            let bytes = TOTAL.load(Ordering::Relaxed) - total0;
+            drop(writer.await.expect("writer"));
+            handle.close();
+            (count, bytes / CALLS)
+        });
+        #[allow(clippy::cast_precision_loss)]
+        let per_call = count as f64 / CALLS as f64;
+        println!(
+            "{era}: {per_call:.1} allocations per call, {per_call_bytes} bytes allocated per call"
+        );
+    }
+}
+
+/// Part 4b: allocations per echo `tools/call` through
+/// `McpHttpService::handle` (no sockets: a request built in memory, the
+/// response body collected). Building the request is counted too, so this
+/// is an upper bound on what the HTTP layer adds to the dispatcher's work.
+fn http_allocations_part() {
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use mcp_core::McpHttpService;
+    const CALLS: u64 = 20_000;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let server = McpServer::builder()
+        .tool(macro_echo::tool())
+        .build()
+        .expect("server");
+    let service = McpHttpService::new(server, HttpOptions::new())
+        .for_connection(Some(([127, 0, 0, 1], 40000).into()));
+    for (era, modern) in [("2025-11-25 (stateless)", false), ("2026-07-28", true)] {
+        let mut body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+               "params":{"name":"echo","arguments":{"text":"hello world"}}});
+        if modern {
+            body["params"]["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities":{}});
+        }
+        let body = Bytes::from(body.to_string());
+        let request = || {
+            let mut req = hyper::Request::builder()
+                .method("POST")
+                .uri("/mcp")
+                .header("host", "127.0.0.1:40000")
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream");
+            if modern {
+                req = req
+                    .header("mcp-protocol-version", "2026-07-28")
+                    .header("mcp-method", "tools/call")
+                    .header("mcp-name", "echo");
+            }
+            req.body(Full::new(body.clone())).expect("request")
+        };
+        let call = || {
+            let bytes = rt.block_on(async {
+                let response = service.handle(request()).await;
+                assert_eq!(response.status(), 200);
+                response.into_body().collect().await.map(|b| b.to_bytes())
+            });
+            black_box(bytes.expect("body"));
+        };
+        for _ in 0..100 {
+            call();
+        }
+        let count0 = COUNT.load(Ordering::Relaxed);
+        let mut build_only = 0;
+        for _ in 0..CALLS {
+            call();
+        }
+        let count = COUNT.load(Ordering::Relaxed) - count0;
+        let before = COUNT.load(Ordering::Relaxed);
+        for _ in 0..CALLS {
+            black_box(request());
+        }
+        build_only += COUNT.load(Ordering::Relaxed) - before;
+        #[allow(clippy::cast_precision_loss)]
+        let (per_call, per_build) = (
+            count as f64 / CALLS as f64,
+            build_only as f64 / CALLS as f64,
+        );
+        println!(
+            "{era} over McpHttpService::handle: {per_call:.1} allocations per call \
+             ({per_build:.1} of them build the request)"
+        );
+    }
+}
+
+/// Reads from `rx` until `want` lines have arrived.
+async fn read_lines<R: tokio::io::AsyncRead + Unpin>(rx: &mut R, buf: &mut [u8], want: u64) {
+    let mut seen = 0;
+    while seen < want {
+        let n = rx.read(buf).await.expect("read");
+        assert!(n > 0, "server closed early");
+        seen += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+    }
+}
+
+/// Echo the text back (the benchmark's tool, declared with the macro).
+#[mcp_core::mcp_tool(name = "echo")]
+async fn macro_echo(text: String) -> String {
+    text
+}
+
+/// Runs the measurements in turn.
 fn main() -> std::io::Result<()> {
     sessions_part()?;
     println!();
     tools_list_part();
     println!();
     big_argument_part();
+    println!();
+    allocations_part();
+    http_allocations_part();
     Ok(())
 }

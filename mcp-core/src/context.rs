@@ -46,6 +46,58 @@ impl HeaderValue {
 /// Per-call metadata: header names in lower case.
 pub type Headers = BTreeMap<String, HeaderValue>;
 
+/// The headers of one call, read as [`Headers`] (it derefs to them).
+///
+/// Given whole ([`CallContext::with_headers`]) or, over HTTP, converted from
+/// the request's header map the first time a handler looks: a call that
+/// never reads its headers never pays for copying them.
+#[derive(Clone, Default)]
+pub struct CallHeaders(Option<Arc<HeaderSource>>);
+
+struct HeaderSource {
+    ready: std::sync::OnceLock<Headers>,
+    build: Option<Box<dyn Fn() -> Headers + Send + Sync>>,
+}
+
+impl CallHeaders {
+    /// Headers converted on first use by `build`.
+    pub(crate) fn lazy(build: impl Fn() -> Headers + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(HeaderSource {
+            ready: std::sync::OnceLock::new(),
+            build: Some(Box::new(build)),
+        })))
+    }
+}
+
+impl From<Headers> for CallHeaders {
+    fn from(headers: Headers) -> Self {
+        Self(Some(Arc::new(HeaderSource {
+            ready: std::sync::OnceLock::from(headers),
+            build: None,
+        })))
+    }
+}
+
+impl std::ops::Deref for CallHeaders {
+    type Target = Headers;
+
+    fn deref(&self) -> &Headers {
+        static EMPTY: Headers = BTreeMap::new();
+        match &self.0 {
+            None => &EMPTY,
+            Some(source) => source
+                .ready
+                .get_or_init(|| source.build.as_ref().map_or_else(Headers::new, |b| b())),
+        }
+    }
+}
+
+impl fmt::Debug for CallHeaders {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// Where server→client messages go (notifications and requests).
 ///
 /// The stdio transport implements it over its output stream. Sending applies
@@ -95,7 +147,7 @@ pub trait Elicit: Send + Sync {
 #[non_exhaustive]
 pub struct CallContext {
     /// Request metadata forwarded to handlers (stdio: static options; HTTP: request headers).
-    pub headers: Arc<Headers>,
+    pub headers: CallHeaders,
     /// An explicit progress sink; takes precedence over `progressToken` + `outbound`.
     pub progress: Option<ProgressSink>,
     /// An explicit elicitation hook; takes precedence over `outbound`.
@@ -136,8 +188,8 @@ impl CallContext {
 
     /// Sets the headers.
     #[must_use]
-    pub fn with_headers(mut self, headers: Headers) -> Self {
-        self.headers = Arc::new(headers);
+    pub fn with_headers(mut self, headers: impl Into<CallHeaders>) -> Self {
+        self.headers = headers.into();
         self
     }
 

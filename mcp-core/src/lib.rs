@@ -63,8 +63,8 @@ pub mod uri_template;
 
 pub use cancel::CancelToken;
 pub use context::{
-    CallContext, ElicitResponse, Elicitor, HeaderValue, Headers, InputRequest, InvokeContext,
-    Outbound, Progress, ProgressUpdate,
+    CallContext, CallHeaders, ElicitResponse, Elicitor, HeaderValue, Headers, InputRequest,
+    InvokeContext, Outbound, Progress, ProgressUpdate,
 };
 pub use prompt::{IntoPromptResult, McpPromptDef, PromptArgs};
 pub use protocol::{

@@ -238,7 +238,11 @@ pub(crate) fn binding(method: &str, key: &str, args: &Map<String, Value>) -> Str
     let mut hasher = HashWriter(Sha256::new());
     // Serializing our own JSON values into a hasher cannot fail.
     let _ = serde_json::to_writer(&mut hasher, &(method, key, args));
-    format!("{method}:{}", encode_url(&hasher.0.finalize()))
+    let mut out = String::with_capacity(method.len() + 44);
+    out.push_str(method);
+    out.push(':');
+    crate::protocol::base64::encode_url_into(&mut out, &hasher.0.finalize());
+    out
 }
 
 #[cfg(test)]

@@ -7,6 +7,26 @@ const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 /// Encodes bytes as padded standard base64.
 pub fn encode(input: &[u8]) -> String {
     let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    encode_into(&mut out, input, ALPHABET, true);
+    out
+}
+
+/// Encodes bytes as unpadded URL-safe base64 (`-` and `_`).
+pub fn encode_url(input: &[u8]) -> String {
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    encode_url_into(&mut out, input);
+    out
+}
+
+/// Appends the unpadded URL-safe base64 of `input` to `out`.
+pub(crate) fn encode_url_into(out: &mut String, input: &[u8]) {
+    const URL_ALPHABET: &[u8; 64] =
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    encode_into(out, input, URL_ALPHABET, false);
+}
+
+fn encode_into(out: &mut String, input: &[u8], alphabet: &[u8; 64], pad: bool) {
+    out.reserve(input.len().div_ceil(3) * 4);
     for chunk in input.chunks(3) {
         let b = [
             chunk[0],
@@ -14,26 +34,20 @@ pub fn encode(input: &[u8]) -> String {
             chunk.get(2).copied().unwrap_or(0),
         ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        let sextet = |shift: u32| char::from(ALPHABET[((n >> shift) & 63) as usize]);
+        let sextet = |shift: u32| char::from(alphabet[((n >> shift) & 63) as usize]);
         out.push(sextet(18));
         out.push(sextet(12));
-        out.push(if chunk.len() > 1 { sextet(6) } else { '=' });
-        out.push(if chunk.len() > 2 { sextet(0) } else { '=' });
+        match (chunk.len() > 1, pad) {
+            (true, _) => out.push(sextet(6)),
+            (false, true) => out.push('='),
+            (false, false) => {}
+        }
+        match (chunk.len() > 2, pad) {
+            (true, _) => out.push(sextet(0)),
+            (false, true) => out.push('='),
+            (false, false) => {}
+        }
     }
-    out
-}
-
-/// Encodes bytes as unpadded URL-safe base64 (`-` and `_`).
-pub fn encode_url(input: &[u8]) -> String {
-    encode(input)
-        .trim_end_matches('=')
-        .chars()
-        .map(|c| match c {
-            '+' => '-',
-            '/' => '_',
-            c => c,
-        })
-        .collect()
 }
 
 /// Decodes unpadded URL-safe base64; `None` on any invalid character.
@@ -79,6 +93,22 @@ pub fn decode(input: &str) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn url_safe_is_the_standard_alphabet_swapped_and_unpadded() {
+        for len in 0..12u8 {
+            let bytes: Vec<u8> = (0..len)
+                .map(|i| i.wrapping_mul(97).wrapping_add(0xfb))
+                .collect();
+            let expected: String = super::encode(&bytes)
+                .trim_end_matches('=')
+                .replace('+', "-")
+                .replace('/', "_");
+            let url = super::encode_url(&bytes);
+            assert_eq!(url, expected);
+            assert_eq!(super::decode_url(&url).as_deref(), Some(&bytes[..]));
+        }
+    }
+
     #[test]
     fn round_trips_all_lengths() {
         for (plain, coded) in [

@@ -1,5 +1,6 @@
 //! The `Host`/`Origin` guard (anti-DNS-rebinding, anti-CSRF), checked before routing.
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 
 use hyper::header::{HOST, ORIGIN};
@@ -9,23 +10,22 @@ use super::options::HttpOptions;
 
 /// True when the request may go on to authorization and routing.
 pub(crate) fn allowed(options: &HttpOptions, parts: &Parts) -> bool {
-    let origins: Vec<&str> = parts
-        .headers
-        .get_all(ORIGIN)
-        .iter()
-        .map(|v| v.to_str().unwrap_or("\u{fffd}"))
-        .collect();
-    let hosts: Vec<&str> = parts
-        .headers
-        .get_all(HOST)
-        .iter()
-        .map(|v| v.to_str().unwrap_or("\u{fffd}"))
-        .collect();
+    // The first value of a header, and whether it was repeated.
+    let first = |name| {
+        let mut values = parts
+            .headers
+            .get_all(name)
+            .iter()
+            .map(|v| v.to_str().unwrap_or("\u{fffd}"));
+        (values.next(), values.next().is_some())
+    };
+    let (origin, many_origins) = first(ORIGIN);
+    let (host, many_hosts) = first(HOST);
     if let Some(check) = &options.allow_request {
-        return check(origins.first().copied(), hosts.first().copied(), parts);
+        return check(origin, host, parts);
     }
     // Exactly one Host header (HTTP/1.1 requires it), naming an accepted host.
-    let [host] = hosts.as_slice() else {
+    let (Some(host), false) = (host, many_hosts) else {
         return false;
     };
     if !host_allowed(options, host) {
@@ -37,10 +37,10 @@ pub(crate) fn allowed(options: &HttpOptions, parts: &Parts) -> bool {
             return false;
         }
     }
-    match origins.as_slice() {
-        [] => true,
-        [origin] => origin_allowed(options, origin),
-        _ => false,
+    match (origin, many_origins) {
+        (None, _) => true,
+        (Some(origin), false) => origin_allowed(options, origin),
+        (Some(_), true) => false,
     }
 }
 
@@ -78,7 +78,7 @@ fn origin_allowed(options: &HttpOptions, origin: &str) -> bool {
 
 /// The lower-cased host name of a `Host` value or authority, without port
 /// or brackets; `None` when malformed.
-pub(crate) fn hostname_of(value: &str) -> Option<String> {
+pub(crate) fn hostname_of(value: &str) -> Option<Cow<'_, str>> {
     let value = value.trim();
     if value.is_empty() {
         return None;
@@ -103,8 +103,15 @@ pub(crate) fn hostname_of(value: &str) -> Option<String> {
             _ => value,
         }
     };
-    let name = name.trim_end_matches('.').to_ascii_lowercase();
-    (!name.is_empty()).then_some(name)
+    let name = name.trim_end_matches('.');
+    if name.is_empty() {
+        return None;
+    }
+    Some(if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(name)
+    })
 }
 
 fn valid_port(port: &str) -> bool {

@@ -18,6 +18,7 @@
 //! - a body number compares numerically (`42` equals `42.0`), a boolean as
 //!   `true` / `false`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use hyper::header::{HeaderMap, HeaderName};
@@ -221,11 +222,11 @@ fn expect_text(
 }
 
 /// A header's value, trimmed and base64-decoded; `None` when absent.
-fn value_of(
-    headers: &HeaderMap,
+fn value_of<'a>(
+    headers: &'a HeaderMap,
     name: impl hyper::header::AsHeaderName + Copy,
     display: &str,
-) -> Result<Option<String>, String> {
+) -> Result<Option<Cow<'a, str>>, String> {
     let Some(raw) = raw_value(headers, name, display)? else {
         return Ok(None);
     };
@@ -265,14 +266,16 @@ fn trim_ows(s: &str) -> &str {
 
 /// Decodes a `=?base64?…?=` value (strict padded standard base64 of UTF-8);
 /// any other value is literal. `None` for a wrapped value that does not decode.
-pub(crate) fn decode(value: &str) -> Option<String> {
+pub(crate) fn decode(value: &str) -> Option<Cow<'_, str>> {
     let Some(inner) = value
         .strip_prefix(BASE64_PREFIX)
         .and_then(|rest| rest.strip_suffix(BASE64_SUFFIX))
     else {
-        return Some(value.to_owned());
+        return Some(Cow::Borrowed(value));
     };
-    String::from_utf8(strict_base64(inner)?).ok()
+    String::from_utf8(strict_base64(inner)?)
+        .ok()
+        .map(Cow::Owned)
 }
 
 /// Padded standard base64, canonical only (what an encoder emits).

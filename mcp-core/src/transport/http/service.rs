@@ -33,7 +33,7 @@ use super::options::HttpOptions;
 use super::sessions::{default_principal, SessionEntry, SessionTable};
 use super::sse::{frame, Event, Hold, Linger, McpBody};
 use crate::cancel::CancelToken;
-use crate::context::{CallContext, HeaderValue, Headers, Outbound};
+use crate::context::{CallContext, CallHeaders, HeaderValue, Headers, Outbound};
 use crate::protocol::{ErrorObject, RPC_ERRORS, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::server::era::{meta_keys, MODERN_PROTOCOL_VERSIONS};
 use crate::server::{Admission, McpServer, Replies, Step};
@@ -297,7 +297,7 @@ impl McpHttpService {
 
     async fn post<B>(
         &self,
-        parts: Parts,
+        mut parts: Parts,
         body: B,
         activity: Option<ActivityGuard>,
     ) -> Response<McpBody>
@@ -344,14 +344,20 @@ impl McpHttpService {
             },
             _ => (Session::new(), None),
         };
+        // Who is calling: binds sessions here and `requestState` in the dispatcher.
+        let principal: Option<Arc<str>> = self.principal(&parts);
+        let wants_sse = accepts_sse(&parts.headers);
+        // Handlers see the headers converted on first use; nothing below
+        // reads them from `parts` any more.
+        let headers = std::mem::take(&mut parts.headers);
         let mut ctx = CallContext::new()
-            .with_headers(collect_headers(&parts.headers))
+            .with_headers(CallHeaders::lazy(move || collect_headers(&headers)))
             .with_session(session.clone());
         if let Some(remote) = &self.conn.remote {
             ctx = ctx.with_remote_addr(Arc::clone(remote));
         }
         // Who is calling: binds sessions here and `requestState` in the dispatcher.
-        if let Some(principal) = self.principal(&parts) {
+        if let Some(principal) = principal.clone() {
             ctx = ctx.with_principal(principal);
         }
 
@@ -371,7 +377,6 @@ impl McpHttpService {
         }
 
         let (tx, mut rx) = mpsc::channel(opts.stream_queue.max(1));
-        let wants_sse = accepts_sse(&parts.headers);
         // Only an event-stream POST carries the call's messages itself.
         let answered = wants_sse.then(|| Arc::new(tokio::sync::Mutex::new(false)));
         if let Some(answered) = &answered {
@@ -419,7 +424,7 @@ impl McpHttpService {
                             is_init,
                             modern,
                             session,
-                            &parts,
+                            principal,
                         ),
                         None => status_only(StatusCode::ACCEPTED),
                     };
@@ -527,7 +532,7 @@ impl McpHttpService {
                 ),
             ),
             Some(Event::Done(Some(reply))) => {
-                self.reply_response(reply, is_init, modern, session, &parts)
+                self.reply_response(reply, is_init, modern, session, principal)
             }
             Some(Event::Message(first)) => {
                 // The call talks before it answers: switch to an event stream
@@ -626,12 +631,12 @@ impl McpHttpService {
         is_init: bool,
         modern: bool,
         session: Session,
-        parts: &Parts,
+        principal: Option<Arc<str>>,
     ) -> Response<McpBody> {
         let mut response = json_response(reply_status(&reply, modern), &reply);
         if is_init && matches!(&reply, Replies::One(r) if r.error_code().is_none()) {
             if let Some(table) = &self.shared.sessions {
-                let (id, _) = table.create(session, self.principal(parts));
+                let (id, _) = table.create(session, principal);
                 if let Ok(v) = HttpHeaderValue::from_str(&id) {
                     response.headers_mut().insert(SESSION_HEADER, v);
                 }
