@@ -52,29 +52,45 @@ pub type Headers = BTreeMap<String, HeaderValue>;
 /// the request's header map the first time a handler looks: a call that
 /// never reads its headers never pays for copying them.
 #[derive(Clone, Default)]
-pub struct CallHeaders(Option<Arc<HeaderSource>>);
+pub struct CallHeaders(Option<Arc<dyn HeaderSource>>);
 
-struct HeaderSource {
+/// Where a call's headers come from (one allocation either way).
+trait HeaderSource: Send + Sync {
+    fn headers(&self) -> &Headers;
+}
+
+struct Ready(Headers);
+
+impl HeaderSource for Ready {
+    fn headers(&self) -> &Headers {
+        &self.0
+    }
+}
+
+struct Lazy<F> {
     ready: std::sync::OnceLock<Headers>,
-    build: Option<Box<dyn Fn() -> Headers + Send + Sync>>,
+    build: F,
+}
+
+impl<F: Fn() -> Headers + Send + Sync> HeaderSource for Lazy<F> {
+    fn headers(&self) -> &Headers {
+        self.ready.get_or_init(&self.build)
+    }
 }
 
 impl CallHeaders {
     /// Headers converted on first use by `build`.
     pub(crate) fn lazy(build: impl Fn() -> Headers + Send + Sync + 'static) -> Self {
-        Self(Some(Arc::new(HeaderSource {
+        Self(Some(Arc::new(Lazy {
             ready: std::sync::OnceLock::new(),
-            build: Some(Box::new(build)),
+            build,
         })))
     }
 }
 
 impl From<Headers> for CallHeaders {
     fn from(headers: Headers) -> Self {
-        Self(Some(Arc::new(HeaderSource {
-            ready: std::sync::OnceLock::from(headers),
-            build: None,
-        })))
+        Self(Some(Arc::new(Ready(headers))))
     }
 }
 
@@ -85,9 +101,7 @@ impl std::ops::Deref for CallHeaders {
         static EMPTY: Headers = BTreeMap::new();
         match &self.0 {
             None => &EMPTY,
-            Some(source) => source
-                .ready
-                .get_or_init(|| source.build.as_ref().map_or_else(Headers::new, |b| b())),
+            Some(source) => source.headers(),
         }
     }
 }

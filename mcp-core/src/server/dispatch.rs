@@ -93,7 +93,7 @@ impl McpServer {
             .session
             .clone()
             .unwrap_or_else(|| self.inner.shared_session.clone());
-        let (id, method) = match classify(&message) {
+        let id = match classify(&message) {
             MessageKind::Invalid { id, reason } => {
                 return Step::Done(Some(Reply::error(
                     RequestId::from_value(&id),
@@ -108,7 +108,7 @@ impl McpServer {
                 self.on_notification(method, &message, &session);
                 return Step::Done(None);
             }
-            MessageKind::Request { id, method } => (id, method.to_owned()),
+            MessageKind::Request { id, .. } => id,
         };
         let reply = |result: Result<Value, ErrorObject>| {
             Step::Done(Some(match result {
@@ -116,8 +116,8 @@ impl McpServer {
                 Err(e) => Reply::error(Some(id.clone()), e),
             }))
         };
-        let params = match take_params(message) {
-            Ok(p) => p,
+        let (method, params) = match take_method_and_params(message) {
+            Ok(taken) => taken,
             Err(e) => return reply(Err(e)),
         };
         let era = match era::modern_claim(&params) {
@@ -749,9 +749,24 @@ impl McpServer {
             server: self,
             principal: ctx.principal.clone(),
         };
-        let Era::Modern(_) = era else {
+        let Era::Modern(meta) = era else {
             return Ok(round);
         };
+        // A handler can only ask what the client declared it can answer
+        // (elicitation, sampling, roots, or an extension): a request from
+        // a client that declares nothing and carries no answers never
+        // needs its binding, which hashes the arguments.
+        let caps = &meta.client.capabilities;
+        let may_ask = caps.elicitation.is_some()
+            || caps.sampling.is_some()
+            || caps.roots.is_some()
+            || !caps.extra.is_empty();
+        if !may_ask
+            && !params.contains_key("requestState")
+            && !params.contains_key("inputResponses")
+        {
+            return Ok(round);
+        }
         let identity = crate::request_state::binding(method, key, args);
         if let Some(state) = params.get("requestState") {
             let state = state
@@ -850,7 +865,7 @@ impl RoundTrip<'_> {
                 ErrorObject::new(INPUT_REQUIRED, "input required").with_data(Value::Object(result))
             }
             (Interruption::Input(_), None) => {
-                ErrorObject::internal("a legacy request cannot ask for input by round trip")
+                ErrorObject::internal("this request cannot ask for input by round trip")
             }
         }
     }
@@ -877,13 +892,18 @@ fn request_id_of(message: &Value) -> Option<RequestId> {
     message.get("id").and_then(RequestId::from_value)
 }
 
-fn take_params(message: Value) -> Result<Map<String, Value>, ErrorObject> {
+/// Moves a request's method name and params out of it (no copies).
+fn take_method_and_params(message: Value) -> Result<(String, Map<String, Value>), ErrorObject> {
     let Value::Object(mut obj) = message else {
-        return Ok(Map::new());
+        return Ok((String::new(), Map::new()));
+    };
+    let method = match obj.remove("method") {
+        Some(Value::String(method)) => method,
+        _ => String::new(),
     };
     match obj.remove("params") {
-        None | Some(Value::Null) => Ok(Map::new()),
-        Some(Value::Object(params)) => Ok(params),
+        None | Some(Value::Null) => Ok((method, Map::new())),
+        Some(Value::Object(params)) => Ok((method, params)),
         Some(_) => Err(ErrorObject::invalid_params("`params` must be an object")),
     }
 }

@@ -28,12 +28,12 @@ use crate::protocol::base64;
 use crate::server::era::{meta_keys, MODERN_PROTOCOL_VERSIONS};
 use crate::McpServer;
 
-use super::service::PROTOCOL_VERSION_HEADER;
+use super::service::PROTOCOL_VERSION_NAME;
 
 /// The `Mcp-Method` header.
-pub(crate) const METHOD_HEADER: &str = "mcp-method";
+pub(crate) static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 /// The `Mcp-Name` header.
-pub(crate) const NAME_HEADER: &str = "mcp-name";
+pub(crate) static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 const BASE64_PREFIX: &str = "=?base64?";
 const BASE64_SUFFIX: &str = "?=";
@@ -115,7 +115,7 @@ pub(crate) fn claim(message: &Value) -> Option<&Value> {
 
 /// True when `MCP-Protocol-Version` names a stateless revision.
 pub(crate) fn header_is_modern(headers: &HeaderMap) -> bool {
-    headers.get(PROTOCOL_VERSION_HEADER).is_some_and(|v| {
+    headers.get(&PROTOCOL_VERSION_NAME).is_some_and(|v| {
         std::str::from_utf8(v.as_bytes())
             .is_ok_and(|v| MODERN_PROTOCOL_VERSIONS.contains(&trim_ows(v)))
     })
@@ -137,7 +137,7 @@ pub(crate) fn check(
     tools: &ToolHeaders,
 ) -> Result<(), String> {
     // MCP-Protocol-Version: never base64-wrapped.
-    match raw_value(headers, PROTOCOL_VERSION_HEADER, "MCP-Protocol-Version")? {
+    match raw_value(headers, &PROTOCOL_VERSION_NAME, "MCP-Protocol-Version")? {
         None => return Err("missing MCP-Protocol-Version header".into()),
         Some(v) if v != version => {
             return Err(format!(
@@ -151,7 +151,7 @@ pub(crate) fn check(
         .get("method")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    expect_text(headers, METHOD_HEADER, "Mcp-Method", Some(method))?;
+    expect_text(headers, &METHOD_HEADER, "Mcp-Method", Some(method))?;
 
     let params = message.get("params");
     let name_field = match method {
@@ -161,7 +161,7 @@ pub(crate) fn check(
     };
     if let Some(field) = name_field {
         let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
-        expect_text(headers, NAME_HEADER, "Mcp-Name", body)?;
+        expect_text(headers, &NAME_HEADER, "Mcp-Name", body)?;
     }
 
     if method == "tools/call" {
@@ -205,7 +205,7 @@ fn lookup<'a>(args: Option<&'a Value>, path: &[String]) -> Option<&'a Value> {
 /// A header that must equal `body` (or be absent when `body` is).
 fn expect_text(
     headers: &HeaderMap,
-    name: &str,
+    name: &HeaderName,
     display: &str,
     body: Option<&str>,
 ) -> Result<(), String> {

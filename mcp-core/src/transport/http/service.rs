@@ -20,7 +20,7 @@ use bytes::{Buf, Bytes};
 use http_body::Body;
 use http_body_util::BodyExt;
 use hyper::header::{
-    HeaderMap, HeaderValue as HttpHeaderValue, ACCEPT, CONTENT_LENGTH, CONTENT_TYPE,
+    HeaderMap, HeaderName, HeaderValue as HttpHeaderValue, ACCEPT, CONTENT_LENGTH, CONTENT_TYPE,
 };
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
@@ -44,6 +44,12 @@ use serde::Serialize;
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The protocol version header clients send after `initialize`.
 pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// [`PROTOCOL_VERSION_HEADER`] as a header name (looked up without parsing).
+pub(crate) static PROTOCOL_VERSION_NAME: HeaderName =
+    HeaderName::from_static(PROTOCOL_VERSION_HEADER);
+/// [`SESSION_HEADER`] as a header name.
+static SESSION_NAME: HeaderName = HeaderName::from_static(SESSION_HEADER);
 
 /// The MCP endpoint as a service: guard, authorization, routing, sessions,
 /// body limits and Streamable HTTP responses. Cheap to clone.
@@ -216,7 +222,7 @@ impl McpHttpService {
         parts: &Parts,
         table: &SessionTable,
     ) -> Result<Arc<SessionEntry>, Response<McpBody>> {
-        let Some(id) = parts.headers.get(SESSION_HEADER) else {
+        let Some(id) = parts.headers.get(&SESSION_NAME) else {
             return Err(error_response(
                 StatusCode::BAD_REQUEST,
                 RPC_ERRORS::INVALID_REQUEST,
@@ -270,7 +276,7 @@ impl McpHttpService {
         let Some(table) = &self.shared.sessions else {
             return not_found(parts);
         };
-        let Some(id) = parts.headers.get(SESSION_HEADER) else {
+        let Some(id) = parts.headers.get(&SESSION_NAME) else {
             return error_response(
                 StatusCode::BAD_REQUEST,
                 RPC_ERRORS::INVALID_REQUEST,
@@ -378,13 +384,15 @@ impl McpHttpService {
 
         let (tx, mut rx) = mpsc::channel(opts.stream_queue.max(1));
         // Only an event-stream POST carries the call's messages itself.
-        let answered = wants_sse.then(|| Arc::new(tokio::sync::Mutex::new(false)));
-        if let Some(answered) = &answered {
-            ctx = ctx.with_outbound(Arc::new(StreamOutbound {
+        let answered = wants_sse.then(|| {
+            Arc::new(StreamOutbound {
                 stream: tx.clone(),
-                answered: Arc::clone(answered),
+                answered: tokio::sync::Mutex::new(false),
                 session: entry.clone(),
-            }));
+            })
+        });
+        if let Some(stream) = &answered {
+            ctx = ctx.with_outbound(Arc::clone(stream) as Arc<dyn Outbound>);
         } else if let Some(entry) = &entry {
             ctx = ctx.with_outbound(Arc::new(SessionOutbound(Arc::clone(entry))));
         }
@@ -478,7 +486,7 @@ impl McpHttpService {
             // From here on the call's messages (a subscription it made
             // outlives it) go to the session's stream, never behind the reply.
             if let Some(answered) = &answered {
-                *answered.lock().await = true;
+                *answered.answered.lock().await = true;
             }
             let _ = tx.send(event).await;
         };
@@ -638,7 +646,7 @@ impl McpHttpService {
             if let Some(table) = &self.shared.sessions {
                 let (id, _) = table.create(session, principal);
                 if let Ok(v) = HttpHeaderValue::from_str(&id) {
-                    response.headers_mut().insert(SESSION_HEADER, v);
+                    response.headers_mut().insert(SESSION_NAME.clone(), v);
                 }
             }
         }
@@ -743,7 +751,7 @@ struct StreamOutbound {
     stream: mpsc::Sender<Event>,
     /// Set by the call's task, under this lock, before its reply goes onto
     /// `stream`: nothing is queued behind the reply (the stream ends there).
-    answered: Arc<tokio::sync::Mutex<bool>>,
+    answered: tokio::sync::Mutex<bool>,
     session: Option<Arc<SessionEntry>>,
 }
 
@@ -918,7 +926,7 @@ fn accepts_sse(map: &HeaderMap) -> bool {
 
 /// 400 for an `MCP-Protocol-Version` this server does not speak.
 fn check_protocol_version(map: &HeaderMap) -> Result<(), Response<McpBody>> {
-    let Some(value) = map.get(PROTOCOL_VERSION_HEADER) else {
+    let Some(value) = map.get(&PROTOCOL_VERSION_NAME) else {
         return Ok(());
     };
     let value = String::from_utf8_lossy(value.as_bytes());
