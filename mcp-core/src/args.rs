@@ -101,8 +101,16 @@ fn check(
     if problems.len() >= MAX_PROBLEMS {
         return;
     }
-    if let Some(types) = expected_types(schema) {
-        if !types.iter().any(|t| type_matches(value, t)) {
+    let type_ok = match schema.get("type") {
+        Some(Value::String(t)) => type_matches(value, t),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|t| type_matches(value, t)),
+        _ => true,
+    };
+    if !type_ok {
+        if let Some(types) = expected_types(schema) {
             let mut expected = types.join(" or ");
             if let Some(fmt) = schema.get("format").and_then(Value::as_str) {
                 expected.push_str(&format!(" ({fmt})"));

@@ -532,7 +532,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     /// The next complete line already read, if any (no I/O).
     fn next_buffered(&mut self) -> Option<Line> {
-        match self.buf[self.scan..].iter().position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', &self.buf[self.scan..]) {
             Some(i) => {
                 let end = self.scan + i;
                 let line = if self.discarding || end - self.start > self.max {
