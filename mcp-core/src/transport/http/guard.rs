@@ -120,7 +120,8 @@ fn valid_port(port: &str) -> bool {
 
 /// `localhost` or a loopback IP literal (127.0.0.0/8, ::1).
 pub(crate) fn is_loopback_name(name: &str) -> bool {
-    if name == "localhost" {
+    // The usual names first, without parsing an address.
+    if name == "localhost" || name == "127.0.0.1" || name == "::1" {
         return true;
     }
     name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())

@@ -36,7 +36,7 @@ use crate::cancel::CancelToken;
 use crate::context::{CallContext, CallHeaders, HeaderValue, Headers, Outbound};
 use crate::protocol::{ErrorObject, RPC_ERRORS, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::server::era::{meta_keys, MODERN_PROTOCOL_VERSIONS};
-use crate::server::{Admission, McpServer, Replies, Step};
+use crate::server::{Admission, McpServer, Replies, Reply, Step};
 use crate::session::Session;
 use serde::Serialize;
 
@@ -437,8 +437,57 @@ impl McpHttpService {
                         None => status_only(StatusCode::ACCEPTED),
                     };
                 }
-                step @ Step::Run(_) => (Work::One(Box::new(step)), Some(admission)),
+                Step::Run(call) => {
+                    let server = self.shared.server.clone();
+                    let call: Pin<Box<dyn Future<Output = Option<Reply>> + Send>> =
+                        Box::pin(async move { server.run_prepared(call).await });
+                    (Work::One(call), Some(admission))
+                }
             }
+        };
+
+        // Most calls finish on their first poll without a word to the
+        // client before their reply: answer those right here, with no task,
+        // channel hop or event. The rest go on below.
+        let work = match work {
+            Work::One(mut call) => {
+                let first = std::future::poll_fn(|cx| {
+                    Poll::Ready(catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx))))
+                })
+                .await;
+                match first {
+                    Ok(Poll::Ready(Some(reply))) if rx.is_empty() => {
+                        // Later messages of this call (a subscription it
+                        // made) go to the session stream, never to this POST.
+                        let sealed = answered
+                            .as_ref()
+                            .is_none_or(|s| s.answered.try_lock().map(|mut a| *a = true).is_ok());
+                        if sealed {
+                            drop(admission);
+                            return self.reply_response(
+                                Replies::One(reply),
+                                is_init,
+                                modern,
+                                session,
+                                principal,
+                            );
+                        }
+                        Work::Done(Some(reply))
+                    }
+                    Ok(Poll::Ready(reply)) => Work::Done(reply),
+                    Ok(Poll::Pending) => Work::One(call),
+                    // Handler panics are caught in the dispatcher; this is a
+                    // dispatcher bug, contained to the one request.
+                    Err(_) => {
+                        return error_response(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            RPC_ERRORS::INTERNAL_ERROR,
+                            "Internal error: the call ended without a reply",
+                        )
+                    }
+                }
+            }
+            other => other,
         };
 
         let this = self.clone();
@@ -456,10 +505,8 @@ impl McpHttpService {
                             .dispatch_payload_admitted(payload, &ctx, &mut admit)
                             .await
                     }
-                    Work::One(step) => match *step {
-                        Step::Run(call) => server.run_prepared(call).await.map(Replies::One),
-                        Step::Done(reply) => reply.map(Replies::One),
-                    },
+                    Work::One(call) => call.await.map(Replies::One),
+                    Work::Done(reply) => reply.map(Replies::One),
                 }
             };
             tokio::pin!(work);
@@ -737,8 +784,10 @@ fn busy(max: usize) -> ErrorObject {
 
 /// What a POST's task runs.
 enum Work {
-    /// A single request, registered in its session (always `Step::Run`).
-    One(Box<Step>),
+    /// A single registered request, running.
+    One(Pin<Box<dyn Future<Output = Option<Reply>> + Send>>),
+    /// A single request that already finished (`None`: cancelled).
+    Done(Option<Reply>),
     /// A batch; each entry is admitted on its own.
     Batch(Value),
 }
