@@ -47,9 +47,8 @@ fn round_trip(
     ctx: &CallContext,
     line: &[u8],
 ) -> Vec<u8> {
-    let message = mcp_core::server::parse_payload(line).unwrap_or(Value::Null);
-    let reply = rt.block_on(server.dispatch_payload(message, ctx));
-    serde_json::to_vec(&reply).unwrap_or_default()
+    rt.block_on(server.handle_frame(line, ctx))
+        .unwrap_or_default()
 }
 
 fn main() {

@@ -408,9 +408,8 @@ fn round_trip(
     ctx: &CallContext,
     bytes: &[u8],
 ) -> Vec<u8> {
-    let message = mcp_core::server::parse_payload(bytes).unwrap_or(Value::Null);
-    let reply = rt.block_on(server.dispatch_payload(message, ctx));
-    serde_json::to_vec(&reply).unwrap_or_default()
+    rt.block_on(server.handle_frame(bytes, ctx))
+        .unwrap_or_default()
 }
 
 /// Returns the length of `text` (argument cost only, small result).

@@ -2306,3 +2306,68 @@ async fn invoke_context_carries_headers_peer_and_request_id() {
         "- - 1 cancelled=false"
     );
 }
+
+// ---------------------------------------------------------------------------
+// tools/list served from the listing serialized at build time
+// ---------------------------------------------------------------------------
+
+fn listed(i: usize) -> McpToolDef {
+    McpToolDef::new(
+        format!("tool_{i}"),
+        format!("Tool number {i}"),
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+        |_args, _ctx: InvokeContext| async { "ok" },
+    )
+}
+
+/// The listing written once at build time is the same JSON the per-call
+/// path builds (forced here by a visibility hook that shows every tool), in
+/// both eras, through the bytes API and the `Value` API.
+#[tokio::test]
+async fn prebuilt_tools_listing_matches_the_per_call_listing() {
+    let cached = McpServer::builder()
+        .tools((0..5).map(listed))
+        .list_cache(1000, mcp_core::server::era::CacheScope::Private)
+        .build()
+        .expect("server");
+    let per_call = McpServer::builder()
+        .tools((0..5).map(|i| listed(i).with_visible(|_| true)))
+        .list_cache(1000, mcp_core::server::era::CacheScope::Private)
+        .build()
+        .expect("server");
+    let legacy = req(1, "tools/list", json!({}));
+    let modern = req(
+        2,
+        "tools/list",
+        json!({"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}),
+    );
+    for message in [legacy, modern] {
+        let ctx = CallContext::new().with_session(Session::new());
+        let a = ask(&cached, &ctx, message.clone()).await;
+        let b = ask(&per_call, &ctx, message.clone()).await;
+        assert_eq!(a, b, "listing differs for {message}");
+        assert_eq!(a["result"]["tools"].as_array().map(Vec::len), Some(5));
+        let bytes = guard(
+            "frame",
+            cached.handle_frame(message.to_string().as_bytes(), &ctx),
+        )
+        .await
+        .expect("a reply");
+        let parsed: Value = serde_json::from_slice(&bytes).expect("JSON");
+        assert_eq!(parsed, b, "bytes API differs for {message}");
+    }
+}
+
+/// A cursor is still refused on the prebuilt path (one page only).
+#[tokio::test]
+async fn prebuilt_tools_listing_refuses_a_cursor() {
+    let server = McpServer::builder()
+        .tool(listed(0))
+        .build()
+        .expect("server");
+    let ctx = CallContext::new().with_session(Session::new());
+    let reply = ask(&server, &ctx, req(1, "tools/list", json!({"cursor": "x"}))).await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+}

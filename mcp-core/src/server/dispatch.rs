@@ -46,6 +46,8 @@ pub(crate) enum Answer {
     Json(Value),
     /// A tool's result, still typed.
     Tool(CallToolResult),
+    /// `tools/list` from the listing serialized at build time.
+    ToolListing,
 }
 
 /// A request whose id is registered in its session, ready to run.
@@ -173,6 +175,19 @@ impl McpServer {
             .await?;
         let outcome = match result {
             Ok(Answer::Json(value)) => Outcome::Json(value),
+            Ok(Answer::ToolListing) => match &self.inner.tools_listing {
+                Some(items) => Outcome::Listing {
+                    key: "tools",
+                    items: Arc::clone(items),
+                    modern: matches!(era, Era::Modern(_)).then(|| {
+                        (
+                            Arc::clone(&self.inner.server_info_json),
+                            self.inner.list_cache,
+                        )
+                    }),
+                },
+                None => Outcome::Error(ErrorObject::internal("tools listing missing")),
+            },
             Ok(Answer::Tool(result)) => Outcome::Tool {
                 result,
                 modern: matches!(era, Era::Modern(_))
@@ -185,6 +200,25 @@ impl McpServer {
             id: Some(id),
             outcome,
         })
+    }
+
+    /// Handles one transport frame (a stdio line, an HTTP body) from bytes
+    /// to bytes, as the built-in transports do: parses it, dispatches it (a
+    /// batch too) and returns the reply's JSON, written straight from the
+    /// reply without an intermediate `serde_json::Value`. `None` when there
+    /// is nothing to answer (notifications and responses). Invalid JSON gets
+    /// the `-32700` reply. For a custom transport.
+    pub async fn handle_frame(&self, frame: &[u8], ctx: &CallContext) -> Option<Vec<u8>> {
+        let payload = match parse_payload(frame) {
+            Ok(payload) => payload,
+            Err(reply) => return serde_json::to_vec(&reply).ok(),
+        };
+        let replies = self
+            .dispatch_payload_admitted(payload, ctx, &mut || Ok(Box::new(())))
+            .await?;
+        let mut out = Vec::with_capacity(256);
+        replies.write_to(&mut out);
+        Some(out)
     }
 
     /// Dispatches a payload that may be a batch: a single message goes to
@@ -328,6 +362,9 @@ impl McpServer {
                         .listen(id, &params, ctx, session)
                         .await
                         .map(Answer::Json);
+                }
+                (_, "tools/list") if self.inner.tools_listing.is_some() => {
+                    return check_cursor(&params).map(|()| Answer::ToolListing);
                 }
                 (_, "tools/call") => {
                     return self

@@ -112,6 +112,9 @@ struct Inner {
     list_cache: CacheHint,
     discover_cache: CacheHint,
     server_info_json: Arc<Value>,
+    /// The `tools` array of `tools/list`, serialized once at build time
+    /// (`None` when a tool's visibility depends on the caller).
+    tools_listing: Option<Arc<Box<serde_json::value::RawValue>>>,
     logging: bool,
     completer: Option<extras::Completer>,
     resource_subscriptions: bool,
@@ -320,6 +323,12 @@ impl McpServerBuilder {
             caps.insert("completions".into(), json!({}));
         }
         let per_caller = tools.iter().any(McpToolDef::has_visible_hook);
+        let tools_listing = if per_caller {
+            None
+        } else {
+            let all: Vec<&crate::protocol::Tool> = tools.iter().map(McpToolDef::tool).collect();
+            serde_json::value::to_raw_value(&all).ok().map(Arc::new)
+        };
         let list_cache = self.list_cache.unwrap_or(CacheHint::new(
             60_000,
             if per_caller {
@@ -334,6 +343,7 @@ impl McpServerBuilder {
             inner: Arc::new(Inner {
                 info,
                 server_info_json,
+                tools_listing,
                 state_keys: self.state_keys.unwrap_or_default(),
                 logging: self.logging,
                 completer: self.completer,

@@ -13,7 +13,9 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::era::meta_keys;
+use serde_json::value::RawValue;
+
+use super::era::{meta_keys, CacheHint};
 use crate::protocol::{CallToolResult, ErrorObject, RequestId};
 
 /// One JSON-RPC response.
@@ -34,6 +36,13 @@ pub(crate) enum Outcome {
     Tool {
         result: CallToolResult,
         modern: Option<Arc<Value>>,
+    },
+    /// A listing whose array was serialized ahead of time: `{key: items}`,
+    /// plus the cache hint and 2026-07-28 decoration when `modern` is set.
+    Listing {
+        key: &'static str,
+        items: Arc<Box<RawValue>>,
+        modern: Option<(Arc<Value>, CacheHint)>,
     },
     /// An error.
     Error(ErrorObject),
@@ -92,7 +101,42 @@ impl Serialize for Reply {
                 result,
                 modern: Some(info),
             } => map.serialize_entry("result", &ModernTool { result, info })?,
+            Outcome::Listing { key, items, modern } => map.serialize_entry(
+                "result",
+                &Listing {
+                    key,
+                    items,
+                    modern: modern.as_ref(),
+                },
+            )?,
             Outcome::Error(error) => map.serialize_entry("error", error)?,
+        }
+        map.end()
+    }
+}
+
+/// A pre-serialized listing written as a result.
+struct Listing<'a> {
+    key: &'a str,
+    items: &'a RawValue,
+    modern: Option<&'a (Arc<Value>, CacheHint)>,
+}
+
+impl Serialize for Listing<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry(self.key, self.items)?;
+        if let Some((info, cache)) = self.modern {
+            map.serialize_entry("ttlMs", &cache.ttl_ms)?;
+            map.serialize_entry("cacheScope", &cache.scope)?;
+            map.serialize_entry("resultType", "complete")?;
+            map.serialize_entry(
+                "_meta",
+                &MetaWithServerInfo {
+                    meta: None,
+                    info: info.as_ref(),
+                },
+            )?;
         }
         map.end()
     }
