@@ -124,7 +124,7 @@ impl McpServer {
         };
         let era = match era::modern_claim(&params) {
             None => Era::Legacy,
-            Some(Ok(meta)) => Era::Modern(Box::new(meta)),
+            Some(Ok(meta)) => Era::Modern(meta),
             Some(Err(e)) => return reply(Err(e)),
         };
         match (&era, method.as_str()) {

@@ -55,7 +55,7 @@ pub enum Era {
     /// 2024-11-05 … 2025-11-25: `initialize` and a session.
     Legacy,
     /// 2026-07-28: stateless, per-request `_meta`.
-    Modern(Box<ModernMeta>),
+    Modern(ModernMeta),
 }
 
 /// Reads the era claim of a request's params: `None` without a modern
@@ -84,7 +84,28 @@ fn validate(meta: &Map<String, Value>, version: &Value) -> Result<ModernMeta, Er
     else {
         return Err(unsupported_version(version));
     };
+    let client_info = meta.get(meta_keys::CLIENT_INFO);
     let capabilities = match meta.get(meta_keys::CLIENT_CAPABILITIES) {
+        // A client that declares nothing (the common case for simple
+        // clients): one shared description, nothing to deserialize.
+        Some(Value::Object(members)) if members.is_empty() && client_info.is_none() => {
+            static NOTHING_DECLARED: std::sync::OnceLock<Arc<ClientInfo>> =
+                std::sync::OnceLock::new();
+            let client = NOTHING_DECLARED.get_or_init(|| {
+                Arc::new(ClientInfo {
+                    protocol_version: version,
+                    capabilities: ClientCapabilities::default(),
+                    implementation: None,
+                })
+            });
+            if client.protocol_version == version {
+                return Ok(ModernMeta {
+                    client: Arc::clone(client),
+                    log_level: log_level(meta)?,
+                });
+            }
+            ClientCapabilities::default()
+        }
         Some(caps @ Value::Object(members)) => {
             for (name, value) in members {
                 if !value.is_object() {
@@ -115,27 +136,29 @@ fn validate(meta: &Map<String, Value>, version: &Value) -> Result<ModernMeta, Er
             )))
         }
     };
-    let client_info = meta
-        .get(meta_keys::CLIENT_INFO)
-        .and_then(|v| Implementation::deserialize(v).ok());
-    let log_level = match meta.get(meta_keys::LOG_LEVEL) {
-        None => None,
-        Some(Value::String(level)) if LOG_LEVELS.contains(&level.as_str()) => Some(level.clone()),
-        Some(other) => {
-            return Err(ErrorObject::invalid_params(format!(
-                "invalid log level {other}; expected one of {}",
-                LOG_LEVELS.join(", ")
-            )))
-        }
-    };
+    let client_info = client_info.and_then(|v| Implementation::deserialize(v).ok());
     Ok(ModernMeta {
         client: Arc::new(ClientInfo {
             protocol_version: version,
             capabilities,
             implementation: client_info,
         }),
-        log_level,
+        log_level: log_level(meta)?,
     })
+}
+
+/// The request's `_meta` log level, checked.
+fn log_level(meta: &Map<String, Value>) -> Result<Option<String>, ErrorObject> {
+    match meta.get(meta_keys::LOG_LEVEL) {
+        None => Ok(None),
+        Some(Value::String(level)) if LOG_LEVELS.contains(&level.as_str()) => {
+            Ok(Some(level.clone()))
+        }
+        Some(other) => Err(ErrorObject::invalid_params(format!(
+            "invalid log level {other}; expected one of {}",
+            LOG_LEVELS.join(", ")
+        ))),
+    }
 }
 
 /// `-32022` naming the supported versions.
