@@ -514,6 +514,18 @@ fn big_argument_part() {
                 peak_all,
                 2.0,
             );
+
+            // (c) handle_frame: bytes in, bytes out, as the transports do
+            // (the reply is written from its parts, never a Value).
+            let base = reset_peak();
+            let out = rt.block_on(server.handle_frame(&bytes, &ctx));
+            let peak_frame = PEAK.load(Ordering::Relaxed) - base;
+            assert!(out.is_some_and(|o| !o.is_empty()), "no reply");
+            report(
+                &format!("{era} {tool}: handle_frame (bytes to bytes)"),
+                peak_frame,
+                2.0,
+            );
         }
     }
 }
