@@ -6,6 +6,9 @@
 //! batches. These numbers are for finding regressions on one machine; CI only
 //! builds this file (`cargo bench --no-run`), it never times anything.
 
+#[path = "support/echo_request.rs"]
+mod echo_request;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -126,34 +129,15 @@ fn main() {
 /// `McpHttpService::handle` to the collected response body. What this costs
 /// beyond the matching bytes-to-bytes case is the HTTP layer's own work.
 fn http_cases(rt: &tokio::runtime::Runtime, server: &McpServer, budget: Duration) {
-    use bytes::Bytes;
-    use http_body_util::{BodyExt, Full};
+    use http_body_util::BodyExt;
     use mcp_core::{HttpOptions, McpHttpService};
 
     let service = McpHttpService::new(server.clone(), HttpOptions::new())
         .for_connection(Some(([127, 0, 0, 1], 40000).into()));
-    let legacy = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"}}}).to_string();
-    let modern = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{
-        "io.modelcontextprotocol/protocolVersion":"2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities":{}}}}).to_string();
-    for (name, body, is_modern) in [("legacy", legacy, false), ("2026-07-28", modern, true)] {
-        let body = Bytes::from(body);
+    for (name, is_modern) in [("legacy", false), ("2026-07-28", true)] {
+        let body = echo_request::echo_body(is_modern);
         measure(&format!("http service tools/call {name}"), budget, || {
-            let mut req = hyper::Request::builder()
-                .method("POST")
-                .uri("/mcp")
-                .header("host", "127.0.0.1:40000")
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream");
-            if is_modern {
-                req = req
-                    .header("mcp-protocol-version", "2026-07-28")
-                    .header("mcp-method", "tools/call")
-                    .header("mcp-name", "echo");
-            }
-            let req = req
-                .body(Full::new(body.clone()))
-                .unwrap_or_else(|e| panic!("{e}"));
+            let req = echo_request::echo_post(&body, is_modern);
             let bytes = rt.block_on(async {
                 let response = service.handle(req).await;
                 assert_eq!(response.status(), 200);

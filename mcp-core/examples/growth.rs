@@ -13,6 +13,9 @@
 //!
 //! Run: `cargo run --release -p mcp-core --example growth`
 
+#[path = "../benches/support/echo_request.rs"]
+mod echo_request;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -606,8 +609,7 @@ fn allocations_part() {
 /// response body collected). Building the request is counted too, so this
 /// is an upper bound on what the HTTP layer adds to the dispatcher's work.
 fn http_allocations_part() {
-    use bytes::Bytes;
-    use http_body_util::{BodyExt, Full};
+    use http_body_util::BodyExt;
     use mcp_core::McpHttpService;
     const CALLS: u64 = 20_000;
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -621,29 +623,8 @@ fn http_allocations_part() {
     let service = McpHttpService::new(server, HttpOptions::new())
         .for_connection(Some(([127, 0, 0, 1], 40000).into()));
     for (era, modern) in [("2025-11-25 (stateless)", false), ("2026-07-28", true)] {
-        let mut body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
-               "params":{"name":"echo","arguments":{"text":"hello world"}}});
-        if modern {
-            body["params"]["_meta"] = json!({
-                "io.modelcontextprotocol/protocolVersion":"2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities":{}});
-        }
-        let body = Bytes::from(body.to_string());
-        let request = || {
-            let mut req = hyper::Request::builder()
-                .method("POST")
-                .uri("/mcp")
-                .header("host", "127.0.0.1:40000")
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream");
-            if modern {
-                req = req
-                    .header("mcp-protocol-version", "2026-07-28")
-                    .header("mcp-method", "tools/call")
-                    .header("mcp-name", "echo");
-            }
-            req.body(Full::new(body.clone())).expect("request")
-        };
+        let body = echo_request::echo_body(modern);
+        let request = || echo_request::echo_post(&body, modern);
         let call = || {
             let bytes = rt.block_on(async {
                 let response = service.handle(request()).await;
