@@ -2371,3 +2371,39 @@ async fn prebuilt_tools_listing_refuses_a_cursor() {
     let reply = ask(&server, &ctx, req(1, "tools/list", json!({"cursor": "x"}))).await;
     assert_eq!(reply["error"]["code"], -32602, "{reply}");
 }
+
+/// A handler that notices its cancellation and returns a value at once
+/// still gets no response: the call was cancelled before it finished.
+#[tokio::test]
+async fn a_call_that_returns_on_cancellation_gets_no_response() {
+    let started = Arc::new(Notify::new());
+    let tool = {
+        let started = Arc::clone(&started);
+        McpToolDef::new(
+            "stoppable",
+            "Returns as soon as it is cancelled",
+            json!({"type": "object"}),
+            move |_args, ctx: InvokeContext| {
+                let started = Arc::clone(&started);
+                async move {
+                    started.notify_one();
+                    ctx.cancelled().await;
+                    "stopped"
+                }
+            },
+        )
+    };
+    let server = build(McpServer::builder().tool(tool));
+    let session = Session::new();
+    let ctx = CallContext::new().with_session(session.clone());
+    let call = spawn_message(&server, &ctx, call_req(7, "stoppable", json!({})));
+    guard("tool start", started.notified()).await;
+    tell(
+        &server,
+        &ctx,
+        note("notifications/cancelled", json!({"requestId": 7})),
+    )
+    .await;
+    assert_eq!(join(call).await, None, "a cancelled call gets no response");
+    assert_eq!(session.inflight_len(), 0);
+}

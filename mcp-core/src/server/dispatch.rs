@@ -382,8 +382,14 @@ impl McpServer {
             }
             result.map(Answer::Json)
         };
+        // The work is polled first: a call that finishes at once never
+        // registers a waiter on either cancellation signal. One cancelled
+        // by the time it finished still gets no reply.
         let result = tokio::select! {
             biased;
+            r = work => (!token.is_cancelled()
+                && !external.as_ref().is_some_and(CancelToken::is_cancelled))
+            .then_some(r),
             () = token.cancelled() => None,
             // The token is cancelled inside the waiting future, before the
             // select drops the handler, so cleanup code sees is_cancelled().
@@ -391,7 +397,6 @@ impl McpServer {
                 wait_external(external.as_ref()).await;
                 token.cancel();
             } => None,
-            r = work => Some(r),
         };
         drop(guard);
         result.filter(|r| !matches!(r, Err(e) if e.code == LISTEN_ENDED))
@@ -876,7 +881,10 @@ impl RoundTrip<'_> {
     /// comes back as an error: a protocol error, or (marked with
     /// [`INPUT_REQUIRED`]) the `input_required` result in its `data`.
     async fn run<T>(&self, work: impl std::future::Future<Output = T>) -> Result<T, ErrorObject> {
+        // Work first: a handler that finishes at once never registers a
+        // waiter on the interrupt.
         tokio::select! {
+            biased;
             r = work => Ok(r),
             why = self.interrupt.wait() => Err(self.interrupted(why)),
         }
