@@ -28,10 +28,10 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{mpsc, OnceLock};
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use mcp_suite::example_path;
+use mcp_suite::{ensure_examples_built, example_path};
 use raw_http::{parse_response, Resp};
 use serde_json::{json, Value};
 
@@ -61,56 +61,6 @@ fn require_nginx() {
          `.ci/run` installs it (`apt-get install -y nginx`, or `nginx-light`); \
          install it the same way to run them locally."
     );
-}
-
-/// Builds the examples these tests start (`cargo test --test scale_out`
-/// does not build examples by itself), once per test process, with the
-/// profile and target directory of the running test.
-fn ensure_examples_built() {
-    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
-    let built = BUILT.get_or_init(|| {
-        let Some(cargo) =
-            std::env::var_os("CARGO").or_else(|| option_env!("CARGO").map(Into::into))
-        else {
-            return Ok(());
-        };
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        // target/<profile>/deps/<test>-<hash>
-        let Some(profile_dir) = exe.parent().and_then(Path::parent) else {
-            return Ok(());
-        };
-        let Some(target_dir) = profile_dir.parent() else {
-            return Ok(());
-        };
-        let mut command = Command::new(cargo);
-        command
-            .args([
-                "build",
-                "--quiet",
-                "--example",
-                "demo",
-                "--example",
-                "calendar",
-            ])
-            .arg("--manifest-path")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-            .arg("--target-dir")
-            .arg(target_dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null());
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            command.arg("--release");
-        }
-        match command.status() {
-            Ok(status) if status.success() => Ok(()),
-            Ok(status) => Err(format!("`cargo build --example ...` failed: {status}")),
-            // No cargo on PATH: rely on binaries built by `cargo test`.
-            Err(_) => Ok(()),
-        }
-    });
-    if let Err(e) = built {
-        panic!("{e}");
-    }
 }
 
 /// A child process killed (and reaped) when dropped.
@@ -151,7 +101,9 @@ enum Key {
 
 impl Replica {
     fn start(example: &str, key: Key) -> Self {
-        ensure_examples_built();
+        if let Err(e) = ensure_examples_built() {
+            panic!("{e}");
+        }
         let path = example_path(example).expect("example path");
         assert!(
             path.exists(),

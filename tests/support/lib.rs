@@ -41,7 +41,10 @@ pub fn example_path(name: &str) -> io::Result<PathBuf> {
 /// `cargo build --examples` once per test process with the same profile and
 /// target directory. When cargo is unavailable the already-built binaries are
 /// used as they are.
-fn ensure_examples_built() -> Result<(), String> {
+///
+/// # Errors
+/// The failed build's status.
+pub fn ensure_examples_built() -> Result<(), String> {
     static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
     BUILT
         .get_or_init(|| {
