@@ -12,18 +12,21 @@
 
 #[path = "common/raw_http.rs"]
 mod raw_http;
+#[path = "common/tool_events.rs"]
+mod tool_events;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionOptions};
-use mcp_core::{CallToolResult, CancelToken, HeaderValue, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{CallToolResult, HeaderValue, InvokeContext, McpServer, McpToolDef};
 use raw_http::{parse_response, raw, Resp, Stream};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
+use tool_events::{send_event, EndReport, Events};
 
 /// Hang guard for every wait in these tests.
 const GUARD: Duration = Duration::from_secs(20);
@@ -36,37 +39,6 @@ async fn guard<F: std::future::Future>(what: &str, fut: F) -> F::Output {
 }
 
 // ---------------------------------------------------------------- fixture
-
-/// What the tools report: `"<tool> started"`, `"<tool> ended cancelled=<bool>"`.
-type Events = Arc<Mutex<mpsc::UnboundedSender<String>>>;
-
-/// Reports when a tool's future ends (completed or dropped) and whether the
-/// call was cancelled by then: its token (a `notifications/cancelled`) or
-/// the transport's external signal (disconnect, session end, shutdown; the
-/// dispatcher drops the handler as soon as that fires).
-struct EndReport {
-    name: &'static str,
-    ctx: InvokeContext,
-    events: Events,
-}
-
-impl Drop for EndReport {
-    fn drop(&mut self) {
-        let cancelled = self.ctx.is_cancelled()
-            || self
-                .ctx
-                .call_context()
-                .signal
-                .as_ref()
-                .is_some_and(CancelToken::is_cancelled);
-        let msg = format!("{} ended cancelled={cancelled}", self.name);
-        let _ = self.events.lock().map(|tx| tx.send(msg));
-    }
-}
-
-fn send_event(events: &Events, msg: String) {
-    let _ = events.lock().map(|tx| tx.send(msg));
-}
 
 fn header_json(v: &HeaderValue) -> Value {
     match v {

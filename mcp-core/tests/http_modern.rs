@@ -11,6 +11,8 @@
 
 #[path = "common/raw_http.rs"]
 mod raw_http;
+#[path = "common/tool_events.rs"]
+mod tool_events;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -18,14 +20,15 @@ use std::time::Duration;
 
 use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionOptions};
 use mcp_core::{
-    CallToolResult, CancelToken, InvokeContext, McpPromptDef, McpResourceDef, McpServer,
-    McpToolDef, PromptArgs, ResourceRequest,
+    CallToolResult, InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef, PromptArgs,
+    ResourceRequest,
 };
 use raw_http::{raw, Resp, Stream};
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
+use tool_events::{send_event, EndReport, Events};
 
 /// Hang guard for every wait in these tests.
 const GUARD: Duration = Duration::from_secs(20);
@@ -43,37 +46,6 @@ const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const NON_ASCII_URI: &str = "test://docs/résumé";
 
 // ---------------------------------------------------------------- fixture
-
-/// What the tools report: `"<tool> started"`, `"<tool> ended cancelled=<bool>"`.
-type Events = Arc<Mutex<mpsc::UnboundedSender<String>>>;
-
-/// Reports when a tool's future ends (completed or dropped) and whether the
-/// call was cancelled by then (its token or the transport's signal).
-struct EndReport {
-    name: &'static str,
-    ctx: InvokeContext,
-    events: Events,
-}
-
-impl Drop for EndReport {
-    fn drop(&mut self) {
-        let cancelled = self.ctx.is_cancelled()
-            || self
-                .ctx
-                .call_context()
-                .signal
-                .as_ref()
-                .is_some_and(CancelToken::is_cancelled);
-        send_event(
-            &self.events,
-            format!("{} ended cancelled={cancelled}", self.name),
-        );
-    }
-}
-
-fn send_event(events: &Events, msg: String) {
-    let _ = events.lock().map(|tx| tx.send(msg));
-}
 
 /// The schema of `route`: every kind of `x-mcp-header` argument.
 fn route_schema() -> Value {
