@@ -137,18 +137,7 @@ async fn demo_slow_reports_strictly_increasing_progress() {
     assert!(!result.is_error(), "result: {result:?}");
     assert_eq!(result.text_content(), "done after 3 steps");
     assert_eq!(progress.len(), 3, "progress: {progress:?}");
-    let values: Vec<f64> = progress
-        .iter()
-        .map(|p| p["progress"].as_f64().expect("numeric progress"))
-        .collect();
-    assert!(
-        values.windows(2).all(|w| w[0] < w[1]),
-        "progress strictly increases: {values:?}"
-    );
-    assert!(
-        progress.iter().all(|p| p["total"] == 3.0),
-        "progress: {progress:?}"
-    );
+    mcp_suite::assert_progress_counts_up(&progress, 3.0);
 }
 
 #[tokio::test]

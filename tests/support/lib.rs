@@ -145,3 +145,23 @@ pub async fn connect_example(
         .map_err(|e| io::Error::other(format!("initialize failed: {} {}", e.code, e.message)))?;
     Ok((client, child))
 }
+
+/// Asserts that progress notifications (their `params`) count up strictly and
+/// all carry `total`.
+///
+/// # Panics
+/// When they do not.
+pub fn assert_progress_counts_up(progress: &[serde_json::Value], total: f64) {
+    let values: Vec<f64> = progress
+        .iter()
+        .map(|p| p["progress"].as_f64().expect("numeric progress"))
+        .collect();
+    assert!(
+        values.windows(2).all(|w| w[0] < w[1]),
+        "progress strictly increases: {values:?}"
+    );
+    assert!(
+        progress.iter().all(|p| p["total"] == total),
+        "progress: {progress:?}"
+    );
+}
