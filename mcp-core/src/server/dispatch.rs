@@ -47,7 +47,7 @@ pub(crate) enum Answer {
     /// A tool's result, still typed.
     Tool(CallToolResult),
     /// `tools/list` from the listing serialized at build time.
-    ToolListing,
+    ToolListing(Arc<Box<serde_json::value::RawValue>>),
 }
 
 /// A request whose id is registered in its session, ready to run.
@@ -175,18 +175,15 @@ impl McpServer {
             .await?;
         let outcome = match result {
             Ok(Answer::Json(value)) => Outcome::Json(value),
-            Ok(Answer::ToolListing) => match &self.inner.tools_listing {
-                Some(items) => Outcome::Listing {
-                    key: "tools",
-                    items: Arc::clone(items),
-                    modern: matches!(era, Era::Modern(_)).then(|| {
-                        (
-                            Arc::clone(&self.inner.server_info_json),
-                            self.inner.list_cache,
-                        )
-                    }),
-                },
-                None => Outcome::Error(ErrorObject::internal("tools listing missing")),
+            Ok(Answer::ToolListing(items)) => Outcome::Listing {
+                key: "tools",
+                items,
+                modern: matches!(era, Era::Modern(_)).then(|| {
+                    (
+                        Arc::clone(&self.inner.server_info_json),
+                        self.inner.list_cache,
+                    )
+                }),
             },
             Ok(Answer::Tool(result)) => Outcome::Tool {
                 result,
@@ -363,8 +360,11 @@ impl McpServer {
                         .await
                         .map(Answer::Json);
                 }
-                (_, "tools/list") if self.inner.tools_listing.is_some() => {
-                    return check_cursor(&params).map(|()| Answer::ToolListing);
+                (_, "tools/list") => {
+                    if let Some(listing) = &self.inner.tools_listing {
+                        let listing = Arc::clone(listing);
+                        return check_cursor(&params).map(|()| Answer::ToolListing(listing));
+                    }
                 }
                 (_, "tools/call") => {
                     return self
