@@ -593,6 +593,82 @@ async fn final_unterminated_line_is_still_served() {
     conn.stopped().await;
 }
 
+/// An output that keeps every write apart, to see how replies are grouped.
+#[derive(Clone, Default)]
+struct RecordingOutput(Arc<Mutex<Vec<Vec<u8>>>>);
+
+impl tokio::io::AsyncWrite for RecordingOutput {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(buf.to_vec());
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+#[tokio::test]
+async fn a_long_read_is_answered_in_groups_not_in_one_write() {
+    // 100 requests arrive in a single read: the client should not wait for
+    // all 100 replies before it sees the first ones.
+    let mut input = Vec::new();
+    for id in 0..100 {
+        input.extend_from_slice(ping(id).to_string().as_bytes());
+        input.push(b'\n');
+    }
+    let output = RecordingOutput::default();
+    let (server, _probe) = test_server();
+    let handle = serve_io(
+        server,
+        std::io::Cursor::new(input),
+        output.clone(),
+        StdioOptions::default(),
+    );
+    wait_stopped(handle).await;
+
+    let writes = output
+        .0
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let per_write: Vec<usize> = writes
+        .iter()
+        .map(|w| w.iter().filter(|&&b| b == b'\n').count())
+        .collect();
+    assert!(
+        per_write.iter().all(|&n| (1..=32).contains(&n)),
+        "every write carries whole replies, at most 32 of them: {per_write:?}"
+    );
+    let ids: Vec<i64> = writes
+        .concat()
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let reply: Value = serde_json::from_slice(line).expect("a JSON reply line");
+            reply["id"].as_i64().expect("numeric id")
+        })
+        .collect();
+    assert_eq!(ids, (0..100).collect::<Vec<_>>(), "every reply, in order");
+}
+
 // ---------------------------------------------------------------------------
 // Line length limit
 // ---------------------------------------------------------------------------
