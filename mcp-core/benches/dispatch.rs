@@ -5,6 +5,7 @@
 //! one). Each case prints the median time per operation over several
 //! batches. These numbers are for finding regressions on one machine; CI only
 //! builds this file (`cargo bench --no-run`), it never times anything.
+//! For instruction counts, see `measure` (`DISPATCH_BENCH_OPS`).
 
 #[path = "support/echo_request.rs"]
 mod echo_request;
@@ -22,7 +23,22 @@ async fn echo(text: String) -> String {
 }
 
 /// Measures `op` in batches for about `budget`, printing the median per op.
+///
+/// With `DISPATCH_BENCH_OPS=N` in the environment, runs `op` exactly N
+/// times and prints no timing instead: for instruction counts under
+/// `valgrind --tool=callgrind`, where two runs with different N give the
+/// instructions per op by difference, free of machine noise.
 fn measure(name: &str, budget: Duration, mut op: impl FnMut()) {
+    if let Some(n) = std::env::var("DISPATCH_BENCH_OPS")
+        .ok()
+        .and_then(|n| n.parse::<u32>().ok())
+    {
+        for _ in 0..n {
+            op();
+        }
+        println!("{name:<40} ran {n} times");
+        return;
+    }
     for _ in 0..100 {
         op(); // warm up
     }

@@ -954,23 +954,24 @@ fn header_str(map: &HeaderMap, name: impl hyper::header::AsHeaderName) -> Option
 }
 
 fn is_json(map: &HeaderMap) -> bool {
-    header_str(map, CONTENT_TYPE).is_some_and(|ct| {
-        ct.split(';')
-            .next()
-            .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
-    })
+    map.get(CONTENT_TYPE)
+        .is_some_and(|ct| is_media_type(ct.as_bytes(), b"application/json"))
 }
 
 fn accepts_sse(map: &HeaderMap) -> bool {
     map.get_all(ACCEPT).iter().any(|v| {
-        v.to_str().is_ok_and(|v| {
-            v.split(',').any(|m| {
-                m.split(';')
-                    .next()
-                    .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
-            })
-        })
+        v.as_bytes()
+            .split(|&b| b == b',')
+            .any(|item| is_media_type(item, b"text/event-stream"))
     })
+}
+
+/// Whether `value` (one media type, parameters allowed) names `wanted`,
+/// ignoring case and surrounding whitespace. Byte-wise: a header is
+/// checked on every request, and this costs no UTF-8 pass or allocation.
+fn is_media_type(value: &[u8], wanted: &[u8]) -> bool {
+    let essence = value.split(|&b| b == b';').next().unwrap_or_default();
+    essence.trim_ascii().eq_ignore_ascii_case(wanted)
 }
 
 /// 400 for an `MCP-Protocol-Version` this server does not speak.
@@ -1157,4 +1158,50 @@ fn sse_response(body: McpBody) -> Response<McpBody> {
     // Tells nginx-style proxies not to hold events back.
     h.insert("x-accel-buffering", HttpHeaderValue::from_static("no"));
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(name: hyper::header::HeaderName, values: &[&str]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for v in values {
+            map.append(
+                &name,
+                HttpHeaderValue::from_str(v).expect("valid header value"),
+            );
+        }
+        map
+    }
+
+    #[test]
+    fn media_types_match_without_case_space_or_parameters() {
+        assert!(is_json(&headers(CONTENT_TYPE, &["application/json"])));
+        assert!(is_json(&headers(
+            CONTENT_TYPE,
+            &[" Application/JSON ; charset=utf-8"]
+        )));
+        assert!(!is_json(&headers(CONTENT_TYPE, &["application/jsonx"])));
+        assert!(!is_json(&headers(
+            CONTENT_TYPE,
+            &["text/plain; application/json"]
+        )));
+        assert!(!is_json(&HeaderMap::new()));
+
+        assert!(accepts_sse(&headers(
+            ACCEPT,
+            &["application/json, text/event-stream"]
+        )));
+        assert!(accepts_sse(&headers(
+            ACCEPT,
+            &["application/json", "TEXT/Event-Stream;q=0.5"]
+        )));
+        assert!(!accepts_sse(&headers(ACCEPT, &["application/json"])));
+        assert!(!accepts_sse(&headers(
+            ACCEPT,
+            &["text/event-streamer, */*"]
+        )));
+        assert!(!accepts_sse(&HeaderMap::new()));
+    }
 }
