@@ -180,7 +180,7 @@ impl McpServer {
                 items,
                 modern: matches!(era, Era::Modern(_)).then(|| {
                     (
-                        Arc::clone(&self.inner.server_info_json),
+                        Arc::clone(&self.inner.server_info_raw),
                         self.inner.list_cache,
                     )
                 }),
@@ -188,7 +188,7 @@ impl McpServer {
             Ok(Answer::Tool(result)) => Outcome::Tool {
                 result,
                 modern: matches!(era, Era::Modern(_))
-                    .then(|| Arc::clone(&self.inner.server_info_json)),
+                    .then(|| Arc::clone(&self.inner.server_info_raw)),
             },
             Err(e) if e.code == INPUT_REQUIRED => Outcome::Json(e.data.unwrap_or(Value::Null)),
             Err(e) => Outcome::Error(e),

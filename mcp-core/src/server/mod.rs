@@ -112,6 +112,8 @@ struct Inner {
     list_cache: CacheHint,
     discover_cache: CacheHint,
     server_info_json: Arc<Value>,
+    /// The same, serialized once: written verbatim into typed results.
+    server_info_raw: Arc<serde_json::value::RawValue>,
     /// The `tools` array of `tools/list`, serialized once at build time
     /// (`None` when a tool's visibility depends on the caller).
     tools_listing: Option<Arc<Box<serde_json::value::RawValue>>>,
@@ -339,10 +341,16 @@ impl McpServerBuilder {
         ));
         let info = self.info.unwrap_or_default();
         let server_info_json = Arc::new(serde_json::to_value(&info).unwrap_or(Value::Null));
+        // Serializing a `Value` cannot fail; `null` keeps this total.
+        let server_info_raw: Arc<serde_json::value::RawValue> =
+            serde_json::value::to_raw_value(&*server_info_json)
+                .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
+                .into();
         Ok(McpServer {
             inner: Arc::new(Inner {
                 info,
                 server_info_json,
+                server_info_raw,
                 tools_listing,
                 state_keys: self.state_keys.unwrap_or_default(),
                 logging: self.logging,

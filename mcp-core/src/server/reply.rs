@@ -31,18 +31,19 @@ pub(crate) struct Reply {
 pub(crate) enum Outcome {
     /// A result already in its final JSON form.
     Json(Value),
-    /// A tool's result; with `modern` set (the server's info as JSON) it is
-    /// written as a 2026-07-28 result (`resultType`, `_meta` server info).
+    /// A tool's result; with `modern` set (the server's info, serialized
+    /// once when the server was built) it is written as a 2026-07-28 result
+    /// (`resultType`, `_meta` server info).
     Tool {
         result: CallToolResult,
-        modern: Option<Arc<Value>>,
+        modern: Option<Arc<RawValue>>,
     },
     /// A listing whose array was serialized ahead of time: `{key: items}`,
     /// plus the cache hint and 2026-07-28 decoration when `modern` is set.
     Listing {
         key: &'static str,
         items: Arc<Box<RawValue>>,
-        modern: Option<(Arc<Value>, CacheHint)>,
+        modern: Option<(Arc<RawValue>, CacheHint)>,
     },
     /// An error.
     Error(ErrorObject),
@@ -119,7 +120,7 @@ impl Serialize for Reply {
 struct Listing<'a> {
     key: &'a str,
     items: &'a RawValue,
-    modern: Option<&'a (Arc<Value>, CacheHint)>,
+    modern: Option<&'a (Arc<RawValue>, CacheHint)>,
 }
 
 impl Serialize for Listing<'_> {
@@ -145,7 +146,7 @@ impl Serialize for Listing<'_> {
 /// A tool result written as a 2026-07-28 result.
 struct ModernTool<'a> {
     result: &'a CallToolResult,
-    info: &'a Value,
+    info: &'a RawValue,
 }
 
 impl Serialize for ModernTool<'_> {
@@ -175,7 +176,7 @@ impl Serialize for ModernTool<'_> {
 /// handler set under the same key).
 struct MetaWithServerInfo<'a> {
     meta: Option<&'a Map<String, Value>>,
-    info: &'a Value,
+    info: &'a RawValue,
 }
 
 impl Serialize for MetaWithServerInfo<'_> {
@@ -249,7 +250,10 @@ mod tests {
         meta.insert("mine".into(), json!(1));
         meta.insert(meta_keys::SERVER_INFO.into(), json!("spoofed"));
         result.meta = Some(meta);
-        let info = Arc::new(json!({"name": "s", "version": "1"}));
+        let info: Arc<RawValue> =
+            serde_json::value::to_raw_value(&json!({"name": "s", "version": "1"}))
+                .map(Arc::from)
+                .unwrap_or_else(|e| panic!("{e}"));
         let reply = Reply {
             id: Some(RequestId::String("a".into())),
             outcome: Outcome::Tool {
