@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::era::{self, meta_keys, Era, ModernMeta, REMOVED_METHODS};
 use super::extras;
+use super::incoming::{Incoming, RequestParts};
 use super::reply::{Outcome, Replies, Reply};
 use super::McpServer;
 use crate::cancel::CancelToken;
@@ -112,15 +113,41 @@ impl McpServer {
             }
             MessageKind::Request { id, .. } => id,
         };
+        match take_method_and_params(message) {
+            Ok((method, params)) => self.prepare_request(id, method, params, ctx, session),
+            Err(e) => Step::Done(Some(Reply::error(Some(id), e))),
+        }
+    }
+
+    /// [`prepare`](Self::prepare) for a parsed frame: a request already
+    /// taken apart skips the classification of its JSON.
+    pub(crate) fn prepare_incoming(&self, message: Incoming, ctx: &CallContext) -> Step {
+        match message {
+            Incoming::Request(RequestParts { id, method, params }) => {
+                let session = ctx
+                    .session
+                    .clone()
+                    .unwrap_or_else(|| self.inner.shared_session.clone());
+                self.prepare_request(id, method, params, ctx, session)
+            }
+            Incoming::Json(message) => self.prepare(message, ctx),
+        }
+    }
+
+    /// The rest of [`prepare`](Self::prepare) once a request is taken apart.
+    fn prepare_request(
+        &self,
+        id: RequestId,
+        method: String,
+        params: Map<String, Value>,
+        ctx: &CallContext,
+        session: Session,
+    ) -> Step {
         let reply = |result: Result<Value, ErrorObject>| {
             Step::Done(Some(match result {
                 Ok(value) => Reply::result(&id, value),
                 Err(e) => Reply::error(Some(id.clone()), e),
             }))
-        };
-        let (method, params) = match take_method_and_params(message) {
-            Ok(taken) => taken,
-            Err(e) => return reply(Err(e)),
         };
         let era = match era::modern_claim(&params) {
             None => Era::Legacy,
@@ -206,13 +233,17 @@ impl McpServer {
     /// is nothing to answer (notifications and responses). Invalid JSON gets
     /// the `-32700` reply. For a custom transport.
     pub async fn handle_frame(&self, frame: &[u8], ctx: &CallContext) -> Option<Vec<u8>> {
-        let payload = match parse_payload(frame) {
-            Ok(payload) => payload,
+        let replies = match Incoming::parse(frame) {
             Err(reply) => return serde_json::to_vec(&reply).ok(),
+            Ok(Incoming::Json(payload)) => {
+                self.dispatch_payload_admitted(payload, ctx, &mut || Ok(Box::new(())))
+                    .await?
+            }
+            Ok(request) => Replies::One(match self.prepare_incoming(request, ctx) {
+                Step::Done(reply) => reply?,
+                Step::Run(call) => self.run_prepared(call).await?,
+            }),
         };
-        let replies = self
-            .dispatch_payload_admitted(payload, ctx, &mut || Ok(Box::new(())))
-            .await?;
         let mut out = Vec::with_capacity(256);
         replies.write_to(&mut out);
         Some(out)

@@ -3,6 +3,7 @@
 mod dispatch;
 pub mod era;
 pub mod extras;
+mod incoming;
 mod registry;
 mod reply;
 
@@ -23,6 +24,7 @@ use era::{CacheHint, CacheScope};
 
 pub use dispatch::parse_payload;
 pub(crate) use dispatch::{Admission, Step};
+pub(crate) use incoming::Incoming;
 use registry::Registry;
 pub(crate) use reply::{Replies, Reply};
 

@@ -37,8 +37,8 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, Headers, Outbound};
-use crate::protocol::{ErrorObject, RequestId, RPC_ERRORS};
-use crate::server::{parse_payload, McpServer, Replies, Reply, Step};
+use crate::protocol::{ErrorObject, RPC_ERRORS};
+use crate::server::{Incoming, McpServer, Replies, Reply, Step};
 use crate::session::Session;
 
 /// Default [`StdioOptions::max_line_length`]: 4 MiB.
@@ -350,20 +350,17 @@ impl Reader<'_> {
             }
         };
         while self.tasks.try_join_next().is_some() {}
-        match &message {
-            Value::Array(_) => self.batch(message),
-            Value::Object(obj) if obj.contains_key("id") && obj.contains_key("method") => {
-                match Arc::clone(self.limit).try_acquire_owned() {
-                    Ok(permit) => self.request(message, Some(permit)).await,
-                    Err(_) => {
-                        let id = obj.get("id").and_then(RequestId::from_value);
-                        let busy = self.busy();
-                        self.answer(&Reply::error(id, busy));
-                    }
+        match message {
+            Incoming::Json(batch @ Value::Array(_)) => self.batch(batch),
+            request if request.is_request() => match Arc::clone(self.limit).try_acquire_owned() {
+                Ok(permit) => self.request(request, Some(permit)).await,
+                Err(_) => {
+                    let busy = self.busy();
+                    self.answer(&Reply::error(request.request_id(), busy));
                 }
-            }
+            },
             // Notifications, responses and invalid messages: never counted.
-            _ => self.request(message, None).await,
+            other => self.request(other, None).await,
         }
         if self.should_flush() {
             self.flush().await;
@@ -376,8 +373,8 @@ impl Reader<'_> {
     /// Registers a message in arrival order (so a cancel on the next line
     /// finds its call), then runs it: answered here when it finishes on its
     /// first poll, otherwise handed to a task of its own.
-    async fn request(&mut self, message: Value, permit: Option<OwnedSemaphorePermit>) {
-        let call = match self.server.prepare(message, self.ctx) {
+    async fn request(&mut self, message: Incoming, permit: Option<OwnedSemaphorePermit>) {
+        let call = match self.server.prepare_incoming(message, self.ctx) {
             Step::Done(reply) => {
                 if let Some(reply) = reply {
                     self.answer(&reply);
@@ -531,7 +528,7 @@ where
 
 enum Line {
     /// A non-blank line, parsed: the message or the ready `-32700` reply.
-    Parsed(Result<Value, Value>),
+    Parsed(Result<Incoming, Value>),
     Blank,
     TooLong,
 }
@@ -541,7 +538,7 @@ fn parse_line(line: &[u8]) -> Line {
     if line.iter().all(u8::is_ascii_whitespace) {
         Line::Blank
     } else {
-        Line::Parsed(parse_payload(line))
+        Line::Parsed(Incoming::parse(line))
     }
 }
 

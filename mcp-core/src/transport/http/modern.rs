@@ -107,10 +107,12 @@ fn is_token_byte(b: u8) -> bool {
 /// The modern claim of a message: its
 /// `params._meta["io.modelcontextprotocol/protocolVersion"]`, if present.
 pub(crate) fn claim(message: &Value) -> Option<&Value> {
-    message
-        .get("params")?
-        .get("_meta")?
-        .get(meta_keys::PROTOCOL_VERSION)
+    claim_in(message.get("params")?.as_object())
+}
+
+/// [`claim`] given the message's `params`.
+pub(crate) fn claim_in(params: Option<&Map<String, Value>>) -> Option<&Value> {
+    params?.get("_meta")?.get(meta_keys::PROTOCOL_VERSION)
 }
 
 /// True when `MCP-Protocol-Version` names a stateless revision.
@@ -121,18 +123,12 @@ pub(crate) fn header_is_modern(headers: &HeaderMap) -> bool {
     })
 }
 
-/// True for a JSON-RPC request (an `id` and a `method`).
-pub(crate) fn is_request(message: &Value) -> bool {
-    message
-        .as_object()
-        .is_some_and(|o| o.contains_key("id") && o.contains_key("method"))
-}
-
 /// Checks the routing headers of a modern request whose claimed version
 /// is `version`; the error says what is wrong (answered `-32020`, HTTP 400).
 pub(crate) fn check(
     headers: &HeaderMap,
-    message: &Value,
+    method: Option<&str>,
+    params: Option<&Map<String, Value>>,
     version: &str,
     tools: &ToolHeaders,
 ) -> Result<(), String> {
@@ -147,13 +143,9 @@ pub(crate) fn check(
         Some(_) => {}
     }
 
-    let method = message
-        .get("method")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let method = method.unwrap_or_default();
     expect_text(headers, &METHOD_HEADER, "Mcp-Method", Some(method))?;
 
-    let params = message.get("params");
     let name_field = match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),

@@ -36,7 +36,7 @@ use crate::cancel::CancelToken;
 use crate::context::{CallContext, CallHeaders, HeaderValue, Headers, Outbound};
 use crate::protocol::{ErrorObject, RPC_ERRORS, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::server::era::{meta_keys, MODERN_PROTOCOL_VERSIONS};
-use crate::server::{Admission, McpServer, Replies, Reply, Step};
+use crate::server::{Admission, Incoming, McpServer, Replies, Reply, Step};
 use crate::session::Session;
 use serde::Serialize;
 
@@ -323,14 +323,9 @@ impl McpHttpService {
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
-        let payload: Value = match serde_json::from_slice(&bytes) {
-            Ok(v) => v,
-            Err(_) => {
-                return json_response(
-                    StatusCode::BAD_REQUEST,
-                    &crate::protocol::fail(Value::Null, &ErrorObject::parse_error()),
-                )
-            }
+        let payload = match Incoming::parse(&bytes) {
+            Ok(payload) => payload,
+            Err(parse_error) => return json_response(StatusCode::BAD_REQUEST, &parse_error),
         };
         drop(bytes);
 
@@ -340,9 +335,7 @@ impl McpHttpService {
             Ok(modern) => modern,
             Err(response) => return response,
         };
-        let is_init = !modern
-            && payload.get("method").and_then(Value::as_str) == Some("initialize")
-            && payload.get("id").is_some();
+        let is_init = !modern && payload.method() == Some("initialize") && payload.is_request();
         let (session, entry) = match &self.shared.sessions {
             Some(table) if !is_init && !modern => match self.lookup(&parts, table) {
                 Ok(entry) => (entry.session.clone(), Some(entry)),
@@ -367,20 +360,23 @@ impl McpHttpService {
             ctx = ctx.with_principal(principal);
         }
 
-        if !has_request(&payload) {
-            // Notifications and responses (an elicitation answer, a cancel):
-            // cheap, never refused, answered 202.
-            let no_limit = &mut || Ok(Box::new(()) as crate::server::Admission);
-            return match self
-                .shared
-                .server
-                .dispatch_payload_admitted(payload, &ctx, no_limit)
-                .await
-            {
-                None => status_only(StatusCode::ACCEPTED),
-                Some(reply) => json_response(reply_status(&reply, modern), &reply),
-            };
-        }
+        let payload = match payload {
+            Incoming::Json(payload) if !has_request(&payload) => {
+                // Notifications and responses (an elicitation answer, a
+                // cancel): cheap, never refused, answered 202.
+                let no_limit = &mut || Ok(Box::new(()) as crate::server::Admission);
+                return match self
+                    .shared
+                    .server
+                    .dispatch_payload_admitted(payload, &ctx, no_limit)
+                    .await
+                {
+                    None => status_only(StatusCode::ACCEPTED),
+                    Some(reply) => json_response(reply_status(&reply, modern), &reply),
+                };
+            }
+            payload => payload,
+        };
 
         let (tx, mut rx) = mpsc::channel(opts.stream_queue.max(1));
         // Only an event-stream POST carries the call's messages itself.
@@ -400,16 +396,16 @@ impl McpHttpService {
         ctx = ctx.with_signal(signal.clone());
         let disconnect = DisconnectGuard(signal.clone());
         // The id a cancelled call's error must carry (null only for a batch).
-        let reply_id = payload.get("id").cloned().unwrap_or(Value::Null);
+        let reply_id = payload.id_value();
 
-        let (work, admission) = if payload.is_array() {
+        let (work, admission) = if let Incoming::Json(batch @ Value::Array(_)) = payload {
             // Each entry of a batch is admitted (or refused inline) on its own.
-            (Work::Batch(payload), None)
+            (Work::Batch(batch), None)
         } else {
             let admission = match self.admit() {
                 Ok(permit) => permit,
                 Err(e) => {
-                    let id = payload.get("id").cloned().unwrap_or(Value::Null);
+                    let id = payload.id_value();
                     let mut r = json_response(
                         StatusCode::SERVICE_UNAVAILABLE,
                         &crate::protocol::fail(id, &e),
@@ -423,7 +419,7 @@ impl McpHttpService {
             };
             // Registered in its session before this POST is answered at all,
             // so a cancel sent right after it always finds the call.
-            match self.shared.server.prepare(payload, &ctx) {
+            match self.shared.server.prepare_incoming(payload, &ctx) {
                 Step::Done(reply) => {
                     drop(admission);
                     return match reply {
@@ -619,9 +615,9 @@ impl McpHttpService {
     ///   for the body; over a notification or response it is merely sessionless;
     /// - 2026-07-28 messages are never batched (`-32600`, 400);
     /// - anything else is legacy, and an unsupported version header is 400.
-    fn classify(&self, headers: &HeaderMap, payload: &Value) -> Result<bool, Response<McpBody>> {
+    fn classify(&self, headers: &HeaderMap, payload: &Incoming) -> Result<bool, Response<McpBody>> {
         let header_modern = modern::header_is_modern(headers);
-        if let Value::Array(items) = payload {
+        if let Incoming::Json(Value::Array(items)) = payload {
             if header_modern || items.iter().any(|m| modern::claim(m).is_some()) {
                 return Err(error_response(
                     StatusCode::BAD_REQUEST,
@@ -632,15 +628,19 @@ impl McpHttpService {
             check_protocol_version(headers)?;
             return Ok(false);
         }
-        let id = || payload.get("id").cloned().unwrap_or(Value::Null);
-        match modern::claim(payload) {
+        let id = || payload.id_value();
+        match modern::claim_in(payload.params()) {
             Some(claimed) => {
                 // A claim that is not a string is a malformed envelope: the
                 // dispatcher answers it -32602.
-                if let (true, Some(version)) = (modern::is_request(payload), claimed.as_str()) {
-                    if let Err(why) =
-                        modern::check(headers, payload, version, &self.shared.tool_headers)
-                    {
+                if let (true, Some(version)) = (payload.is_request(), claimed.as_str()) {
+                    if let Err(why) = modern::check(
+                        headers,
+                        payload.method(),
+                        payload.params(),
+                        version,
+                        &self.shared.tool_headers,
+                    ) {
                         return Err(json_response(
                             StatusCode::BAD_REQUEST,
                             &crate::protocol::fail(
@@ -656,7 +656,7 @@ impl McpHttpService {
                 Ok(true)
             }
             None if header_modern => {
-                if modern::is_request(payload) {
+                if payload.is_request() {
                     return Err(json_response(
                         StatusCode::BAD_REQUEST,
                         &crate::protocol::fail(
