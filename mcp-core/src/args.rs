@@ -91,6 +91,50 @@ fn expected_types(schema: &Map<String, Value>) -> Option<Vec<&str>> {
     }
 }
 
+/// The keywords of one schema node that the checker reads, gathered in a
+/// single pass over its members (a node has a handful; looking each keyword
+/// up by name on every call cost more than the checks themselves).
+#[derive(Default)]
+struct Keywords<'a> {
+    ty: Option<&'a Value>,
+    format: Option<&'a str>,
+    enumeration: Option<&'a Vec<Value>>,
+    constant: Option<&'a Value>,
+    any_of: Option<&'a Vec<Value>>,
+    one_of: Option<&'a Vec<Value>>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    items: Option<&'a Map<String, Value>>,
+    properties: Option<&'a Map<String, Value>>,
+    required: Option<&'a Vec<Value>>,
+    /// `additionalProperties: false`.
+    closed: bool,
+}
+
+impl<'a> Keywords<'a> {
+    fn of(schema: &'a Map<String, Value>) -> Self {
+        let mut k = Self::default();
+        for (key, value) in schema {
+            match key.as_str() {
+                "type" => k.ty = Some(value),
+                "format" => k.format = value.as_str(),
+                "enum" => k.enumeration = value.as_array(),
+                "const" => k.constant = Some(value),
+                "anyOf" => k.any_of = value.as_array(),
+                "oneOf" => k.one_of = value.as_array(),
+                "minimum" => k.minimum = value.as_f64(),
+                "maximum" => k.maximum = value.as_f64(),
+                "items" => k.items = value.as_object(),
+                "properties" => k.properties = value.as_object(),
+                "required" => k.required = value.as_array(),
+                "additionalProperties" => k.closed = *value == Value::Bool(false),
+                _ => {}
+            }
+        }
+        k
+    }
+}
+
 fn check(
     value: &Value,
     schema: &Map<String, Value>,
@@ -101,7 +145,8 @@ fn check(
     if problems.len() >= MAX_PROBLEMS {
         return;
     }
-    let type_ok = match schema.get("type") {
+    let kw = Keywords::of(schema);
+    let type_ok = match kw.ty {
         Some(Value::String(t)) => type_matches(value, t),
         Some(Value::Array(ts)) => ts
             .iter()
@@ -112,7 +157,7 @@ fn check(
     if !type_ok {
         if let Some(types) = expected_types(schema) {
             let mut expected = types.join(" or ");
-            if let Some(fmt) = schema.get("format").and_then(Value::as_str) {
+            if let Some(fmt) = kw.format {
                 expected.push_str(&format!(" ({fmt})"));
             }
             problems.push(format!(
@@ -123,7 +168,7 @@ fn check(
             return;
         }
     }
-    if let Some(Value::Array(allowed)) = schema.get("enum") {
+    if let Some(allowed) = kw.enumeration {
         if !allowed.contains(value) {
             let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
             problems.push(format!(
@@ -135,7 +180,7 @@ fn check(
             return;
         }
     }
-    if let Some(expected) = schema.get("const") {
+    if let Some(expected) = kw.constant {
         if expected != value {
             problems.push(format!(
                 "`{}`: expected {expected}, received {}",
@@ -145,32 +190,30 @@ fn check(
             return;
         }
     }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(alternatives)) = schema.get(key) {
-            let fits = alternatives.iter().filter_map(Value::as_object).any(|alt| {
-                let mut scratch = Vec::new();
-                check(value, alt, path, false, &mut scratch);
-                scratch.is_empty()
-            });
-            if !fits {
-                problems.push(format!(
-                    "`{}`: {} does not match any of the {} allowed shapes",
-                    path,
-                    describe(value),
-                    alternatives.len()
-                ));
-                return;
-            }
+    for alternatives in [kw.any_of, kw.one_of].into_iter().flatten() {
+        let fits = alternatives.iter().filter_map(Value::as_object).any(|alt| {
+            let mut scratch = Vec::new();
+            check(value, alt, path, false, &mut scratch);
+            scratch.is_empty()
+        });
+        if !fits {
+            problems.push(format!(
+                "`{}`: {} does not match any of the {} allowed shapes",
+                path,
+                describe(value),
+                alternatives.len()
+            ));
+            return;
         }
     }
     if let Value::Number(n) = value {
         if let Some(f) = n.as_f64() {
-            if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
+            if let Some(min) = kw.minimum {
                 if f < min {
                     problems.push(format!("`{}`: must be at least {min}, received {n}", path));
                 }
             }
-            if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
+            if let Some(max) = kw.maximum {
                 if f > max {
                     problems.push(format!("`{}`: must be at most {max}, received {n}", path));
                 }
@@ -178,9 +221,9 @@ fn check(
         }
     }
     match value {
-        Value::Object(obj) => check_object(obj, schema, path, root, problems),
+        Value::Object(obj) => check_object(obj, &kw, path, root, problems),
         Value::Array(items) => {
-            if let Some(Value::Object(item_schema)) = schema.get("items") {
+            if let Some(item_schema) = kw.items {
                 for (i, item) in items.iter().enumerate() {
                     check(item, item_schema, Path::Index(&path, i), false, problems);
                 }
@@ -192,13 +235,13 @@ fn check(
 
 fn check_object(
     obj: &Map<String, Value>,
-    schema: &Map<String, Value>,
+    kw: &Keywords<'_>,
     path: Path<'_>,
     root: bool,
     problems: &mut Vec<String>,
 ) {
-    let properties = schema.get("properties").and_then(Value::as_object);
-    if let Some(Value::Array(required)) = schema.get("required") {
+    let properties = kw.properties;
+    if let Some(required) = kw.required {
         for key in required.iter().filter_map(Value::as_str) {
             if !obj.contains_key(key) {
                 let ty = properties
@@ -215,7 +258,7 @@ fn check_object(
         }
     }
     let Some(properties) = properties else { return };
-    let closed = root || schema.get("additionalProperties") == Some(&Value::Bool(false));
+    let closed = root || kw.closed;
     for (key, value) in obj {
         match properties.get(key).and_then(Value::as_object) {
             Some(sub) => check(value, sub, Path::Key(&path, key), false, problems),
@@ -377,5 +420,59 @@ mod tests {
             err.contains("`count`: must be at least 0, received -1"),
             "{err}"
         );
+    }
+
+    /// Every keyword the checker reads, each with a value that breaks it.
+    #[test]
+    fn every_keyword_is_checked() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "mode": {"enum": ["fast", "slow"]},
+                "version": {"const": 2},
+                "id": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                "shape": {"oneOf": [{"type": "object"}, {"type": "null"}]},
+                "ratio": {"type": "number", "maximum": 1},
+                "when": {"type": "string", "format": "date-time"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "inner": {
+                    "type": "object",
+                    "properties": {"a": {"type": "boolean"}},
+                    "additionalProperties": false
+                },
+                "open": {"type": "object", "properties": {"a": {"type": "boolean"}}}
+            }
+        });
+        let schema = schema.as_object().cloned().unwrap_or_default();
+        let args = json!({
+            "mode": "medium",
+            "version": 3,
+            "id": true,
+            "shape": 1,
+            "ratio": 1.5,
+            "when": 7,
+            "tags": ["ok", 4],
+            "inner": {"b": 1},
+            "open": {"b": 1}
+        });
+        let err = parse_args::<Value>(args.as_object().cloned().unwrap_or_default(), &schema)
+            .expect_err("every field is wrong");
+        for expected in [
+            "`mode`: expected one of \"fast\", \"slow\", received the string \"medium\"",
+            "`version`: expected 2, received the integer 3",
+            "`id`: the boolean true does not match any of the 2 allowed shapes",
+            "`shape`: the integer 1 does not match any of the 2 allowed shapes",
+            "`ratio`: must be at most 1, received 1.5",
+            "`when`: expected string (date-time), received the integer 7",
+            "`tags[1]`: expected string, received the integer 4",
+            "`inner.b`: unknown field",
+        ] {
+            assert!(err.contains(expected), "missing {expected:?} in:\n{err}");
+        }
+        assert!(
+            !err.contains("`open.b`"),
+            "an open object takes any key: {err}"
+        );
+        assert_eq!(err.matches("\n- ").count(), 8, "{err}");
     }
 }
