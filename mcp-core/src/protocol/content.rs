@@ -168,4 +168,18 @@ impl Content {
             _ => None,
         }
     }
+
+    /// The bytes of text or base64 data this block carries: a lower bound
+    /// of its JSON size, for sizing an output buffer once.
+    pub(crate) fn bulk_len(&self) -> usize {
+        match self {
+            Self::Text { text, .. } => text.len(),
+            Self::Image { data, .. } | Self::Audio { data, .. } => data.len(),
+            Self::Resource { resource, .. } => {
+                resource.text.as_ref().map_or(0, String::len)
+                    + resource.blob.as_ref().map_or(0, String::len)
+            }
+            Self::ResourceLink(_) => 0,
+        }
+    }
 }

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use serde_json::value::RawValue;
 
 use super::era::{meta_keys, CacheHint};
-use crate::protocol::{CallToolResult, ErrorObject, RequestId};
+use crate::protocol::{CallToolResult, Content, ErrorObject, RequestId};
 
 /// One JSON-RPC response.
 #[derive(Debug)]
@@ -81,9 +81,31 @@ impl Reply {
 
     /// Appends the response's JSON to `out`.
     pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
+        out.reserve(self.size_hint());
         // Serializing our own types into a Vec cannot fail, except for a
         // map with non-string keys, which `Value` cannot hold.
         let _ = serde_json::to_writer(&mut *out, self);
+    }
+
+    /// A lower bound of the written size from the bulk the reply carries
+    /// (a tool's texts and base64 data, a prebuilt listing), so a large
+    /// reply's buffer is sized once: growing it by doubling would hold up
+    /// to twice the reply, plus the old buffer while it is copied.
+    fn size_hint(&self) -> usize {
+        // The envelope, the id, `resultType` and the like.
+        const FRAME: usize = 256;
+        let info = |modern: Option<&RawValue>| modern.map_or(0, |info| info.get().len());
+        FRAME
+            + match &self.outcome {
+                Outcome::Tool { result, modern } => {
+                    result.content.iter().map(Content::bulk_len).sum::<usize>()
+                        + info(modern.as_deref())
+                }
+                Outcome::Listing { items, modern, .. } => {
+                    items.get().len() + info(modern.as_ref().map(|(info, _)| &**info))
+                }
+                Outcome::Json(_) | Outcome::Error(_) => 0,
+            }
     }
 }
 
@@ -209,7 +231,13 @@ impl Replies {
 
     /// Appends the JSON to `out`.
     pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
-        let _ = serde_json::to_writer(&mut *out, self);
+        match self {
+            Self::One(reply) => reply.write_to(out),
+            Self::Batch(replies) => {
+                out.reserve(replies.iter().map(Reply::size_hint).sum());
+                let _ = serde_json::to_writer(&mut *out, self);
+            }
+        }
     }
 }
 
@@ -225,7 +253,6 @@ impl Serialize for Replies {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::Content;
     use serde_json::json;
 
     #[test]

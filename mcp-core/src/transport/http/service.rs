@@ -372,7 +372,7 @@ impl McpHttpService {
                     .await
                 {
                     None => status_only(StatusCode::ACCEPTED),
-                    Some(reply) => json_response(reply_status(&reply, modern), &reply),
+                    Some(reply) => replies_response(reply_status(&reply, modern), &reply),
                 };
             }
             payload => payload,
@@ -688,7 +688,7 @@ impl McpHttpService {
         session: Session,
         principal: Option<Arc<str>>,
     ) -> Response<McpBody> {
-        let mut response = json_response(reply_status(&reply, modern), &reply);
+        let mut response = replies_response(reply_status(&reply, modern), &reply);
         if is_init && matches!(&reply, Replies::One(r) if r.error_code().is_none()) {
             if let Some(table) = &self.shared.sessions {
                 let (id, _) = table.create(session, principal);
@@ -1128,6 +1128,17 @@ fn json_response<T: Serialize + ?Sized>(status: StatusCode, body: &T) -> Respons
     if serde_json::to_writer(&mut bytes, body).is_err() {
         bytes = b"null".to_vec();
     }
+    json_bytes_response(status, bytes)
+}
+
+/// The response to a request: its replies written straight from their parts.
+fn replies_response(status: StatusCode, replies: &Replies) -> Response<McpBody> {
+    let mut bytes = Vec::new();
+    replies.write_to(&mut bytes);
+    json_bytes_response(status, bytes)
+}
+
+fn json_bytes_response(status: StatusCode, bytes: Vec<u8>) -> Response<McpBody> {
     let mut r = Response::new(McpBody::full(bytes));
     *r.status_mut() = status;
     r.headers_mut().insert(
