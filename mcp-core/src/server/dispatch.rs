@@ -244,7 +244,7 @@ impl McpServer {
                 Step::Run(call) => self.run_prepared(call).await?,
             }),
         };
-        let mut out = Vec::with_capacity(256);
+        let mut out = Vec::new();
         replies.write_to(&mut out);
         Some(out)
     }

@@ -203,7 +203,7 @@ impl LineSender {
     }
 
     async fn send_replies(&self, replies: &Replies) -> bool {
-        let mut line = Vec::with_capacity(256);
+        let mut line = Vec::new();
         replies.write_to(&mut line);
         line.push(b'\n');
         self.send_bytes(line).await
