@@ -1025,11 +1025,35 @@ where
     if declared.is_some_and(|n| n > max as u64) {
         return Err(too_large());
     }
-    let mut body = Box::pin(body);
+    let mut body = std::pin::pin!(body);
     let mut buf: Vec<u8> = Vec::with_capacity(declared.map_or(0, |n| n as usize).min(max));
-    let deadline = tokio::time::Instant::now() + opts.body_read_timeout;
+    // Armed at the first frame that is not already buffered: a small body
+    // usually arrives with its head, and then no timer is built at all.
+    let mut deadline = None;
     loop {
-        match tokio::time::timeout_at(deadline, body.frame()).await {
+        // (The body's own error type need not be `Send`: it is dropped here.)
+        let buffered = {
+            let mut next = body.frame();
+            std::future::poll_fn(|cx| {
+                Poll::Ready(
+                    Pin::new(&mut next)
+                        .poll(cx)
+                        .map(|frame| frame.map(|r| r.map_err(drop))),
+                )
+            })
+            .await
+        };
+        let next = match buffered {
+            Poll::Ready(frame) => Ok(frame),
+            Poll::Pending => {
+                let deadline = *deadline
+                    .get_or_insert_with(|| tokio::time::Instant::now() + opts.body_read_timeout);
+                tokio::time::timeout_at(deadline, body.frame())
+                    .await
+                    .map(|frame| frame.map(|r| r.map_err(drop)))
+            }
+        };
+        match next {
             Err(_) => {
                 let mut r = error_response(
                     StatusCode::REQUEST_TIMEOUT,
