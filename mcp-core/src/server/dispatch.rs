@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::era::{self, meta_keys, Era, ModernMeta, REMOVED_METHODS};
 use super::extras;
-use super::incoming::{Incoming, RequestParts};
+use super::incoming::{is_request, request_id_of, Incoming, RequestParts};
 use super::reply::{Outcome, Replies, Reply};
 use super::McpServer;
 use crate::cancel::CancelToken;
@@ -92,10 +92,7 @@ impl McpServer {
     /// concurrently calls this in arrival order, so a `notifications/cancelled`
     /// read right after its request always finds it.
     pub(crate) fn prepare(&self, message: Value, ctx: &CallContext) -> Step {
-        let session = ctx
-            .session
-            .clone()
-            .unwrap_or_else(|| self.inner.shared_session.clone());
+        let session = self.session_of(ctx);
         let id = match classify(&message) {
             MessageKind::Invalid { id, reason } => {
                 return Step::Done(Some(Reply::error(
@@ -124,14 +121,18 @@ impl McpServer {
     pub(crate) fn prepare_incoming(&self, message: Incoming, ctx: &CallContext) -> Step {
         match message {
             Incoming::Request(RequestParts { id, method, params }) => {
-                let session = ctx
-                    .session
-                    .clone()
-                    .unwrap_or_else(|| self.inner.shared_session.clone());
-                self.prepare_request(id, method, params, ctx, session)
+                self.prepare_request(id, method, params, ctx, self.session_of(ctx))
             }
             Incoming::Json(message) => self.prepare(message, ctx),
         }
+    }
+
+    /// The scope a call's id is registered in: the context's session, or
+    /// the server's shared one.
+    fn session_of(&self, ctx: &CallContext) -> Session {
+        ctx.session
+            .clone()
+            .unwrap_or_else(|| self.inner.shared_session.clone())
     }
 
     /// The rest of [`prepare`](Self::prepare) once a request is taken apart.
@@ -956,16 +957,6 @@ async fn wait_external(signal: Option<&CancelToken>) {
         Some(s) => s.cancelled().await,
         None => std::future::pending().await,
     }
-}
-
-fn is_request(message: &Value) -> bool {
-    message
-        .as_object()
-        .is_some_and(|o| o.contains_key("method") && o.contains_key("id"))
-}
-
-fn request_id_of(message: &Value) -> Option<RequestId> {
-    message.get("id").and_then(RequestId::from_value)
 }
 
 /// Moves a request's method name and params out of it (no copies).

@@ -49,9 +49,7 @@ impl Incoming {
     pub(crate) fn is_request(&self) -> bool {
         match self {
             Self::Request(_) => true,
-            Self::Json(v) => v
-                .as_object()
-                .is_some_and(|o| o.contains_key("id") && o.contains_key("method")),
+            Self::Json(v) => is_request(v),
         }
     }
 
@@ -83,9 +81,21 @@ impl Incoming {
     pub(crate) fn request_id(&self) -> Option<RequestId> {
         match self {
             Self::Request(parts) => Some(parts.id.clone()),
-            Self::Json(v) => v.get("id").and_then(RequestId::from_value),
+            Self::Json(v) => request_id_of(v),
         }
     }
+}
+
+/// True for a JSON-RPC request (an `id` and a `method`), well-formed or not.
+pub(crate) fn is_request(message: &Value) -> bool {
+    message
+        .as_object()
+        .is_some_and(|o| o.contains_key("id") && o.contains_key("method"))
+}
+
+/// The message's `id`, when it is a valid request id.
+pub(crate) fn request_id_of(message: &Value) -> Option<RequestId> {
+    message.get("id").and_then(RequestId::from_value)
 }
 
 /// The envelope of a well-formed request. Anything this refuses (a missing

@@ -24,7 +24,7 @@ use era::{CacheHint, CacheScope};
 
 pub use dispatch::parse_payload;
 pub(crate) use dispatch::{Admission, Step};
-pub(crate) use incoming::Incoming;
+pub(crate) use incoming::{is_request, Incoming};
 use registry::Registry;
 pub(crate) use reply::{Replies, Reply};
 

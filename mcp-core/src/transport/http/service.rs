@@ -36,7 +36,7 @@ use crate::cancel::CancelToken;
 use crate::context::{CallContext, CallHeaders, HeaderValue, Headers, Outbound};
 use crate::protocol::{ErrorObject, RPC_ERRORS, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::server::era::{meta_keys, MODERN_PROTOCOL_VERSIONS};
-use crate::server::{Admission, Incoming, McpServer, Replies, Reply, Step};
+use crate::server::{is_request, Admission, Incoming, McpServer, Replies, Reply, Step};
 use crate::session::Session;
 use serde::Serialize;
 
@@ -1101,10 +1101,6 @@ fn close_after(response: &mut Response<McpBody>) {
 /// True when the payload holds at least one request (something with `id`
 /// and `method`).
 fn has_request(payload: &Value) -> bool {
-    let is_request = |m: &Value| {
-        m.as_object()
-            .is_some_and(|o| o.contains_key("id") && o.contains_key("method"))
-    };
     match payload {
         Value::Array(items) => items.iter().any(is_request),
         other => is_request(other),
