@@ -107,17 +107,9 @@ struct Envelope<'a> {
     jsonrpc: Cow<'a, str>,
     id: WireId,
     method: String,
+    /// An object, `null` or absent (both `None`).
     #[serde(default)]
-    params: Option<Params>,
-}
-
-/// `params`: an object or `null`.
-struct Params(Option<Map<String, Value>>);
-
-impl<'de> Deserialize<'de> for Params {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Option::<Map<String, Value>>::deserialize(deserializer).map(Params)
-    }
+    params: Option<Map<String, Value>>,
 }
 
 /// A request id as JSON-RPC allows it here: a string or an integer.
@@ -163,7 +155,7 @@ fn parse_request(bytes: &[u8]) -> Option<RequestParts> {
     Some(RequestParts {
         id: envelope.id.0,
         method: envelope.method,
-        params: envelope.params.and_then(|p| p.0).unwrap_or_default(),
+        params: envelope.params.unwrap_or_default(),
     })
 }
 
