@@ -95,7 +95,7 @@ impl IntoToolResult for Created {
     }
 
     fn output_schema() -> Option<Map<String, Value>> {
-        Some(mcp_core::schema::schema_for::<Event>())
+        Some(mcp_core::schema_for::<Event>())
     }
 }
 

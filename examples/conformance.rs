@@ -56,12 +56,12 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use mcp_core::protocol::{Content, ResourceContents, Role};
-use mcp_core::request_state::{StateKey, StateKeys};
-use mcp_core::server::extras::CompletionRequest;
+use mcp_core::CompletionRequest;
 use mcp_core::{
     mcp_prompt, mcp_resource, mcp_tool, CallToolResult, ErrorObject, GetPromptResult, InputRequest,
     InvokeContext, McpPromptDef, McpServer, McpToolDef, PromptArgs, PromptArgument, PromptMessage,
 };
+use mcp_core::{StateKey, StateKeys};
 use serde_json::{json, Map, Value};
 
 /// A 1×1 red PNG.
@@ -162,7 +162,12 @@ async fn emit_logs(ctx: &InvokeContext) {
         if i > 0 {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        ctx.log("info", Some("conformance"), json!(data)).await;
+        ctx.log(
+            mcp_core::LoggingLevel::Info,
+            Some("conformance"),
+            json!(data),
+        )
+        .await;
     }
 }
 
@@ -409,7 +414,8 @@ async fn input(ctx: &InvokeContext, requests: Vec<InputRequest>) -> Map<String, 
     match ctx.input(requests).await {
         Ok(answers) => answers,
         Err(e) => {
-            ctx.fail(e).await; // never returns
+            // A served call ends here; a detached context gets no answers.
+            ctx.fail(e).await;
             Map::new()
         }
     }
@@ -542,7 +548,10 @@ async fn test_input_required_result_capabilities(ctx: InvokeContext) -> String {
 /// `sampling` capability the call fails with `-32021` naming it.
 #[mcp_tool]
 async fn test_missing_capability(ctx: InvokeContext) -> String {
-    ctx.require_capability(json!({"sampling": {}})).await;
+    if let Err(e) = ctx.require_capability(json!({"sampling": {}})).await {
+        // Only on a detached context: a served call ends in the line above.
+        return e.to_string();
+    }
     let params = sampling_params("Say hello", 20);
     let mut answers = input(&ctx, vec![InputRequest::sample("hello", params)]).await;
     format!("Sampled: {}", sampled_text(&answer(&mut answers, "hello")))

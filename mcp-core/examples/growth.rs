@@ -505,7 +505,7 @@ fn big_argument_part() {
             // (b) Raw bytes in: parse_payload + handle_message (+ serialize).
             let bytes = message(tool, modern).to_string().into_bytes();
             let base = reset_peak();
-            let parsed = mcp_core::server::parse_payload(&bytes).expect("parse");
+            let parsed = mcp_core::parse_payload(&bytes).expect("parse");
             let reply = rt.block_on(server.handle_message(parsed, &ctx));
             let peak_dispatch = PEAK.load(Ordering::Relaxed) - base;
             let out = serde_json::to_vec(&reply).unwrap_or_default();

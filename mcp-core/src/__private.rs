@@ -12,14 +12,14 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::context::InvokeContext;
+use crate::handler::state::State;
+use crate::handler::tool::{IntoToolResult, McpToolDef};
 use crate::protocol::{CallToolResult, ErrorObject, Icon, ToolAnnotations};
-use crate::state::State;
-use crate::tool::{IntoToolResult, McpToolDef};
 
 /// The input schema of a generated arguments struct: always `type: object`.
 #[must_use]
 pub fn input_schema<T: schemars::JsonSchema>(inline: bool) -> Value {
-    let mut schema = crate::schema::schema_with::<T>(inline);
+    let mut schema = crate::handler::schema::schema_with::<T>(inline);
     schema.insert("type".into(), Value::String("object".into()));
     schema
         .entry("properties")
@@ -113,7 +113,7 @@ impl<A> Copy for ToolArgs<A> {}
 #[must_use]
 pub fn tool_args<A: ArgDeserialize + ArgSchema + 'static>() -> ToolArgs<A> {
     ToolArgs {
-        parse: crate::args::parse_args::<A>,
+        parse: crate::handler::args::parse_args::<A>,
         schema: input_schema::<A>,
     }
 }
@@ -202,9 +202,9 @@ where
     label = "the resource's contents are converted from this type",
     note = "return a String or &'static str (text), Vec<u8> (bytes), ResourceContents, Vec<ResourceContents>, or a Result of one of these whose error converts into ErrorObject"
 )]
-pub trait ResourceReturn: crate::resource::IntoResourceContents {}
+pub trait ResourceReturn: crate::handler::resource::IntoResourceContents {}
 
-impl<T: crate::resource::IntoResourceContents> ResourceReturn for T {}
+impl<T: crate::handler::resource::IntoResourceContents> ResourceReturn for T {}
 
 /// Proof that `R` is a resource function's return type.
 pub struct ResourceResult<R> {
@@ -233,7 +233,7 @@ impl<R> ResourceResult<R> {
 #[must_use]
 pub fn resource_result<R: ResourceReturn>() -> ResourceResult<R> {
     ResourceResult {
-        convert: crate::resource::IntoResourceContents::into_contents,
+        convert: crate::handler::resource::IntoResourceContents::into_contents,
     }
 }
 
@@ -265,7 +265,7 @@ where
 /// # Errors
 /// `-32602` naming the variable and the value.
 pub fn template_arg<T: TemplateVar>(
-    request: &crate::resource::ResourceRequest,
+    request: &crate::handler::resource::ResourceRequest,
     name: &str,
 ) -> Result<T, ErrorObject> {
     let raw = request
@@ -285,9 +285,9 @@ pub fn template_arg<T: TemplateVar>(
     label = "the prompt's messages are converted from this type",
     note = "return Vec<PromptMessage>, PromptMessage, String (one user message), GetPromptResult, or a Result of one of these whose error converts into ErrorObject"
 )]
-pub trait PromptReturn: crate::prompt::IntoPromptResult {}
+pub trait PromptReturn: crate::handler::prompt::IntoPromptResult {}
 
-impl<T: crate::prompt::IntoPromptResult> PromptReturn for T {}
+impl<T: crate::handler::prompt::IntoPromptResult> PromptReturn for T {}
 
 /// Proof that `R` is a prompt function's return type.
 pub struct PromptResult<R> {
@@ -316,7 +316,7 @@ impl<R> PromptResult<R> {
 #[must_use]
 pub fn prompt_result<R: PromptReturn>() -> PromptResult<R> {
     PromptResult {
-        convert: crate::prompt::IntoPromptResult::into_prompt_result,
+        convert: crate::handler::prompt::IntoPromptResult::into_prompt_result,
     }
 }
 

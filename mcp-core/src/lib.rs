@@ -42,40 +42,42 @@ struct ReadmeDoctests;
 
 #[doc(hidden)]
 pub mod __private;
-pub mod args;
-pub mod cancel;
-pub mod context;
-mod interrupt;
+mod boxed;
+mod cancel;
+mod context;
+mod handler;
 mod panic;
-pub mod prompt;
 pub mod protocol;
-pub mod request_state;
-pub mod resource;
-pub mod schema;
-pub mod server;
-pub mod session;
-pub mod state;
+mod request_state;
+mod server;
+mod session;
 #[cfg(feature = "stdio")]
 pub mod testing;
-pub mod tool;
 pub mod transport;
-pub mod uri_template;
 
+pub use boxed::BoxFuture;
 pub use cancel::CancelToken;
 pub use context::{
-    CallContext, CallHeaders, ElicitResponse, Elicitor, HeaderValue, Headers, InputRequest,
-    InvokeContext, Outbound, Progress, ProgressUpdate,
+    CallContext, CallHeaders, Elicit, ElicitResponse, Elicitor, HeaderValue, Headers, InputRequest,
+    InvokeContext, Outbound, Progress, ProgressSink, ProgressUpdate,
 };
-pub use prompt::{IntoPromptResult, McpPromptDef, PromptArgs};
+pub use handler::args::{describe, parse_args};
+pub use handler::prompt::{IntoPromptResult, McpPromptDef, PromptArgs};
+pub use handler::resource::{IntoResourceContents, McpResourceDef, ResourceRequest};
+pub use handler::schema::{schema_for, schema_with};
+pub use handler::state::State;
+pub use handler::tool::{IntoToolResult, Json, McpToolDef};
+pub use handler::uri_template::UriTemplate;
 pub use protocol::{
-    CallToolResult, Content, ErrorObject, GetPromptResult, Implementation, PromptArgument,
-    PromptMessage, RequestId, ResourceContents, ToolAnnotations, RPC_ERRORS,
+    CacheScope, CallToolResult, Content, ErrorCode, ErrorObject, GetPromptResult, Implementation,
+    LoggingLevel, PromptArgument, PromptMessage, RequestId, ResourceContents, ToolAnnotations,
 };
-pub use resource::{IntoResourceContents, McpResourceDef, ResourceRequest};
-pub use server::{BuildError, McpServer, McpServerBuilder};
+pub use request_state::{StateKey, StateKeys};
+pub use server::{
+    parse_payload, Admission, Admit, BuildError, Call, CompletionRequest, Frame, McpServer,
+    McpServerBuilder, PendingCall, Response, Started,
+};
 pub use session::Session;
-pub use state::State;
-pub use tool::{IntoToolResult, Json, McpToolDef};
 #[cfg(feature = "http")]
 pub use transport::http::{serve_http, HttpHandle, HttpOptions, McpHttpService, SessionOptions};
 #[cfg(feature = "stdio")]

@@ -41,3 +41,19 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
         "handler panicked".to_owned()
     }
 }
+
+/// Polls `future` once, here, catching a panic during that poll: `Ok(Ready)`
+/// when it finished, `Ok(Pending)` when it must be run further (spawned or
+/// awaited), `Err` with the panic's message. The one place where a
+/// transport's "answer in place when it finishes at once" is decided.
+pub(crate) async fn poll_once<F: Future + Unpin>(
+    future: &mut F,
+) -> Result<Poll<F::Output>, String> {
+    std::future::poll_fn(|cx| {
+        Poll::Ready(
+            catch_unwind(AssertUnwindSafe(|| Pin::new(&mut *future).poll(cx)))
+                .map_err(|payload| panic_message(payload.as_ref())),
+        )
+    })
+    .await
+}

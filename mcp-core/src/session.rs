@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::cancel::CancelToken;
-use crate::protocol::{ClientInfo, ErrorObject, RequestId};
+use crate::protocol::{ClientInfo, ErrorObject, LoggingLevel, RequestId};
 
 type Reply = Result<Value, ErrorObject>;
 
@@ -205,15 +205,22 @@ impl Session {
             .len()
     }
 
-    /// The minimum log level rank set by `logging/setLevel`, if any.
-    pub(crate) fn log_level(&self) -> Option<u8> {
-        self.inner.log_level.load(Ordering::Relaxed).checked_sub(1)
+    /// The minimum log level set by `logging/setLevel`, if any.
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        let stored = self.inner.log_level.load(Ordering::Relaxed);
+        LoggingLevel::ALL
+            .get(usize::from(stored.checked_sub(1)?))
+            .copied()
     }
 
-    pub(crate) fn set_log_level(&self, rank: u8) {
-        self.inner
-            .log_level
-            .store(rank.saturating_add(1), Ordering::Relaxed);
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        // Stored as its index + 1 (0 = not set); `ALL` is in declaration order.
+        let index = LoggingLevel::ALL
+            .iter()
+            .position(|l| *l == level)
+            .and_then(|i| u8::try_from(i + 1).ok())
+            .unwrap_or(0);
+        self.inner.log_level.store(index, Ordering::Relaxed);
     }
 
     /// True once [`close`](Self::close) was called.

@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use mcp_core::context::{Elicit, ProgressSink};
 use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
 use mcp_core::{
     BuildError, CallContext, CallToolResult, CancelToken, ElicitResponse, ErrorObject,
@@ -17,6 +16,7 @@ use mcp_core::{
     ProgressUpdate, PromptArgs, PromptArgument, PromptMessage, ResourceContents, ResourceRequest,
     Session,
 };
+use mcp_core::{Elicit, ProgressSink};
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
@@ -2327,12 +2327,12 @@ fn listed(i: usize) -> McpToolDef {
 async fn prebuilt_tools_listing_matches_the_per_call_listing() {
     let cached = McpServer::builder()
         .tools((0..5).map(listed))
-        .list_cache(1000, mcp_core::server::era::CacheScope::Private)
+        .list_cache(1000, mcp_core::CacheScope::Private)
         .build()
         .expect("server");
     let per_call = McpServer::builder()
         .tools((0..5).map(|i| listed(i).with_visible(|_| true)))
-        .list_cache(1000, mcp_core::server::era::CacheScope::Private)
+        .list_cache(1000, mcp_core::CacheScope::Private)
         .build()
         .expect("server");
     let legacy = req(1, "tools/list", json!({}));

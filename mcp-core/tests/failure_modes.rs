@@ -8,10 +8,10 @@ use common::{guard, req};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use mcp_core::server::parse_payload;
+use mcp_core::parse_payload;
 use mcp_core::{
-    CallContext, InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef, PromptArgs,
-    ResourceRequest, Session, RPC_ERRORS,
+    CallContext, ErrorCode, InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef,
+    PromptArgs, ResourceRequest, Session,
 };
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, Notify};
@@ -282,7 +282,7 @@ async fn method_not_found() {
     let server = server();
     let reply = ask(&server, req(1, "tools/delete", json!({}))).await;
     assert_error(&reply, json!(1), -32601, "Method not found: tools/delete");
-    assert_eq!(RPC_ERRORS::METHOD_NOT_FOUND, -32601);
+    assert_eq!(ErrorCode::METHOD_NOT_FOUND, -32601);
 
     let tools_only = McpServer::builder()
         .tool(echo_tool())
@@ -458,7 +458,7 @@ async fn thrown_errors_are_internal_errors_with_the_message() {
     );
     let reply = ask(&server, req(4, "prompts/get", json!({"name": "explode"}))).await;
     assert_error(&reply, json!(4), -32603, "prompt bug");
-    assert_eq!(RPC_ERRORS::INTERNAL_ERROR, -32603);
+    assert_eq!(ErrorCode::INTERNAL_ERROR, -32603);
     // Everything still works afterwards.
     let reply = ask(
         &server,

@@ -26,8 +26,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_core::server::extras::CompletionRequest;
 use mcp_core::testing::TestClient;
+use mcp_core::CompletionRequest;
 use mcp_core::{
     CallContext, ErrorObject, InputRequest, InvokeContext, McpResourceDef, McpServer,
     McpServerBuilder, McpToolDef, Outbound, Session,
@@ -253,8 +253,14 @@ fn error_json(e: &ErrorObject) -> Value {
 /// Logs one message at each of `debug`, `info`, `warning` and `error`.
 fn logging_tool() -> McpToolDef {
     tool("emit", |_args, ctx| async move {
-        for level in ["debug", "info", "warning", "error"] {
-            ctx.log(level, Some("probe"), json!({"at": level})).await;
+        for level in [
+            mcp_core::LoggingLevel::Debug,
+            mcp_core::LoggingLevel::Info,
+            mcp_core::LoggingLevel::Warning,
+            mcp_core::LoggingLevel::Error,
+        ] {
+            ctx.log(level, Some("probe"), json!({"at": level.as_str()}))
+                .await;
         }
         "logged".to_owned()
     })
@@ -1249,14 +1255,20 @@ fn input_server(runs: &Arc<Runs>) -> McpServer {
             let r = Arc::clone(&r);
             async move {
                 r.started.fetch_add(1, Ordering::SeqCst);
-                ctx.require_capability(json!({"sampling": {}})).await;
+                if let Err(e) = ctx.require_capability(json!({"sampling": {}})).await {
+                    return e.to_string();
+                }
                 r.finished.fetch_add(1, Ordering::SeqCst);
                 "had sampling".to_owned()
             }
         }))
         .tool(tool("needs_url_elicitation", |_args, ctx| async move {
-            ctx.require_capability(json!({"elicitation": {"url": {}}}))
-                .await;
+            if let Err(e) = ctx
+                .require_capability(json!({"elicitation": {"url": {}}}))
+                .await
+            {
+                return e.to_string();
+            }
             "had url elicitation".to_owned()
         }))
         .tool(tool("fail", |_args, ctx| async move {

@@ -100,8 +100,10 @@ fn build_server(events: Events) -> McpServer {
             "needs the sampling capability",
             any.clone(),
             |_args: Map<String, Value>, ctx: InvokeContext| async move {
-                ctx.require_capability(json!({"sampling": {}})).await;
-                CallToolResult::text("sampled")
+                match ctx.require_capability(json!({"sampling": {}})).await {
+                    Ok(()) => CallToolResult::text("sampled"),
+                    Err(e) => CallToolResult::error(e.to_string()),
+                }
             },
         ))
         .tool(McpToolDef::new(

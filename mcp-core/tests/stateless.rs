@@ -31,14 +31,14 @@ use std::time::Duration;
 
 use mcp_core::protocol::base64::{decode_url, encode_url};
 use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
-use mcp_core::request_state::{StateKey, StateKeys};
-use mcp_core::server::era::CacheScope;
 use mcp_core::testing::{ClientOptions, TestClient};
+use mcp_core::CacheScope;
 use mcp_core::{
     serve_io, CallContext, ElicitResponse, ErrorObject, InvokeContext, McpPromptDef,
     McpResourceDef, McpServer, McpServerBuilder, McpToolDef, PromptArgs, PromptMessage, RequestId,
     ResourceRequest, StdioHandle, StdioOptions,
 };
+use mcp_core::{StateKey, StateKeys};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -218,7 +218,7 @@ fn confirm_schema() -> Value {
 }
 
 fn branch_schema() -> Value {
-    let schema = Value::Object(mcp_core::schema::schema_for::<Branch>());
+    let schema = Value::Object(mcp_core::schema_for::<Branch>());
     // Independent of the generator: a flat object with a required string.
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["properties"]["branch"]["type"], "string");
@@ -296,7 +296,10 @@ fn deploy_tool(runs: &Arc<Runs>) -> McpToolDef {
                     .and_then(Value::as_str)
                     .unwrap_or("dev")
                     .to_owned();
-                let elicitor = ctx.require_elicitation().await;
+                let elicitor = match ctx.require_elicitation().await {
+                    Ok(elicitor) => elicitor,
+                    Err(e) => return format!("{env}: error {e}"),
+                };
                 match elicitor.form::<Branch>("Which branch?").await {
                     Ok(ElicitResponse::Accept(b)) => format!("deployed {env} from {}", b.branch),
                     Ok(ElicitResponse::Decline) => format!("{env}: declined"),
@@ -318,7 +321,10 @@ fn two_step_tool(runs: &Arc<Runs>) -> McpToolDef {
             let runs = Arc::clone(&runs);
             async move {
                 runs.two_step.fetch_add(1, Ordering::SeqCst);
-                let elicitor = ctx.require_elicitation().await;
+                let elicitor = match ctx.require_elicitation().await {
+                    Ok(elicitor) => elicitor,
+                    Err(e) => return format!("no elicitation: {e}"),
+                };
                 let branch = match elicitor.form::<Branch>("Which branch?").await {
                     Ok(ElicitResponse::Accept(b)) => b.branch,
                     other => return format!("no branch: {other:?}"),
@@ -395,7 +401,7 @@ fn builder(runs: &Arc<Runs>) -> McpServerBuilder {
             "brief",
             |args: PromptArgs, ctx: InvokeContext| async move {
                 let audience = args.get("audience").cloned().unwrap_or_default();
-                let elicitor = ctx.require_elicitation().await;
+                let elicitor = ctx.require_elicitation().await?;
                 match elicitor.form::<Topic>("Which topic?").await? {
                     ElicitResponse::Accept(t) => Ok::<_, ErrorObject>(vec![PromptMessage::user(
                         format!("Brief {audience} on {}", t.topic),
@@ -2313,7 +2319,7 @@ async fn mrtr_prompts_get_input_required_and_retry() {
     );
     let reply = ask(&server, &ctx, req(1, "prompts/get", first.clone())).await;
     let (requests, state) = input_required(result(&reply));
-    let topic_schema = Value::Object(mcp_core::schema::schema_for::<Topic>());
+    let topic_schema = Value::Object(mcp_core::schema_for::<Topic>());
     assert_eq!(topic_schema["properties"]["topic"]["type"], "string");
     assert_eq!(
         requests,

@@ -8,32 +8,85 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// Standard JSON-RPC and MCP error codes.
+/// A JSON-RPC error code. The codes of JSON-RPC 2.0 and MCP are constants
+/// on this type; any other `i64` is an application's own code.
 ///
-/// The constant names follow the JSON-RPC 2.0 specification; `SERVER_BUSY`
-/// is this framework's code for a refused request over a concurrency limit.
-#[allow(non_snake_case)]
-pub mod RPC_ERRORS {
+/// [`ErrorObject::code`] stays a plain `i64` (what the wire carries); an
+/// `ErrorCode` compares equal to it and converts into it.
+///
+/// ```
+/// use mcp_core::protocol::{ErrorCode, ErrorObject};
+/// let e = ErrorObject::invalid_params("bad");
+/// assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+/// assert_eq!(ErrorCode::INVALID_PARAMS.code(), -32602);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i64);
+
+impl ErrorCode {
     /// The message was not valid JSON (`-32700`).
-    pub const PARSE_ERROR: i64 = -32700;
+    pub const PARSE_ERROR: Self = Self(-32700);
     /// The JSON was not a valid JSON-RPC request (`-32600`).
-    pub const INVALID_REQUEST: i64 = -32600;
+    pub const INVALID_REQUEST: Self = Self(-32600);
     /// The method does not exist or is not offered by this server (`-32601`).
-    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const METHOD_NOT_FOUND: Self = Self(-32601);
     /// The parameters were missing or of the wrong shape (`-32602`).
-    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INVALID_PARAMS: Self = Self(-32602);
     /// A handler failed unexpectedly, for example by panicking (`-32603`).
-    pub const INTERNAL_ERROR: i64 = -32603;
-    /// Too many requests are in flight; retry later (`-32000`).
-    pub const SERVER_BUSY: i64 = -32000;
+    pub const INTERNAL_ERROR: Self = Self(-32603);
+    /// Too many requests are in flight; retry later (`-32000`, this
+    /// framework's code for a request refused over a concurrency limit).
+    pub const SERVER_BUSY: Self = Self(-32000);
     /// A resource could not be found, as coded by the 2024-11-05 … 2025-11-25 revisions (`-32002`).
-    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    pub const RESOURCE_NOT_FOUND: Self = Self(-32002);
     /// An HTTP header is missing or disagrees with the body (2026-07-28, `-32020`).
-    pub const HEADER_MISMATCH: i64 = -32020;
+    pub const HEADER_MISMATCH: Self = Self(-32020);
     /// The request needs a client capability it did not declare (2026-07-28, `-32021`).
-    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: Self = Self(-32021);
     /// The request's protocol version is not served (2026-07-28, `-32022`).
-    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    pub const UNSUPPORTED_PROTOCOL_VERSION: Self = Self(-32022);
+
+    /// The numeric code.
+    pub const fn code(self) -> i64 {
+        self.0
+    }
+}
+
+impl From<ErrorCode> for i64 {
+    fn from(code: ErrorCode) -> i64 {
+        code.0
+    }
+}
+
+impl From<i64> for ErrorCode {
+    fn from(code: i64) -> Self {
+        Self(code)
+    }
+}
+
+impl From<i32> for ErrorCode {
+    fn from(code: i32) -> Self {
+        Self(i64::from(code))
+    }
+}
+
+impl PartialEq<i64> for ErrorCode {
+    fn eq(&self, other: &i64) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<ErrorCode> for i64 {
+    fn eq(&self, other: &ErrorCode) -> bool {
+        *self == other.0
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
 }
 
 /// A JSON-RPC request id: a string or an integer, never `null`.
@@ -90,7 +143,7 @@ impl From<&str> for RequestId {
 /// A JSON-RPC error object: `{ code, message, data? }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorObject {
-    /// The error code (see [`RPC_ERRORS`]).
+    /// The error code (see [`ErrorCode`] for the standard ones).
     pub code: i64,
     /// A short human-readable description.
     pub message: String,
@@ -100,10 +153,15 @@ pub struct ErrorObject {
 }
 
 impl ErrorObject {
+    /// The code as an [`ErrorCode`].
+    pub fn error_code(&self) -> ErrorCode {
+        ErrorCode(self.code)
+    }
+
     /// An error with a code and message and no data.
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
+    pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Self {
         Self {
-            code,
+            code: code.into().0,
             message: message.into(),
             data: None,
         }
@@ -118,30 +176,30 @@ impl ErrorObject {
 
     /// `-32700 Parse error`.
     pub fn parse_error() -> Self {
-        Self::new(RPC_ERRORS::PARSE_ERROR, "Parse error")
+        Self::new(ErrorCode::PARSE_ERROR, "Parse error")
     }
 
     /// `-32600` with the given message.
     pub fn invalid_request(message: impl Into<String>) -> Self {
-        Self::new(RPC_ERRORS::INVALID_REQUEST, message)
+        Self::new(ErrorCode::INVALID_REQUEST, message)
     }
 
     /// `-32601 Method not found: <method>`.
     pub fn method_not_found(method: &str) -> Self {
         Self::new(
-            RPC_ERRORS::METHOD_NOT_FOUND,
+            ErrorCode::METHOD_NOT_FOUND,
             format!("Method not found: {method}"),
         )
     }
 
     /// `-32602` with the given message.
     pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self::new(RPC_ERRORS::INVALID_PARAMS, message)
+        Self::new(ErrorCode::INVALID_PARAMS, message)
     }
 
     /// `-32603` with the given message.
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(RPC_ERRORS::INTERNAL_ERROR, message)
+        Self::new(ErrorCode::INTERNAL_ERROR, message)
     }
 
     /// Converts the error into its JSON form.

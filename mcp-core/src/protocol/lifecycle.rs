@@ -1,9 +1,9 @@
 //! `initialize`: implementation info and capabilities.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
-use super::content::Icon;
+use super::capabilities::ClientCapabilities;
+use super::common::Icon;
 
 /// Name and version of a client or server implementation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,34 +44,6 @@ impl Implementation {
 impl Default for Implementation {
     fn default() -> Self {
         Self::new("mcp-core", env!("CARGO_PKG_VERSION"))
-    }
-}
-
-/// What a client announced in `initialize`. Unknown members are kept in `extra`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ClientCapabilities {
-    /// Present when the client can answer `elicitation/create`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub elicitation: Option<Value>,
-    /// Present when the client can answer `sampling/createMessage`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sampling: Option<Value>,
-    /// Present when the client can answer `roots/list`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub roots: Option<Value>,
-    /// Experimental and other capabilities.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl ClientCapabilities {
-    /// True when the client accepts form-mode elicitation: an `elicitation`
-    /// object that is empty (form implied) or names `form`.
-    pub fn supports_form_elicitation(&self) -> bool {
-        match &self.elicitation {
-            Some(Value::Object(o)) => o.is_empty() || o.contains_key("form"),
-            _ => false,
-        }
     }
 }
 

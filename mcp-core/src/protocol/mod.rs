@@ -1,22 +1,40 @@
-//! Wire types: JSON-RPC framing and the MCP messages this server handles.
+//! The protocol: JSON-RPC 2.0 framing and the MCP wire types, versions,
+//! `_meta` keys, capabilities, log levels and cache hints.
 //!
-//! Nothing in this module performs I/O or depends on the dispatcher.
+//! Nothing in this module performs I/O or depends on anything above it in
+//! the crate (contexts, handlers, the server pipeline, transports).
 
+#[doc(hidden)]
 pub mod base64;
-pub mod content;
-pub mod jsonrpc;
-pub mod lifecycle;
-pub mod prompts;
-pub mod resources;
-pub mod tools;
-pub mod version;
+mod cache;
+mod capabilities;
+mod common;
+mod content;
+pub(crate) mod jsonrpc;
+mod lifecycle;
+mod logging;
+pub mod meta;
+mod prompts;
+mod resources;
+mod tools;
+mod version;
 
-pub use content::{Annotations, Content, Icon, Role};
-pub use jsonrpc::{
-    fail, is_notification, notification, ok, ErrorObject, MessageKind, RequestId, RPC_ERRORS,
+pub use cache::{CacheHint, CacheScope};
+pub use capabilities::{
+    ClientCapabilities, ListCapability, ResourcesCapability, ServerCapabilities,
 };
-pub use lifecycle::{ClientCapabilities, ClientInfo, Implementation};
+pub use common::{Annotations, Icon, Role};
+pub use content::Content;
+pub use jsonrpc::{
+    fail, is_notification, notification, ok, ErrorCode, ErrorObject, MessageKind, RequestId,
+};
+pub use lifecycle::{ClientInfo, Implementation};
+pub use logging::{LoggingLevel, UnknownLevel};
+pub use meta::{Era, ModernMeta};
 pub use prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use resources::{Resource, ResourceContents, ResourceTemplate};
 pub use tools::{CallToolResult, Tool, ToolAnnotations};
-pub use version::{negotiate_version, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
+pub use version::{
+    negotiate_version, LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS,
+    SUPPORTED_PROTOCOL_VERSIONS,
+};

@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::content::{Content, Icon, Role};
+use super::common::{Icon, Role};
+use super::content::Content;
 
 /// One argument a prompt accepts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

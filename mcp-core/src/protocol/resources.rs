@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::content::{Annotations, Icon};
+use super::common::{Annotations, Icon};
 
 /// A resource as advertised by `resources/list` (also the body of a `resource_link` block).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::content::{Content, Icon};
+use super::common::Icon;
+use super::content::Content;
 
 /// Hints describing how a tool behaves. Clients must not trust them from
 /// untrusted servers; they guide presentation and confirmation prompts.

@@ -26,3 +26,16 @@ pub fn negotiate_version(requested: Option<&str>) -> &'static str {
         .copied()
         .unwrap_or(LATEST_PROTOCOL_VERSION)
 }
+
+/// Stateless revisions this server serves per request (their version is
+/// named in each request's `_meta`, never negotiated).
+pub const MODERN_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];
+
+/// Methods 2026-07-28 removed; a modern request for one is `-32601`.
+pub const REMOVED_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];

@@ -1,78 +1,70 @@
-//! The transport-neutral server: [`McpServer`], its builder and registries.
+//! The transport-neutral server: [`McpServer`], its builder, and the
+//! request pipeline, one stage per file in the order a request meets them:
+//!
+//! | stage | file | what it does |
+//! |---|---|---|
+//! | 1 decode | `decode.rs` | a frame's bytes → a [`Frame`] (a request taken apart while parsed) |
+//! | 2 classify | `classify.rs` | request / notification / response; the request's era |
+//! | 3 admit | `entry.rs` | the transport's [`Admit`] check (a concurrency limit) |
+//! | – lifecycle | `lifecycle.rs` | what differs between eras: `initialize`, `server/discover`, removed methods, result decoration, the request channel |
+//! | 4 register | `inflight.rs` | the id enters its session's in-flight table; responses and cancels are routed |
+//! | 5 route | `route.rs` | the method table |
+//! | 6 run | `run.rs`, `methods/` | the method runs under the cancellation select |
+//! | 7 round trip | `round_trip.rs` | questions for the client (legacy requests, 2026-07-28 `input_required`) |
+//! | 8 encode | `encode.rs` | the outcome is written straight to bytes |
+//!
+//! `prepare.rs` runs stages 2–4 (synchronous, in arrival order), `entry.rs`
+//! is the public transport entry ([`McpServer::accept`]), `batch.rs` runs
+//! batches and the simple forms ([`McpServer::handle_frame`] …).
+//!
+//! A `tools/call` has three named points where interceptors attach: the
+//! tool *resolved* before its arguments are parsed, the *handled* typed
+//! result, and the *final* outcome before encoding (see `methods/tools.rs`).
 
-mod dispatch;
-pub mod era;
-pub mod extras;
-mod incoming;
+mod batch;
+mod builder;
+mod classify;
+mod decode;
+mod encode;
+mod entry;
+pub(crate) mod features;
+mod inflight;
+mod lifecycle;
+mod methods;
+mod outcome;
+mod prepare;
 mod registry;
-mod reply;
+mod round_trip;
+mod route;
+mod run;
+mod scope;
 
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use crate::context::InvokeContext;
-use crate::prompt::McpPromptDef;
-use crate::protocol::{CallToolResult, ErrorObject, Implementation, Tool};
+use crate::context::CallContext;
+use crate::handler::prompt::McpPromptDef;
+use crate::handler::resource::McpResourceDef;
+use crate::handler::state::StateMap;
+use crate::handler::tool::McpToolDef;
+use crate::protocol::{
+    CacheHint, CallToolResult, Era, ErrorObject, Implementation, RequestId, ServerCapabilities,
+    Tool,
+};
 use crate::request_state::StateKeys;
-use crate::resource::McpResourceDef;
 use crate::session::Session;
-use crate::state::StateMap;
-use crate::tool::McpToolDef;
-use era::{CacheHint, CacheScope};
-
-pub use dispatch::parse_payload;
-pub(crate) use dispatch::{Admission, Step};
-pub(crate) use incoming::{is_request, Incoming};
+use decode::RequestParts;
+use features::{Completer, Subscriptions};
+use outcome::{Answer, Outcome};
 use registry::Registry;
-pub(crate) use reply::{Replies, Reply};
 
-/// A problem found while building a server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum BuildError {
-    /// Two tools share a name.
-    DuplicateTool(String),
-    /// Two prompts share a name.
-    DuplicatePrompt(String),
-    /// Two resources share a URI, or two templates share a URI template.
-    DuplicateResource(String),
-    /// A resource template could not be parsed.
-    InvalidUriTemplate {
-        /// The template as written.
-        template: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::DuplicateTool(n) => {
-                write!(f, "duplicate tool name `{n}`: tool names must be unique")
-            }
-            Self::DuplicatePrompt(n) => {
-                write!(
-                    f,
-                    "duplicate prompt name `{n}`: prompt names must be unique"
-                )
-            }
-            Self::DuplicateResource(u) => {
-                write!(
-                    f,
-                    "duplicate resource URI `{u}`: resource URIs must be unique"
-                )
-            }
-            Self::InvalidUriTemplate { template, reason } => {
-                write!(f, "invalid resource template `{template}`: {reason}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for BuildError {}
+pub use builder::{BuildError, McpServerBuilder};
+pub use decode::{parse_payload, Frame};
+pub use encode::Response;
+pub use entry::{Admission, Admit, Call, PendingCall, Started};
+pub use features::CompletionRequest;
 
 /// A transport-neutral MCP server. Cheap to clone (one `Arc`).
 ///
@@ -97,32 +89,35 @@ impl std::error::Error for BuildError {}
 /// ```
 #[derive(Clone)]
 pub struct McpServer {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-struct Inner {
-    info: Implementation,
-    instructions: Option<String>,
-    tools: Registry<McpToolDef>,
-    resources: Registry<McpResourceDef>,
-    templates: Vec<McpResourceDef>,
-    prompts: Registry<McpPromptDef>,
-    capabilities: Value,
-    shared_session: Session,
-    state: Arc<StateMap>,
-    state_keys: StateKeys,
-    list_cache: CacheHint,
-    discover_cache: CacheHint,
-    server_info_json: Arc<Value>,
+/// What a built server holds (shared by every clone).
+pub(crate) struct Inner {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) tools: Registry<McpToolDef>,
+    pub(crate) resources: Registry<McpResourceDef>,
+    pub(crate) templates: Vec<McpResourceDef>,
+    pub(crate) prompts: Registry<McpPromptDef>,
+    pub(crate) capabilities: ServerCapabilities,
+    /// The same, as `initialize` and `server/discover` send it.
+    pub(crate) capabilities_json: Value,
+    pub(crate) shared_session: Session,
+    pub(crate) state: Arc<StateMap>,
+    pub(crate) state_keys: StateKeys,
+    pub(crate) list_cache: CacheHint,
+    pub(crate) discover_cache: CacheHint,
+    pub(crate) server_info_json: Arc<Value>,
     /// The same, serialized once: written verbatim into typed results.
-    server_info_raw: Arc<serde_json::value::RawValue>,
+    pub(crate) server_info_raw: Arc<serde_json::value::RawValue>,
     /// The `tools` array of `tools/list`, serialized once at build time
     /// (`None` when a tool's visibility depends on the caller).
-    tools_listing: Option<Arc<Box<serde_json::value::RawValue>>>,
-    logging: bool,
-    completer: Option<extras::Completer>,
-    resource_subscriptions: bool,
-    subscriptions: extras::Subscriptions,
+    pub(crate) tools_listing: Option<Arc<Box<serde_json::value::RawValue>>>,
+    pub(crate) logging: bool,
+    pub(crate) completer: Option<Completer>,
+    pub(crate) resource_subscriptions: bool,
+    pub(crate) subscriptions: Subscriptions,
 }
 
 impl fmt::Debug for McpServer {
@@ -137,246 +132,6 @@ impl fmt::Debug for McpServer {
     }
 }
 
-/// Builds an [`McpServer`]; see [`McpServer::builder`].
-#[derive(Default)]
-#[must_use]
-pub struct McpServerBuilder {
-    info: Option<Implementation>,
-    instructions: Option<String>,
-    tools: Vec<McpToolDef>,
-    resources: Vec<McpResourceDef>,
-    prompts: Vec<McpPromptDef>,
-    state: StateMap,
-    state_keys: Option<StateKeys>,
-    list_cache: Option<CacheHint>,
-    discover_cache: Option<CacheHint>,
-    logging: bool,
-    completer: Option<extras::Completer>,
-    resource_subscriptions: bool,
-}
-
-impl fmt::Debug for McpServerBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("McpServerBuilder")
-            .field("info", &self.info)
-            .field("tools", &self.tools.len())
-            .field("resources", &self.resources.len())
-            .field("prompts", &self.prompts.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl McpServerBuilder {
-    /// Registers application state of type `T` (one value per type; a later
-    /// call replaces an earlier one). Handlers reach it with a `State<T>`
-    /// argument or [`InvokeContext::state`].
-    pub fn state<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
-        self.state.insert(value);
-        self
-    }
-
-    /// Sets the name and version `initialize` reports.
-    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        self.info = Some(Implementation::new(name, version));
-        self
-    }
-
-    /// Sets the full implementation info (title, description, icons …).
-    pub fn implementation(mut self, info: Implementation) -> Self {
-        self.info = Some(info);
-        self
-    }
-
-    /// Sets the instructions `initialize` returns to the client.
-    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.instructions = Some(instructions.into());
-        self
-    }
-
-    /// Sets the keys that seal `requestState` of multi round-trip requests
-    /// (2026-07-28). Default: a random key per process, which is right for
-    /// one stdio process but not for several replicas behind one endpoint:
-    /// give those the same configured keys. The first key seals; all open.
-    pub fn request_state_keys(mut self, keys: StateKeys) -> Self {
-        self.state_keys = Some(keys);
-        self
-    }
-
-    /// Sets the caching hint of `tools/list`, `prompts/list`,
-    /// `resources/list` and `resources/templates/list` results (2026-07-28).
-    /// Default: 60 s, `public` — or `private` when a tool has a `visible` hook.
-    pub fn list_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
-        self.list_cache = Some(CacheHint::new(ttl_ms, scope));
-        self
-    }
-
-    /// Sets the caching hint of `server/discover` (default: 1 h, `public`).
-    pub fn discover_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
-        self.discover_cache = Some(CacheHint::new(ttl_ms, scope));
-        self
-    }
-
-    /// Offers logging: advertises the `logging` capability, accepts
-    /// `logging/setLevel` (legacy) and lets handlers send
-    /// `notifications/message` with [`InvokeContext::log`] (filtered by the
-    /// session's level, or by a 2026-07-28 request's `_meta` log level).
-    pub fn logging(mut self) -> Self {
-        self.logging = true;
-        self
-    }
-
-    /// Offers argument completion (`completion/complete`, the `completions`
-    /// capability) through `complete`, which returns candidate values (at
-    /// most 100 are sent).
-    pub fn completion<F, Fut>(mut self, complete: F) -> Self
-    where
-        F: Fn(extras::CompletionRequest, InvokeContext) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<Vec<String>, ErrorObject>> + Send + 'static,
-    {
-        self.completer = Some(extras::completer(complete));
-        self
-    }
-
-    /// Offers resource subscriptions (`resources.subscribe: true`):
-    /// `resources/subscribe` / `resources/unsubscribe` on legacy sessions and
-    /// `resourceSubscriptions` on 2026-07-28 `subscriptions/listen`. Send
-    /// updates with [`McpServer::notify_resource_updated`].
-    pub fn resource_subscriptions(mut self) -> Self {
-        self.resource_subscriptions = true;
-        self
-    }
-
-    /// Adds a tool.
-    pub fn tool(mut self, tool: impl Into<McpToolDef>) -> Self {
-        self.tools.push(tool.into());
-        self
-    }
-
-    /// Adds several tools.
-    pub fn tools(mut self, tools: impl IntoIterator<Item = McpToolDef>) -> Self {
-        self.tools.extend(tools);
-        self
-    }
-
-    /// Adds a resource or resource template.
-    pub fn resource(mut self, resource: impl Into<McpResourceDef>) -> Self {
-        self.resources.push(resource.into());
-        self
-    }
-
-    /// Adds a prompt.
-    pub fn prompt(mut self, prompt: impl Into<McpPromptDef>) -> Self {
-        self.prompts.push(prompt.into());
-        self
-    }
-
-    /// Builds the server.
-    ///
-    /// # Errors
-    /// A [`BuildError`] naming the first duplicate tool name, prompt name,
-    /// resource URI or URI template, or an unparsable URI template.
-    pub fn build(self) -> Result<McpServer, BuildError> {
-        let mut tools = Registry::default();
-        for t in self.tools {
-            let name = t.name().to_owned();
-            if !tools.insert(name.clone(), t) {
-                return Err(BuildError::DuplicateTool(name));
-            }
-        }
-        let mut prompts = Registry::default();
-        for p in self.prompts {
-            let name = p.name().to_owned();
-            if !prompts.insert(name.clone(), p) {
-                return Err(BuildError::DuplicatePrompt(name));
-            }
-        }
-        let mut resources = Registry::default();
-        let mut templates: Vec<McpResourceDef> = Vec::new();
-        for r in self.resources {
-            let key = r.key().to_owned();
-            if let Some(reason) = r.template_error() {
-                return Err(BuildError::InvalidUriTemplate {
-                    template: key,
-                    reason: reason.to_owned(),
-                });
-            }
-            if r.is_template() {
-                if templates.iter().any(|t| t.key() == key) {
-                    return Err(BuildError::DuplicateResource(key));
-                }
-                templates.push(r);
-            } else if !resources.insert(key.clone(), r) {
-                return Err(BuildError::DuplicateResource(key));
-            }
-        }
-        let mut caps = Map::new();
-        caps.insert("tools".into(), json!({ "listChanged": false }));
-        if !resources.is_empty() || !templates.is_empty() {
-            caps.insert(
-                "resources".into(),
-                json!({ "subscribe": self.resource_subscriptions, "listChanged": false }),
-            );
-        }
-        if !prompts.is_empty() {
-            caps.insert("prompts".into(), json!({ "listChanged": false }));
-        }
-        if self.logging {
-            caps.insert("logging".into(), json!({}));
-        }
-        if self.completer.is_some() {
-            caps.insert("completions".into(), json!({}));
-        }
-        let per_caller = tools.iter().any(McpToolDef::has_visible_hook);
-        let tools_listing = if per_caller {
-            None
-        } else {
-            let all: Vec<&crate::protocol::Tool> = tools.iter().map(McpToolDef::tool).collect();
-            serde_json::value::to_raw_value(&all).ok().map(Arc::new)
-        };
-        let list_cache = self.list_cache.unwrap_or(CacheHint::new(
-            60_000,
-            if per_caller {
-                CacheScope::Private
-            } else {
-                CacheScope::Public
-            },
-        ));
-        let info = self.info.unwrap_or_default();
-        let server_info_json = Arc::new(serde_json::to_value(&info).unwrap_or(Value::Null));
-        // Serializing a `Value` cannot fail; `null` keeps this total.
-        let server_info_raw: Arc<serde_json::value::RawValue> =
-            serde_json::value::to_raw_value(&*server_info_json)
-                .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
-                .into();
-        Ok(McpServer {
-            inner: Arc::new(Inner {
-                info,
-                server_info_json,
-                server_info_raw,
-                tools_listing,
-                state_keys: self.state_keys.unwrap_or_default(),
-                logging: self.logging,
-                completer: self.completer,
-                resource_subscriptions: self.resource_subscriptions
-                    && (!resources.is_empty() || !templates.is_empty()),
-                subscriptions: extras::Subscriptions::default(),
-                list_cache,
-                discover_cache: self
-                    .discover_cache
-                    .unwrap_or(CacheHint::new(3_600_000, CacheScope::Public)),
-                instructions: self.instructions,
-                tools,
-                resources,
-                templates,
-                prompts,
-                capabilities: Value::Object(caps),
-                shared_session: Session::new(),
-                state: Arc::new(self.state),
-            }),
-        })
-    }
-}
-
 impl McpServer {
     /// Starts building a server.
     pub fn builder() -> McpServerBuilder {
@@ -388,15 +143,24 @@ impl McpServer {
         &self.inner.info
     }
 
-    /// The capabilities `initialize` advertises: `tools` always, `resources`
-    /// and `prompts` only when some are registered.
+    /// The capabilities `initialize` and `server/discover` advertise, as
+    /// sent: `tools` always, `resources` and `prompts` only when some are
+    /// registered.
     pub fn capabilities(&self) -> &Value {
+        &self.inner.capabilities_json
+    }
+
+    /// The same capabilities, typed.
+    pub fn server_capabilities(&self) -> &ServerCapabilities {
         &self.inner.capabilities
     }
 
     /// Tells every subscriber of `uri` (a legacy `resources/subscribe`, or a
     /// 2026-07-28 listen naming it or a URI above it) that it changed.
     /// Returns how many subscribers were notified.
+    ///
+    /// # Cancel safety
+    /// Dropping the future may leave later subscribers unnotified.
     pub async fn notify_resource_updated(&self, uri: &str) -> usize {
         self.inner.subscriptions.notify_updated(uri).await
     }
@@ -412,32 +176,45 @@ impl McpServer {
         self.inner.tools.iter().map(McpToolDef::tool).collect()
     }
 
-    /// Calls a tool without JSON-RPC, with a detached context.
+    /// Calls a tool without a transport, through the same pipeline as a
+    /// `tools/call` on the wire (a legacy request with an empty
+    /// [`CallContext`]): a tool that stops its call — a missing client
+    /// capability, [`InvokeContext::fail`] — returns the error the wire
+    /// would carry.
     ///
     /// `args` must be a JSON object (or `null` for no arguments).
     ///
     /// # Errors
     /// `-32602 Unknown tool: <name>` for an unregistered name or non-object
-    /// arguments; `-32603` with the panic message when the tool panics.
+    /// arguments; `-32603` with the panic message when the tool panics; the
+    /// JSON-RPC error the tool ended its call with.
+    ///
+    /// # Cancel safety
+    /// Dropping the future drops the call.
     pub async fn call_tool(&self, name: &str, args: Value) -> Result<CallToolResult, ErrorObject> {
-        let tool = self
-            .inner
-            .tools
-            .get(name)
-            .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {name}")))?;
-        let args = match args {
-            Value::Object(map) => map,
-            Value::Null => Map::new(),
-            _ => {
-                return Err(ErrorObject::invalid_params(
-                    "tools/call `arguments` must be an object",
-                ))
-            }
+        if !(args.is_object() || args.is_null()) {
+            return Err(ErrorObject::invalid_params(
+                "tools/call `arguments` must be an object",
+            ));
+        }
+        let mut params = Map::with_capacity(2);
+        params.insert("name".into(), Value::String(name.to_owned()));
+        params.insert("arguments".into(), args);
+        let parts = RequestParts {
+            id: RequestId::Number(0),
+            method: "tools/call".into(),
+            params,
         };
-        let mut ctx = InvokeContext::detached();
-        ctx.state = Some(Arc::clone(&self.inner.state));
-        crate::panic::catch_panic(tool.invoke(args, ctx))
-            .await
-            .map_err(ErrorObject::internal)
+        let ctx = CallContext::new();
+        let (scope, params) =
+            inflight::register(parts, Era::Legacy, &ctx, Session::new()).map_err(|(_, e)| e)?;
+        match self.execute(&scope, params).await {
+            Outcome::Answer(Answer::Tool(result)) => Ok(result),
+            Outcome::Error(e) => Err(e),
+            Outcome::NoReply => Err(ErrorObject::internal("the call was cancelled")),
+            Outcome::Answer(_) | Outcome::InputRequired(_) => Err(ErrorObject::internal(
+                "tools/call ended without a tool result",
+            )),
+        }
     }
 }

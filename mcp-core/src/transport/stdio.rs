@@ -26,19 +26,15 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::Value;
-use std::future::Future;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::Pin;
-use std::task::Poll;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, Headers, Outbound};
-use crate::protocol::{ErrorObject, RPC_ERRORS};
-use crate::server::{Incoming, McpServer, Replies, Reply, Step};
+use crate::protocol::{ErrorCode, ErrorObject};
+use crate::server::{Admit, Frame, McpServer, Response, Started};
 use crate::session::Session;
 
 /// Default [`StdioOptions::max_line_length`]: 4 MiB.
@@ -202,9 +198,9 @@ impl LineSender {
         self.send_bytes(line).await
     }
 
-    async fn send_replies(&self, replies: &Replies) -> bool {
+    async fn send_response(&self, response: &Response) -> bool {
         let mut line = Vec::new();
-        replies.write_to(&mut line);
+        response.write_to(&mut line);
         line.push(b'\n');
         self.send_bytes(line).await
     }
@@ -267,10 +263,9 @@ const FLUSH_AFTER: Duration = Duration::from_micros(100);
 struct Reader<'a> {
     server: &'a McpServer,
     ctx: &'a CallContext,
-    limit: &'a Arc<Semaphore>,
+    admit: &'a Admit,
     out: &'a LineSender,
     tasks: &'a mut JoinSet<()>,
-    max: usize,
     max_line: usize,
     /// Replies of the current read, not yet queued for the writer.
     pending: Vec<u8>,
@@ -281,18 +276,8 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn busy(&self) -> ErrorObject {
-        ErrorObject::new(
-            RPC_ERRORS::SERVER_BUSY,
-            format!(
-                "Too many requests in flight (max {}); retry later",
-                self.max
-            ),
-        )
-    }
-
-    fn answer(&mut self, reply: &Reply) {
-        reply.write_to(&mut self.pending);
+    fn answer_response(&mut self, response: &Response) {
+        response.write_to(&mut self.pending);
         self.answered();
     }
 
@@ -340,7 +325,7 @@ impl Reader<'_> {
                     "Message exceeds the maximum line length ({})",
                     self.max_line_length()
                 ));
-                self.answer(&Reply::error(None, error));
+                self.answer_response(&Response::error(None, error));
                 return;
             }
             Line::Parsed(Ok(message)) => message,
@@ -350,18 +335,7 @@ impl Reader<'_> {
             }
         };
         while self.tasks.try_join_next().is_some() {}
-        match message {
-            Incoming::Json(batch @ Value::Array(_)) => self.batch(batch),
-            request if request.is_request() => match Arc::clone(self.limit).try_acquire_owned() {
-                Ok(permit) => self.request(request, Some(permit)).await,
-                Err(_) => {
-                    let busy = self.busy();
-                    self.answer(&Reply::error(request.request_id(), busy));
-                }
-            },
-            // Notifications, responses and invalid messages: never counted.
-            other => self.request(other, None).await,
-        }
+        self.run(message).await;
         if self.should_flush() {
             self.flush().await;
             // Let the writer task write them now: on a single-threaded
@@ -370,69 +344,28 @@ impl Reader<'_> {
         }
     }
 
-    /// Registers a message in arrival order (so a cancel on the next line
-    /// finds its call), then runs it: answered here when it finishes on its
-    /// first poll, otherwise handed to a task of its own.
-    async fn request(&mut self, message: Incoming, permit: Option<OwnedSemaphorePermit>) {
-        let call = match self.server.prepare_incoming(message, self.ctx) {
-            Step::Done(reply) => {
+    /// Accepts a frame in arrival order (so a cancel on the next line finds
+    /// its call), then runs it: answered here when it finishes on its
+    /// first poll, otherwise handed to a task of its own. Requests (each
+    /// batch entry too) are admitted against the concurrency limit;
+    /// notifications and responses never count.
+    async fn run(&mut self, frame: Frame) {
+        let call = self.server.accept(frame, self.ctx, Some(self.admit));
+        match call.start().await {
+            Started::Done(reply) => {
                 if let Some(reply) = reply {
-                    self.answer(&reply);
-                }
-                return;
-            }
-            Step::Run(call) => call,
-        };
-        let server = self.server.clone();
-        let mut work: Pin<Box<dyn Future<Output = Option<Reply>> + Send>> =
-            Box::pin(async move { server.run_prepared(call).await });
-        let first = std::future::poll_fn(|cx| {
-            Poll::Ready(catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(cx))))
-        })
-        .await;
-        match first {
-            Ok(Poll::Ready(reply)) => {
-                drop(permit);
-                if let Some(reply) = reply {
-                    self.answer(&reply);
+                    self.answer_response(&reply);
                 }
             }
-            Ok(Poll::Pending) => {
+            Started::Pending(rest) => {
                 let out = self.out.clone();
                 self.tasks.spawn(async move {
-                    if let Some(reply) = work.await {
-                        out.send_replies(&Replies::One(reply)).await;
+                    if let Some(reply) = rest.await {
+                        out.send_response(&reply).await;
                     }
-                    drop(permit);
                 });
             }
-            // Handler panics are caught inside the dispatcher; this is a
-            // dispatcher bug, contained to the one call (as a task would be).
-            Err(_) => eprintln!("mcp-core: a call panicked outside its handler"),
         }
-    }
-
-    /// A batch runs as a task of its own; its entries are admitted one by one.
-    fn batch(&mut self, message: Value) {
-        let server = self.server.clone();
-        let ctx = self.ctx.clone();
-        let out = self.out.clone();
-        let limit = Arc::clone(self.limit);
-        let busy = self.busy();
-        self.tasks.spawn(async move {
-            let mut admit = move || {
-                Arc::clone(&limit)
-                    .try_acquire_owned()
-                    .map(|p| Box::new(p) as crate::server::Admission)
-                    .map_err(|_| busy.clone())
-            };
-            if let Some(replies) = server
-                .dispatch_payload_admitted(message, &ctx, &mut admit)
-                .await
-            {
-                out.send_replies(&replies).await;
-            }
-        });
     }
 
     fn max_line_length(&self) -> usize {
@@ -460,6 +393,18 @@ where
         .with_session(session.clone())
         .with_outbound(Arc::new(out.clone()));
     let limit = Arc::new(Semaphore::new(options.max_concurrent_requests));
+    let max = options.max_concurrent_requests;
+    let admit: Admit = Arc::new(move || {
+        Arc::clone(&limit)
+            .try_acquire_owned()
+            .map(|permit| Box::new(permit) as crate::server::Admission)
+            .map_err(|_| {
+                ErrorObject::new(
+                    ErrorCode::SERVER_BUSY,
+                    format!("Too many requests in flight (max {max}); retry later"),
+                )
+            })
+    });
     let mut tasks = JoinSet::new();
     let mut lines = LineReader::new(reader, options.max_line_length);
 
@@ -467,10 +412,9 @@ where
         let mut reader = Reader {
             server: &server,
             ctx: &ctx,
-            limit: &limit,
+            admit: &admit,
             out: &out,
             tasks: &mut tasks,
-            max: options.max_concurrent_requests,
             max_line: options.max_line_length,
             pending: Vec::with_capacity(4096),
             pending_count: 0,
@@ -528,7 +472,7 @@ where
 
 enum Line {
     /// A non-blank line, parsed: the message or the ready `-32700` reply.
-    Parsed(Result<Incoming, Value>),
+    Parsed(Result<Frame, Value>),
     Blank,
     TooLong,
 }
@@ -538,7 +482,7 @@ fn parse_line(line: &[u8]) -> Line {
     if line.iter().all(u8::is_ascii_whitespace) {
         Line::Blank
     } else {
-        Line::Parsed(Incoming::parse(line))
+        Line::Parsed(Frame::parse(line))
     }
 }
 

@@ -108,18 +108,25 @@
 //! # Ok(()) }
 //! ```
 
+mod activity;
+mod body;
 mod guard;
 mod modern;
+mod names;
 mod options;
+mod outbound;
+mod post;
+mod respond;
 mod server;
 mod service;
 mod sessions;
 mod sse;
 
+pub use names::{PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 pub use options::{
-    AllowRequestFn, AuthorizeFn, BoxFuture, HttpOptions, PrincipalFn, SessionOptions,
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_TTL,
+    AllowRequestFn, AuthorizeFn, HttpOptions, PrincipalFn, SessionOptions, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_TTL,
 };
 pub use server::{serve_http, HttpHandle};
-pub use service::{McpHttpService, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
+pub use service::McpHttpService;
 pub use sse::McpBody;

@@ -25,10 +25,11 @@ use hyper::header::{HeaderMap, HeaderName};
 use serde_json::{Map, Value};
 
 use crate::protocol::base64;
-use crate::server::era::{meta_keys, MODERN_PROTOCOL_VERSIONS};
+use crate::protocol::meta::meta_keys;
+use crate::protocol::MODERN_PROTOCOL_VERSIONS;
 use crate::McpServer;
 
-use super::service::PROTOCOL_VERSION_NAME;
+use super::names::PROTOCOL_VERSION_NAME;
 
 /// The `Mcp-Method` header.
 pub(crate) static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");

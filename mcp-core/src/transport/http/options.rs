@@ -2,7 +2,6 @@
 
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,8 +14,7 @@ pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(30 * 60);
 /// Default [`SessionOptions::max`]: 1000 live sessions.
 pub const DEFAULT_MAX_SESSIONS: usize = 1000;
 
-/// A boxed future returned by an asynchronous [`HttpOptions::authorize_async`] hook.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+use crate::boxed::BoxFuture;
 
 /// The `allow_request` override: `(origin, host, request head) -> allowed`.
 pub type AllowRequestFn = dyn Fn(Option<&str>, Option<&str>, &Parts) -> bool + Send + Sync;

@@ -11,8 +11,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 
+use super::activity::Activity;
 use super::options::HttpOptions;
-use super::service::{Activity, McpHttpService};
+use super::service::McpHttpService;
 use crate::cancel::CancelToken;
 use crate::server::McpServer;
 

@@ -13,9 +13,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Sleep};
 
-use crate::server::Replies;
-#[cfg(test)]
-use crate::server::Reply;
+use crate::server::Response as Replies;
 
 /// What flows from a running call (or a session) to its stream.
 #[derive(Debug)]
@@ -256,15 +254,20 @@ mod tests {
         let (tx, rx) = mpsc::channel(4);
         let body = McpBody::sse(vec![frame(&json!(1))], rx, None, None, Vec::new());
         tx.send(Event::Message(json!(2))).await.expect("open");
-        let reply = Reply::result(&crate::protocol::RequestId::Number(3), json!(3));
-        tx.send(Event::Done(Some(Replies::One(reply))))
-            .await
-            .expect("open");
+        let frame = crate::Frame::from_value(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+        let server = crate::McpServer::builder()
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let reply = server
+            .accept(frame, &crate::CallContext::new(), None)
+            .run()
+            .await;
+        tx.send(Event::Done(reply)).await.expect("open");
         tx.send(Event::Message(json!(4))).await.ok();
         let bytes = body.collect().await.expect("infallible").to_bytes();
         assert_eq!(
             &bytes[..],
-            &b"event: message\ndata: 1\n\nevent: message\ndata: 2\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":3}\n\n"[..]
+            &b"event: message\ndata: 1\n\nevent: message\ndata: 2\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\n"[..]
         );
     }
 }

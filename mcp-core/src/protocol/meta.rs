@@ -1,43 +1,38 @@
-//! The protocol era of one request: legacy (a session set up by
-//! `initialize`) or stateless 2026-07-28 (everything in the request's
-//! `_meta`). The era is read from each request; nothing is inferred from
-//! earlier requests on the same connection.
+//! What a 2026-07-28 request carries in its `_meta`: the reserved keys,
+//! reading and validating them, and the era a request is served in. The
+//! era is read from each request; nothing is inferred from earlier
+//! requests on the same connection.
 
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::extras::LOG_LEVELS;
-use crate::protocol::{ClientCapabilities, ClientInfo, ErrorObject, Implementation, RPC_ERRORS};
+use super::capabilities::ClientCapabilities;
+use super::jsonrpc::{ErrorCode, ErrorObject};
+use super::lifecycle::{ClientInfo, Implementation};
+use super::logging::LoggingLevel;
+use super::version::MODERN_PROTOCOL_VERSIONS;
 
-/// `_meta` keys of the 2026-07-28 revision.
-pub mod meta_keys {
-    /// The request's protocol version (required on modern requests).
-    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-    /// The request's client capabilities (required on modern requests).
-    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-    /// The client's implementation info (optional).
-    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-    /// The minimum log level for this request (optional, deprecated).
-    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-    /// The server's implementation info, on every modern result.
-    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-    /// The listen request a notification belongs to.
-    pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+/// The request's protocol version (required on modern requests).
+pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The request's client capabilities (required on modern requests).
+pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The client's implementation info (optional).
+pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// The minimum log level for this request (optional, deprecated).
+pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// The server's implementation info, on every modern result.
+pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// The listen request a notification belongs to.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The keys above under the name the rest of the crate reads them by.
+pub(crate) mod meta_keys {
+    pub(crate) use super::{
+        CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION, SERVER_INFO, SUBSCRIPTION_ID,
+    };
 }
-
-/// Stateless revisions this server serves per request.
-pub const MODERN_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];
-
-/// Methods 2026-07-28 removed; a modern request for one is `-32601`.
-pub const REMOVED_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
-];
 
 /// What a modern request declared in its `_meta`.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +41,7 @@ pub struct ModernMeta {
     /// implementation info the request declared.
     pub client: Arc<ClientInfo>,
     /// The requested log level, if sent.
-    pub log_level: Option<String>,
+    pub log_level: Option<LoggingLevel>,
 }
 
 /// How a request is served.
@@ -148,16 +143,16 @@ fn validate(meta: &Map<String, Value>, version: &Value) -> Result<ModernMeta, Er
 }
 
 /// The request's `_meta` log level, checked.
-fn log_level(meta: &Map<String, Value>) -> Result<Option<String>, ErrorObject> {
+fn log_level(meta: &Map<String, Value>) -> Result<Option<LoggingLevel>, ErrorObject> {
     match meta.get(meta_keys::LOG_LEVEL) {
         None => Ok(None),
-        Some(Value::String(level)) if LOG_LEVELS.contains(&level.as_str()) => {
-            Ok(Some(level.clone()))
-        }
-        Some(other) => Err(ErrorObject::invalid_params(format!(
-            "invalid log level {other}; expected one of {}",
-            LOG_LEVELS.join(", ")
-        ))),
+        Some(other) => match other.as_str().and_then(LoggingLevel::from_name) {
+            Some(level) => Ok(Some(level)),
+            None => Err(ErrorObject::invalid_params(format!(
+                "invalid log level {other}; expected one of {}",
+                LoggingLevel::names()
+            ))),
+        },
     }
 }
 
@@ -168,7 +163,7 @@ pub fn unsupported_version(requested: &str) -> ErrorObject {
     // `initialize`).
     let supported = MODERN_PROTOCOL_VERSIONS;
     ErrorObject::new(
-        RPC_ERRORS::UNSUPPORTED_PROTOCOL_VERSION,
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
         format!("Unsupported protocol version: {requested}"),
     )
     .with_data(json!({ "supported": supported, "requested": requested }))
@@ -177,52 +172,8 @@ pub fn unsupported_version(requested: &str) -> ErrorObject {
 /// `-32021`: the request needs a client capability it did not declare.
 pub fn missing_capability(required: Value) -> ErrorObject {
     ErrorObject::new(
-        RPC_ERRORS::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
         "Missing required client capability",
     )
     .with_data(json!({ "requiredCapabilities": required }))
-}
-
-/// Who may reuse a cached result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheScope {
-    /// No user-specific data: any client or gateway may reuse it.
-    Public,
-    /// Reuse only within the same authorization context.
-    Private,
-}
-
-/// A caching hint (`ttlMs` + `cacheScope`) for 2026-07-28 results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CacheHint {
-    /// Freshness in milliseconds; 0 means immediately stale.
-    pub ttl_ms: u64,
-    /// Who may reuse it.
-    pub scope: CacheScope,
-}
-
-impl CacheHint {
-    /// A hint.
-    pub const fn new(ttl_ms: u64, scope: CacheScope) -> Self {
-        Self { ttl_ms, scope }
-    }
-
-    pub(crate) fn apply(self, result: &mut Map<String, Value>) {
-        result.insert("ttlMs".into(), Value::from(self.ttl_ms));
-        result.insert("cacheScope".into(), json!(self.scope));
-    }
-}
-
-/// Adds `resultType` (when absent) and `_meta.serverInfo` to a modern result.
-pub(crate) fn decorate(result: &mut Map<String, Value>, server_info: &Value) {
-    result
-        .entry("resultType")
-        .or_insert_with(|| Value::String("complete".into()));
-    let meta = result
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.insert(meta_keys::SERVER_INFO.into(), server_info.clone());
-    }
 }

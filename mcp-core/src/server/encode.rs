@@ -1,4 +1,4 @@
-//! Responses on their way out, serialized straight to bytes.
+//! Stage 8, encode: responses on their way out, serialized straight to bytes.
 //!
 //! The dispatcher hands transports a [`Reply`] rather than a
 //! `serde_json::Value`: the envelope (`jsonrpc`, `id`, `result`/`error`) is
@@ -15,7 +15,8 @@ use serde_json::{Map, Value};
 
 use serde_json::value::RawValue;
 
-use super::era::{meta_keys, CacheHint};
+use crate::protocol::meta::meta_keys;
+use crate::protocol::CacheHint;
 use crate::protocol::{CallToolResult, Content, ErrorObject, RequestId};
 
 /// One JSON-RPC response.
@@ -23,12 +24,12 @@ use crate::protocol::{CallToolResult, Content, ErrorObject, RequestId};
 pub(crate) struct Reply {
     /// `None` is written as `null` (the request's id could not be read).
     pub(crate) id: Option<RequestId>,
-    pub(crate) outcome: Outcome,
+    pub(crate) body: Body,
 }
 
 /// What a response carries.
 #[derive(Debug)]
-pub(crate) enum Outcome {
+pub(crate) enum Body {
     /// A result already in its final JSON form.
     Json(Value),
     /// A tool's result; with `modern` set (the server's info, serialized
@@ -54,7 +55,7 @@ impl Reply {
     pub(crate) fn result(id: &RequestId, result: Value) -> Self {
         Self {
             id: Some(id.clone()),
-            outcome: Outcome::Json(result),
+            body: Body::Json(result),
         }
     }
 
@@ -62,14 +63,14 @@ impl Reply {
     pub(crate) fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
         Self {
             id,
-            outcome: Outcome::Error(error),
+            body: Body::Error(error),
         }
     }
 
     /// The JSON-RPC error code, for an error response.
     pub(crate) fn error_code(&self) -> Option<i64> {
-        match &self.outcome {
-            Outcome::Error(e) => Some(e.code),
+        match &self.body {
+            Body::Error(e) => Some(e.code),
             _ => None,
         }
     }
@@ -96,15 +97,15 @@ impl Reply {
         const FRAME: usize = 256;
         let info = |modern: Option<&RawValue>| modern.map_or(0, |info| info.get().len());
         FRAME
-            + match &self.outcome {
-                Outcome::Tool { result, modern } => {
+            + match &self.body {
+                Body::Tool { result, modern } => {
                     result.content.iter().map(Content::bulk_len).sum::<usize>()
                         + info(modern.as_deref())
                 }
-                Outcome::Listing { items, modern, .. } => {
+                Body::Listing { items, modern, .. } => {
                     items.get().len() + info(modern.as_ref().map(|(info, _)| &**info))
                 }
-                Outcome::Json(_) | Outcome::Error(_) => 0,
+                Body::Json(_) | Body::Error(_) => 0,
             }
     }
 }
@@ -114,17 +115,17 @@ impl Serialize for Reply {
         let mut map = serializer.serialize_map(Some(3))?;
         map.serialize_entry("jsonrpc", "2.0")?;
         map.serialize_entry("id", &self.id)?;
-        match &self.outcome {
-            Outcome::Json(result) => map.serialize_entry("result", result)?,
-            Outcome::Tool {
+        match &self.body {
+            Body::Json(result) => map.serialize_entry("result", result)?,
+            Body::Tool {
                 result,
                 modern: None,
             } => map.serialize_entry("result", result)?,
-            Outcome::Tool {
+            Body::Tool {
                 result,
                 modern: Some(info),
             } => map.serialize_entry("result", &ModernTool { result, info })?,
-            Outcome::Listing { key, items, modern } => map.serialize_entry(
+            Body::Listing { key, items, modern } => map.serialize_entry(
                 "result",
                 &Listing {
                     key,
@@ -132,7 +133,7 @@ impl Serialize for Reply {
                     modern: modern.as_ref(),
                 },
             )?,
-            Outcome::Error(error) => map.serialize_entry("error", error)?,
+            Body::Error(error) => map.serialize_entry("error", error)?,
         }
         map.end()
     }
@@ -250,6 +251,67 @@ impl Serialize for Replies {
     }
 }
 
+/// The answer to one frame: a response, or the responses to a batch's
+/// requests. Written straight to bytes with [`write_to`](Self::write_to).
+#[derive(Debug)]
+pub struct Response(pub(crate) Replies);
+
+impl Response {
+    /// An error response (`id: None` is written as `null`), for what a
+    /// transport refuses before the pipeline sees it (an over-long line).
+    pub fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Reply::error(id, error).into()
+    }
+
+    /// Appends the JSON to `out` (no trailing newline).
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        self.0.write_to(out);
+    }
+
+    /// The JSON as bytes.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_to(&mut out);
+        out
+    }
+
+    /// The JSON as a value.
+    pub fn into_value(self) -> Value {
+        self.0.into_value()
+    }
+
+    /// True for the answer to a batch.
+    pub fn is_batch(&self) -> bool {
+        matches!(self.0, Replies::Batch(_))
+    }
+
+    /// True for a single response whose id is `null` (the request's id
+    /// could not be read).
+    pub fn is_id_null(&self) -> bool {
+        matches!(&self.0, Replies::One(reply) if reply.id.is_none())
+    }
+
+    /// The error code of a single error response.
+    pub fn error_code(&self) -> Option<i64> {
+        match &self.0 {
+            Replies::One(reply) => reply.error_code(),
+            Replies::Batch(_) => None,
+        }
+    }
+}
+
+impl Serialize for Response {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl From<Reply> for Response {
+    fn from(reply: Reply) -> Self {
+        Self(Replies::One(reply))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,7 +345,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"));
         let reply = Reply {
             id: Some(RequestId::String("a".into())),
-            outcome: Outcome::Tool {
+            body: Body::Tool {
                 result,
                 modern: Some(info),
             },

@@ -6,9 +6,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::context::InvokeContext;
+use crate::handler::tool::BoxFuture;
+use crate::handler::uri_template::UriTemplate;
 use crate::protocol::{ErrorObject, Icon, Resource, ResourceContents, ResourceTemplate};
-use crate::tool::BoxFuture;
-use crate::uri_template::UriTemplate;
 
 /// What a resource read handler receives besides the [`InvokeContext`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub struct McpResourceDef {
     pub(crate) kind: ResourceKind,
     handler: ReadHandler,
     template_error: Option<String>,
-    pub(crate) cache: Option<crate::server::era::CacheHint>,
+    pub(crate) cache: Option<crate::protocol::CacheHint>,
 }
 
 impl fmt::Debug for McpResourceDef {
@@ -173,8 +173,8 @@ impl McpResourceDef {
     /// Sets the caching hint of `resources/read` results for this resource
     /// (2026-07-28). Default: 0 ms (immediately stale), `private`.
     #[must_use]
-    pub fn with_cache(mut self, ttl_ms: u64, scope: crate::server::era::CacheScope) -> Self {
-        self.cache = Some(crate::server::era::CacheHint::new(ttl_ms, scope));
+    pub fn with_cache(mut self, ttl_ms: u64, scope: crate::protocol::CacheScope) -> Self {
+        self.cache = Some(crate::protocol::CacheHint::new(ttl_ms, scope));
         self
     }
 

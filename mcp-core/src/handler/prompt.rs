@@ -6,8 +6,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::context::InvokeContext;
+use crate::handler::tool::BoxFuture;
 use crate::protocol::{ErrorObject, GetPromptResult, Icon, Prompt, PromptArgument, PromptMessage};
-use crate::tool::BoxFuture;
 
 /// Prompt arguments: every value is a string.
 pub type PromptArgs = HashMap<String, String>;

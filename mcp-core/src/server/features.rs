@@ -1,4 +1,4 @@
-//! The optional server features: logging (`logging/setLevel`,
+//! State of the optional server features: logging (`logging/setLevel`,
 //! `notifications/message`), argument completion (`completion/complete`)
 //! and resource subscriptions (`resources/subscribe`, `subscriptions/listen`
 //! with `resourceSubscriptions`, `notifications/resources/updated`).
@@ -9,30 +9,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{json, Map, Value};
 
+use crate::boxed::BoxFuture;
 use crate::context::{InvokeContext, Outbound};
 use crate::protocol::{self, ErrorObject};
 use crate::session::Session;
-use crate::tool::BoxFuture;
-
-/// Log levels, least to most severe (RFC 5424 names).
-pub const LOG_LEVELS: &[&str] = &[
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
-
-/// The rank of a level name in [`LOG_LEVELS`].
-pub fn level_rank(level: &str) -> Option<u8> {
-    LOG_LEVELS
-        .iter()
-        .position(|l| *l == level)
-        .and_then(|i| u8::try_from(i).ok())
-}
 
 /// What `completion/complete` asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -227,7 +207,7 @@ impl Subscriptions {
             if let Some(id) = listen {
                 params.insert(
                     "_meta".into(),
-                    json!({ super::era::meta_keys::SUBSCRIPTION_ID: id }),
+                    json!({ crate::protocol::meta::SUBSCRIPTION_ID: id }),
                 );
             }
             let note =

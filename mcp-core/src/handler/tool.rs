@@ -2,7 +2,6 @@
 
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -11,8 +10,7 @@ use serde_json::{Map, Value};
 use crate::context::{CallContext, InvokeContext};
 use crate::protocol::{CallToolResult, Content, Icon, Tool, ToolAnnotations};
 
-/// A boxed, sendable future.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+pub use crate::boxed::BoxFuture;
 
 type ToolHandler =
     Arc<dyn Fn(Map<String, Value>, InvokeContext) -> BoxFuture<CallToolResult> + Send + Sync>;
@@ -256,7 +254,7 @@ pub struct Json<T>(pub T);
 
 impl<T: Serialize + schemars::JsonSchema> IntoToolResult for Json<T> {
     fn output_schema() -> Option<Map<String, Value>> {
-        let schema = crate::schema::schema_for::<T>();
+        let schema = crate::handler::schema::schema_for::<T>();
         (schema.get("type") == Some(&Value::String("object".into()))).then_some(schema)
     }
 

@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
-use crate::context::{Elicit, Outbound};
+use super::elicit::Elicit;
+use super::outbound::Outbound;
 use crate::protocol::ErrorObject;
 use crate::session::Session;
 
@@ -43,8 +44,12 @@ impl Interrupt {
         }
     }
 
-    /// Raises an interruption (the first one wins) and never returns: the
-    /// dispatcher drops the handler's future.
+    /// Ends the call with `why` (the first interruption wins). Only the
+    /// request pipeline creates an `Interrupt`, and it races every handler
+    /// it runs against [`wait`](Self::wait): once raised, the pipeline
+    /// answers the interruption and drops the handler's future, so this
+    /// future never completes (a detached context has no `Interrupt`, and
+    /// its calls return errors instead).
     pub(crate) async fn raise(&self, why: Interruption) -> std::convert::Infallible {
         {
             let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);

@@ -1,4 +1,4 @@
-//! Parsing a transport frame. A request in the usual shape (`jsonrpc`,
+//! Stage 1, decode: parsing a transport frame. A request in the usual shape (`jsonrpc`,
 //! `id`, `method`, `params`) is taken apart while it is parsed, so the
 //! dispatcher never builds (and drops) a JSON tree for its envelope; any
 //! other frame (a batch, a notification, a response, something malformed)
@@ -11,8 +11,86 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::dispatch::parse_payload;
-use crate::protocol::RequestId;
+use crate::protocol::{fail, ErrorObject, RequestId};
+
+/// Parses one transport frame (a stdio line, an HTTP body) as JSON.
+///
+/// # Errors
+/// The ready-to-send `-32700 Parse error` response (id `null`) for invalid
+/// JSON, invalid UTF-8 or nesting deeper than serde_json's limit.
+pub fn parse_payload(bytes: &[u8]) -> Result<Value, Value> {
+    serde_json::from_slice(bytes).map_err(|_| fail(Value::Null, &ErrorObject::parse_error()))
+}
+
+/// One decoded frame: a message or a batch, ready for
+/// [`McpServer::accept`](crate::McpServer::accept).
+///
+/// A request in the usual shape is taken apart while it is parsed, so the
+/// pipeline never builds a JSON tree for its envelope.
+#[derive(Debug)]
+pub struct Frame(pub(crate) Incoming);
+
+impl Frame {
+    /// Decodes one frame (a stdio line, an HTTP body).
+    ///
+    /// # Errors
+    /// The ready-to-send `-32700` reply (id `null`) for invalid JSON.
+    pub fn parse(bytes: &[u8]) -> Result<Self, Value> {
+        Incoming::parse(bytes).map(Self)
+    }
+
+    /// A frame from a message (or batch) already in JSON form.
+    pub fn from_value(message: Value) -> Self {
+        Self(Incoming::Json(message))
+    }
+
+    /// True for a single request (an `id` and a `method`), well-formed or not.
+    pub fn is_request(&self) -> bool {
+        self.0.is_request()
+    }
+
+    /// True for a batch (a JSON array).
+    pub fn is_batch(&self) -> bool {
+        matches!(self.0, Incoming::Json(Value::Array(_)))
+    }
+
+    /// True when the frame holds at least one request (itself, or a batch
+    /// entry): something that gets an answer.
+    pub fn has_request(&self) -> bool {
+        match &self.0 {
+            Incoming::Json(Value::Array(items)) => items.iter().any(is_request),
+            other => other.is_request(),
+        }
+    }
+
+    /// The method of a single message, when it is a string.
+    pub fn method(&self) -> Option<&str> {
+        self.0.method()
+    }
+
+    /// The `params` object of a single message, if there is one.
+    pub fn params(&self) -> Option<&Map<String, Value>> {
+        self.0.params()
+    }
+
+    /// The `id` of a single message as sent, or `null`.
+    pub fn id_value(&self) -> Value {
+        self.0.id_value()
+    }
+
+    /// The `id` of a single message, when it is a valid request id.
+    pub fn request_id(&self) -> Option<RequestId> {
+        self.0.request_id()
+    }
+
+    /// The batch entries, for a batch.
+    pub fn batch(&self) -> Option<&[Value]> {
+        match &self.0 {
+            Incoming::Json(Value::Array(items)) => Some(items),
+            _ => None,
+        }
+    }
+}
 
 /// One parsed frame.
 #[derive(Debug)]

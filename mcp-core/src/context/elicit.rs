@@ -1,0 +1,208 @@
+//! Questions for the client: elicitation forms ([`Elicitor`]) and the
+//! requests a handler may send ([`InputRequest`]).
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+
+use crate::protocol::{ClientCapabilities, ErrorObject};
+
+/// An explicit elicitation hook: receives `elicitation/create` params and
+/// returns the client's result object.
+#[async_trait]
+pub trait Elicit: Send + Sync {
+    /// Asks the client; returns its `ElicitResult` (`{action, content?}`).
+    async fn elicit(&self, params: Value) -> Result<Value, ErrorObject>;
+
+    /// Like [`elicit`](Self::elicit), under a caller-chosen key (the
+    /// `inputRequests` key of a 2026-07-28 round trip). Defaults to `elicit`.
+    async fn elicit_keyed(&self, key: &str, params: Value) -> Result<Value, ErrorObject> {
+        let _ = key;
+        self.elicit(params).await
+    }
+}
+
+/// The answer to a form elicitation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitResponse<T> {
+    /// The user submitted the form; here is its typed content.
+    Accept(T),
+    /// The user explicitly declined.
+    Decline,
+    /// The user dismissed the request without choosing.
+    Cancel,
+}
+
+/// Asks the client's user for input (`elicitation/create`, form mode).
+#[derive(Clone)]
+pub struct Elicitor {
+    inner: Arc<dyn Elicit>,
+}
+
+impl fmt::Debug for Elicitor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Elicitor")
+    }
+}
+
+impl Elicitor {
+    pub(crate) fn new(inner: Arc<dyn Elicit>) -> Self {
+        Self { inner }
+    }
+
+    /// Sends raw `elicitation/create` params and returns the raw result.
+    ///
+    /// # Errors
+    /// The client's error, or an internal error when the connection closed.
+    pub async fn raw(&self, params: Value) -> Result<Value, ErrorObject> {
+        self.inner.elicit(params).await
+    }
+
+    /// Like [`raw`](Self::raw) under a key you choose: on a 2026-07-28
+    /// request it is the `inputRequests` key the client answers under.
+    ///
+    /// # Errors
+    /// The client's error, or an internal error when the connection closed.
+    pub async fn raw_keyed(&self, key: &str, params: Value) -> Result<Value, ErrorObject> {
+        self.inner.elicit_keyed(key, params).await
+    }
+
+    /// Asks a yes/no question (a form with one required boolean `confirm`).
+    /// True only when the user accepted with `confirm: true`.
+    ///
+    /// # Errors
+    /// The client's error, or an internal error when the connection closed.
+    pub async fn confirm(&self, prompt: &str) -> Result<bool, ErrorObject> {
+        let params = json!({
+            "message": prompt,
+            "requestedSchema": {
+                "type": "object",
+                "properties": { "confirm": { "type": "boolean", "title": "Confirm" } },
+                "required": ["confirm"],
+            },
+        });
+        let result = self.raw(params).await?;
+        Ok(
+            result.get("action").and_then(Value::as_str) == Some("accept")
+                && result.pointer("/content/confirm").and_then(Value::as_bool) == Some(true),
+        )
+    }
+
+    /// Asks for a form whose schema comes from `T` and returns the typed answer.
+    ///
+    /// `T` should be a flat struct of strings, numbers, booleans and enums, as
+    /// elicitation forms allow.
+    ///
+    /// # Errors
+    /// The client's error; `-32602` when accepted content does not fit `T`.
+    pub async fn form<T: DeserializeOwned + JsonSchema>(
+        &self,
+        message: &str,
+    ) -> Result<ElicitResponse<T>, ErrorObject> {
+        let schema = crate::handler::schema::schema_for::<T>();
+        let params = json!({ "message": message, "requestedSchema": schema });
+        let result = self.raw(params).await?;
+        match result.get("action").and_then(Value::as_str) {
+            Some("accept") => {
+                let content = result
+                    .get("content")
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Map::new()));
+                serde_json::from_value(content)
+                    .map(ElicitResponse::Accept)
+                    .map_err(|e| {
+                        ErrorObject::invalid_params(format!(
+                            "elicitation content does not fit: {e}"
+                        ))
+                    })
+            }
+            Some("decline") => Ok(ElicitResponse::Decline),
+            Some("cancel") => Ok(ElicitResponse::Cancel),
+            _ => Err(ErrorObject::invalid_params(
+                "elicitation result has no valid action",
+            )),
+        }
+    }
+}
+
+/// One question for the client: an `elicitation/create`,
+/// `sampling/createMessage` or `roots/list` request under a key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputRequest {
+    /// The key the answer comes back under.
+    pub key: String,
+    /// The client method.
+    pub method: String,
+    /// Its params (`Value::Null` for none).
+    pub params: Value,
+}
+
+impl InputRequest {
+    /// An `elicitation/create` request (form or URL mode, by `params.mode`).
+    pub fn elicit(key: impl Into<String>, params: Value) -> Self {
+        Self {
+            key: key.into(),
+            method: "elicitation/create".into(),
+            params,
+        }
+    }
+
+    /// A `sampling/createMessage` request.
+    pub fn sample(key: impl Into<String>, params: Value) -> Self {
+        Self {
+            key: key.into(),
+            method: "sampling/createMessage".into(),
+            params,
+        }
+    }
+
+    /// A `roots/list` request.
+    pub fn list_roots(key: impl Into<String>) -> Self {
+        Self {
+            key: key.into(),
+            method: "roots/list".into(),
+            params: Value::Null,
+        }
+    }
+
+    /// The client capability this request needs, as a capabilities object.
+    pub(crate) fn required_capability(&self) -> Value {
+        match self.method.as_str() {
+            "sampling/createMessage" => json!({ "sampling": {} }),
+            "roots/list" => json!({ "roots": {} }),
+            _ if self.params.get("mode").and_then(Value::as_str) == Some("url") => {
+                json!({ "elicitation": { "url": {} } })
+            }
+            _ => json!({ "elicitation": {} }),
+        }
+    }
+}
+
+/// True when `caps` (the client's) cover every member of `required`: each
+/// required member is present; for `elicitation`, a `url` or `form` mode
+/// the client announced (an empty object means form only).
+pub(crate) fn covers(caps: &ClientCapabilities, required: &Value) -> bool {
+    let Some(required) = required.as_object() else {
+        return true;
+    };
+    required.iter().all(|(name, want)| match name.as_str() {
+        "elicitation" => match &caps.elicitation {
+            Some(Value::Object(have)) => {
+                let wants_url = want.get("url").is_some();
+                if wants_url {
+                    have.contains_key("url")
+                } else {
+                    have.is_empty() || have.contains_key("form")
+                }
+            }
+            _ => false,
+        },
+        "sampling" => caps.sampling.is_some(),
+        "roots" => caps.roots.is_some(),
+        other => caps.extra.contains_key(other),
+    })
+}

@@ -1,0 +1,19 @@
+//! Contexts: what a transport supplies with each message ([`CallContext`])
+//! and what a handler receives with each call ([`InvokeContext`]), with the
+//! progress, elicitation and round-trip machinery they carry.
+//!
+//! Imports point one way: `outbound` ← `progress`, `elicit` ← `call` ←
+//! `interrupt` ← `invoke`.
+
+mod call;
+mod elicit;
+pub(crate) mod interrupt;
+mod invoke;
+mod outbound;
+mod progress;
+
+pub use call::{CallContext, CallHeaders, HeaderValue, Headers};
+pub use elicit::{Elicit, ElicitResponse, Elicitor, InputRequest};
+pub use invoke::InvokeContext;
+pub use outbound::Outbound;
+pub use progress::{Progress, ProgressSink, ProgressUpdate};

@@ -1,0 +1,305 @@
+//! [`McpServerBuilder`]: what a server serves (tools, resources, prompts,
+//! optional features, state), checked once when it is built.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::features::{completer, Completer, CompletionRequest, Subscriptions};
+use super::registry::Registry;
+use super::{Inner, McpServer};
+use crate::context::InvokeContext;
+use crate::handler::prompt::McpPromptDef;
+use crate::handler::resource::McpResourceDef;
+use crate::handler::state::StateMap;
+use crate::handler::tool::McpToolDef;
+use crate::protocol::{
+    CacheHint, CacheScope, ErrorObject, Implementation, ListCapability, ResourcesCapability,
+    ServerCapabilities, Tool,
+};
+use crate::request_state::StateKeys;
+use crate::session::Session;
+
+/// A problem found while building a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Two tools share a name.
+    DuplicateTool(String),
+    /// Two prompts share a name.
+    DuplicatePrompt(String),
+    /// Two resources share a URI, or two templates share a URI template.
+    DuplicateResource(String),
+    /// A resource template could not be parsed.
+    InvalidUriTemplate {
+        /// The template as written.
+        template: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::DuplicateTool(n) => {
+                write!(f, "duplicate tool name `{n}`: tool names must be unique")
+            }
+            Self::DuplicatePrompt(n) => {
+                write!(
+                    f,
+                    "duplicate prompt name `{n}`: prompt names must be unique"
+                )
+            }
+            Self::DuplicateResource(u) => {
+                write!(
+                    f,
+                    "duplicate resource URI `{u}`: resource URIs must be unique"
+                )
+            }
+            Self::InvalidUriTemplate { template, reason } => {
+                write!(f, "invalid resource template `{template}`: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Builds an [`McpServer`]; see [`McpServer::builder`].
+#[derive(Default)]
+#[must_use]
+pub struct McpServerBuilder {
+    info: Option<Implementation>,
+    instructions: Option<String>,
+    tools: Vec<McpToolDef>,
+    resources: Vec<McpResourceDef>,
+    prompts: Vec<McpPromptDef>,
+    state: StateMap,
+    state_keys: Option<StateKeys>,
+    list_cache: Option<CacheHint>,
+    discover_cache: Option<CacheHint>,
+    logging: bool,
+    completer: Option<Completer>,
+    resource_subscriptions: bool,
+}
+
+impl fmt::Debug for McpServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServerBuilder")
+            .field("info", &self.info)
+            .field("tools", &self.tools.len())
+            .field("resources", &self.resources.len())
+            .field("prompts", &self.prompts.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServerBuilder {
+    /// Registers application state of type `T` (one value per type; a later
+    /// call replaces an earlier one). Handlers reach it with a `State<T>`
+    /// argument or [`InvokeContext::state`].
+    pub fn state<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Sets the name and version `initialize` reports.
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info = Some(Implementation::new(name, version));
+        self
+    }
+
+    /// Sets the full implementation info (title, description, icons …).
+    pub fn implementation(mut self, info: Implementation) -> Self {
+        self.info = Some(info);
+        self
+    }
+
+    /// Sets the instructions `initialize` returns to the client.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Sets the keys that seal `requestState` of multi round-trip requests
+    /// (2026-07-28). Default: a random key per process, which is right for
+    /// one stdio process but not for several replicas behind one endpoint:
+    /// give those the same configured keys. The first key seals; all open.
+    pub fn request_state_keys(mut self, keys: StateKeys) -> Self {
+        self.state_keys = Some(keys);
+        self
+    }
+
+    /// Sets the caching hint of `tools/list`, `prompts/list`,
+    /// `resources/list` and `resources/templates/list` results (2026-07-28).
+    /// Default: 60 s, `public` — or `private` when a tool has a `visible` hook.
+    pub fn list_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
+        self.list_cache = Some(CacheHint::new(ttl_ms, scope));
+        self
+    }
+
+    /// Sets the caching hint of `server/discover` (default: 1 h, `public`).
+    pub fn discover_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
+        self.discover_cache = Some(CacheHint::new(ttl_ms, scope));
+        self
+    }
+
+    /// Offers logging: advertises the `logging` capability, accepts
+    /// `logging/setLevel` (legacy) and lets handlers send
+    /// `notifications/message` with [`InvokeContext::log`] (filtered by the
+    /// session's level, or by a 2026-07-28 request's `_meta` log level).
+    pub fn logging(mut self) -> Self {
+        self.logging = true;
+        self
+    }
+
+    /// Offers argument completion (`completion/complete`, the `completions`
+    /// capability) through `complete`, which returns candidate values (at
+    /// most 100 are sent).
+    pub fn completion<F, Fut>(mut self, complete: F) -> Self
+    where
+        F: Fn(CompletionRequest, InvokeContext) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Vec<String>, ErrorObject>> + Send + 'static,
+    {
+        self.completer = Some(completer(complete));
+        self
+    }
+
+    /// Offers resource subscriptions (`resources.subscribe: true`):
+    /// `resources/subscribe` / `resources/unsubscribe` on legacy sessions and
+    /// `resourceSubscriptions` on 2026-07-28 `subscriptions/listen`. Send
+    /// updates with [`McpServer::notify_resource_updated`].
+    pub fn resource_subscriptions(mut self) -> Self {
+        self.resource_subscriptions = true;
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: impl Into<McpToolDef>) -> Self {
+        self.tools.push(tool.into());
+        self
+    }
+
+    /// Adds several tools.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = McpToolDef>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Adds a resource or resource template.
+    pub fn resource(mut self, resource: impl Into<McpResourceDef>) -> Self {
+        self.resources.push(resource.into());
+        self
+    }
+
+    /// Adds a prompt.
+    pub fn prompt(mut self, prompt: impl Into<McpPromptDef>) -> Self {
+        self.prompts.push(prompt.into());
+        self
+    }
+
+    /// Builds the server.
+    ///
+    /// # Errors
+    /// A [`BuildError`] naming the first duplicate tool name, prompt name,
+    /// resource URI or URI template, or an unparsable URI template.
+    pub fn build(self) -> Result<McpServer, BuildError> {
+        let mut tools = Registry::default();
+        for t in self.tools {
+            let name = t.name().to_owned();
+            if !tools.insert(name.clone(), t) {
+                return Err(BuildError::DuplicateTool(name));
+            }
+        }
+        let mut prompts = Registry::default();
+        for p in self.prompts {
+            let name = p.name().to_owned();
+            if !prompts.insert(name.clone(), p) {
+                return Err(BuildError::DuplicatePrompt(name));
+            }
+        }
+        let mut resources = Registry::default();
+        let mut templates: Vec<McpResourceDef> = Vec::new();
+        for r in self.resources {
+            let key = r.key().to_owned();
+            if let Some(reason) = r.template_error() {
+                return Err(BuildError::InvalidUriTemplate {
+                    template: key,
+                    reason: reason.to_owned(),
+                });
+            }
+            if r.is_template() {
+                if templates.iter().any(|t| t.key() == key) {
+                    return Err(BuildError::DuplicateResource(key));
+                }
+                templates.push(r);
+            } else if !resources.insert(key.clone(), r) {
+                return Err(BuildError::DuplicateResource(key));
+            }
+        }
+        let has_resources = !resources.is_empty() || !templates.is_empty();
+        let capabilities = ServerCapabilities {
+            tools: Some(ListCapability::default()),
+            resources: has_resources.then_some(ResourcesCapability {
+                subscribe: self.resource_subscriptions,
+                list_changed: false,
+            }),
+            prompts: (!prompts.is_empty()).then(ListCapability::default),
+            logging: self.logging.then(Map::new),
+            completions: self.completer.is_some().then(Map::new),
+            extra: Map::new(),
+        };
+        // Our own type always serializes; `null` keeps this total.
+        let capabilities_json = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
+        let per_caller = tools.iter().any(McpToolDef::has_visible_hook);
+        let tools_listing = if per_caller {
+            None
+        } else {
+            let all: Vec<&Tool> = tools.iter().map(McpToolDef::tool).collect();
+            serde_json::value::to_raw_value(&all).ok().map(Arc::new)
+        };
+        let list_cache = self.list_cache.unwrap_or(CacheHint::new(
+            60_000,
+            if per_caller {
+                CacheScope::Private
+            } else {
+                CacheScope::Public
+            },
+        ));
+        let info = self.info.unwrap_or_default();
+        let server_info_json = Arc::new(serde_json::to_value(&info).unwrap_or(Value::Null));
+        // Serializing a `Value` cannot fail; `null` keeps this total.
+        let server_info_raw: Arc<serde_json::value::RawValue> =
+            serde_json::value::to_raw_value(&*server_info_json)
+                .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
+                .into();
+        Ok(McpServer {
+            inner: Arc::new(Inner {
+                info,
+                server_info_json,
+                server_info_raw,
+                tools_listing,
+                state_keys: self.state_keys.unwrap_or_default(),
+                logging: self.logging,
+                completer: self.completer,
+                resource_subscriptions: self.resource_subscriptions && has_resources,
+                subscriptions: Subscriptions::default(),
+                list_cache,
+                discover_cache: self
+                    .discover_cache
+                    .unwrap_or(CacheHint::new(3_600_000, CacheScope::Public)),
+                instructions: self.instructions,
+                tools,
+                resources,
+                templates,
+                prompts,
+                capabilities,
+                capabilities_json,
+                shared_session: Session::new(),
+                state: Arc::new(self.state),
+            }),
+        })
+    }
+}

@@ -1,0 +1,275 @@
+//! The public transport entry: a frame is *accepted* in arrival order
+//! (classified, admitted, its id registered), then *run* — inline when it
+//! finishes on its first poll, otherwise as a future the transport spawns
+//! or awaits. Panics are caught here, once, for every transport.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use serde_json::Value;
+
+use super::decode::{Frame, Incoming};
+use super::encode::{Reply, Response};
+use super::prepare::Step;
+use super::McpServer;
+use crate::context::CallContext;
+use crate::panic::{catch_panic, poll_once};
+use crate::protocol::{ErrorObject, RequestId};
+
+/// Something held for as long as an admitted request runs (a semaphore
+/// permit, a counter guard).
+pub type Admission = Box<dyn Send>;
+
+/// Decides whether one more request may run now: `Ok` with what to hold
+/// while it runs, or the error that answers it in its place (such as
+/// `-32000` over a concurrency limit). Asked for every request, never for
+/// notifications or responses.
+pub type Admit = Arc<dyn Fn() -> Result<Admission, ErrorObject> + Send + Sync>;
+
+/// An accepted frame; see [`McpServer::accept`].
+#[must_use = "a call does nothing until it is started or run"]
+pub struct Call {
+    server: McpServer,
+    state: State,
+}
+
+enum State {
+    /// Answered (or nothing to answer) while it was accepted.
+    Done(Option<Reply>),
+    /// A registered request and what it holds while it runs.
+    Run(super::run::Prepared, Option<Admission>),
+    /// A batch: its entries are accepted and admitted when it runs.
+    Batch(Vec<Value>, CallContext, Option<Admit>),
+}
+
+impl std::fmt::Debug for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match &self.state {
+            State::Done(_) => "done",
+            State::Run(..) => "run",
+            State::Batch(..) => "batch",
+        };
+        f.debug_struct("Call").field("state", &state).finish()
+    }
+}
+
+/// What [`Call::start`] found after the first poll.
+#[derive(Debug)]
+pub enum Started {
+    /// The call finished (most do, on their first poll): its answer, or
+    /// `None` when there is nothing to send.
+    Done(Option<Response>),
+    /// The call has to wait: spawn or await the rest.
+    Pending(PendingCall),
+}
+
+/// The rest of a call that did not finish on its first poll. A `Send +
+/// 'static` future: spawn it or await it. A panic outside the handler
+/// (handler panics are already `-32603` results) answers the request with
+/// `-32603` instead of taking the task down.
+#[must_use = "a pending call does nothing unless polled"]
+pub struct PendingCall {
+    id: Option<RequestId>,
+    work: Pin<Box<dyn Future<Output = Option<Response>> + Send>>,
+}
+
+impl std::fmt::Debug for PendingCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingCall").field("id", &self.id).finish()
+    }
+}
+
+impl Future for PendingCall {
+    type Output = Option<Response>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Response>> {
+        let this = &mut *self;
+        let mut guarded = catch_panic(&mut this.work);
+        match Pin::new(&mut guarded).poll(cx) {
+            Poll::Ready(Ok(reply)) => Poll::Ready(reply),
+            Poll::Ready(Err(message)) => {
+                Poll::Ready(Some(pipeline_panic(this.id.take(), &message)))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// The answer to a request whose pipeline (not its handler) panicked.
+fn pipeline_panic(id: Option<RequestId>, message: &str) -> Response {
+    eprintln!("mcp-core: a call panicked outside its handler: {message}");
+    Reply::error(id, ErrorObject::internal("Internal error")).into()
+}
+
+impl McpServer {
+    /// Accepts one frame for serving — phase one of the transport entry.
+    ///
+    /// Call it in arrival order: it classifies the frame, answers at once
+    /// what needs no handler (invalid messages, notifications, responses,
+    /// `initialize`, `ping`, `server/discover`), asks `admit` for a request
+    /// and registers its id, so a `notifications/cancelled` accepted right
+    /// after always finds it. Then [`start`](Call::start) or
+    /// [`run`](Call::run) the returned call (phase two).
+    ///
+    /// A custom transport over a Unix socket, one JSON message per line:
+    ///
+    /// ```no_run
+    /// use mcp_core::{CallContext, Frame, McpServer, Session, Started};
+    /// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    ///
+    /// async fn serve(server: McpServer, path: &str) -> std::io::Result<()> {
+    ///     let listener = tokio::net::UnixListener::bind(path)?;
+    ///     loop {
+    ///         let (stream, _) = listener.accept().await?;
+    ///         let server = server.clone();
+    ///         tokio::spawn(async move {
+    ///             let (read, mut write) = stream.into_split();
+    ///             let ctx = CallContext::new().with_session(Session::new());
+    ///             let mut lines = BufReader::new(read).lines();
+    ///             while let Ok(Some(line)) = lines.next_line().await {
+    ///                 let frame = match Frame::parse(line.as_bytes()) {
+    ///                     Ok(frame) => frame,
+    ///                     Err(parse_error) => {
+    ///                         let mut out = parse_error.to_string().into_bytes();
+    ///                         out.push(b'\n');
+    ///                         let _ = write.write_all(&out).await;
+    ///                         continue;
+    ///                     }
+    ///                 };
+    ///                 // Phase one in arrival order, phase two inline.
+    ///                 let reply = match server.accept(frame, &ctx, None).start().await {
+    ///                     Started::Done(reply) => reply,
+    ///                     // A real transport spawns this and reads on.
+    ///                     Started::Pending(rest) => rest.await,
+    ///                 };
+    ///                 if let Some(reply) = reply {
+    ///                     let mut out = reply.to_vec();
+    ///                     out.push(b'\n');
+    ///                     let _ = write.write_all(&out).await;
+    ///                 }
+    ///             }
+    ///         });
+    ///     }
+    /// }
+    /// ```
+    pub fn accept(&self, frame: Frame, ctx: &CallContext, admit: Option<&Admit>) -> Call {
+        let state = match frame.0 {
+            Incoming::Json(Value::Array(items)) => {
+                State::Batch(items, ctx.clone(), admit.map(Arc::clone))
+            }
+            message => {
+                let admission = match admit {
+                    Some(admit) if message.is_request() => match admit() {
+                        Ok(permit) => Some(permit),
+                        Err(e) => {
+                            return self.done(Some(Reply::error(message.request_id(), e)));
+                        }
+                    },
+                    _ => None,
+                };
+                match self.prepare(message, ctx) {
+                    Step::Done(reply) => State::Done(reply),
+                    Step::Run(prepared) => State::Run(prepared, admission),
+                }
+            }
+        };
+        Call {
+            server: self.clone(),
+            state,
+        }
+    }
+
+    fn done(&self, reply: Option<Reply>) -> Call {
+        Call {
+            server: self.clone(),
+            state: State::Done(reply),
+        }
+    }
+}
+
+impl Call {
+    /// True when the call was answered while it was accepted (or needs no
+    /// answer): there is no handler to run.
+    pub fn is_done(&self) -> bool {
+        matches!(self.state, State::Done(_))
+    }
+
+    /// Runs the call's first poll here and returns what it found: a
+    /// finished call needs no task of its own.
+    ///
+    /// # Cancel safety
+    /// Dropping the future before it completes drops the call: its id is
+    /// unregistered and no reply is sent.
+    pub async fn start(self) -> Started {
+        let mut pending = match self.state {
+            State::Done(reply) => return Started::Done(reply.map(Response::from)),
+            state => self.server.pending(state),
+        };
+        match poll_once(&mut pending.work).await {
+            Ok(Poll::Ready(reply)) => Started::Done(reply),
+            Ok(Poll::Pending) => Started::Pending(pending),
+            Err(message) => Started::Done(Some(pipeline_panic(pending.id, &message))),
+        }
+    }
+
+    /// Runs the call to its end and returns its answer (`None` when there
+    /// is nothing to send: a notification, a response, a cancelled call).
+    ///
+    /// # Cancel safety
+    /// Dropping the future drops the call: its id is unregistered and no
+    /// reply is sent.
+    pub async fn run(self) -> Option<Response> {
+        match self.state {
+            State::Done(reply) => reply.map(Response::from),
+            state => self.server.pending(state).await,
+        }
+    }
+}
+
+impl McpServer {
+    /// The future that runs an accepted call.
+    fn pending(&self, state: State) -> PendingCall {
+        let server = self.clone();
+        match state {
+            State::Done(reply) => PendingCall {
+                id: None,
+                work: Box::pin(std::future::ready(reply.map(Response::from))),
+            },
+            State::Run(prepared, admission) => PendingCall {
+                id: Some(prepared.scope.id.clone()),
+                work: Box::pin(async move {
+                    let reply = server.run_prepared(prepared).await;
+                    drop(admission);
+                    reply.map(Response::from)
+                }),
+            },
+            State::Batch(items, ctx, admit) => PendingCall {
+                id: None,
+                work: Box::pin(async move {
+                    server
+                        .run_batch(items, &ctx, admit.as_ref())
+                        .await
+                        .map(Response)
+                }),
+            },
+        }
+    }
+
+    /// Runs one message (never split as a batch) to its reply.
+    pub(crate) async fn reply_to(&self, message: Value, ctx: &CallContext) -> Option<Reply> {
+        match self.prepare_value(message, ctx) {
+            Step::Done(reply) => reply,
+            Step::Run(call) => self.run_prepared(call).await,
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send(server: &McpServer, ctx: &CallContext, frame: Frame) {
+    fn is_send<T: Send>(_: T) {}
+    is_send(server.accept(frame, ctx, None).run());
+    is_send(server.handle_message(Value::Null, ctx));
+    is_send(server.dispatch_payload(Value::Null, ctx));
+}

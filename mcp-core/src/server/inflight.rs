@@ -1,0 +1,70 @@
+//! Stage 4, register: a request's id enters its session's in-flight table
+//! (so a `notifications/cancelled` read right after it finds it); responses
+//! and notifications are routed to what waits for them.
+
+use serde_json::{Map, Value};
+
+use super::decode::RequestParts;
+use super::scope::RequestScope;
+use crate::cancel::CancelToken;
+use crate::context::CallContext;
+use crate::protocol::{Era, ErrorObject, RequestId};
+use crate::session::Session;
+
+/// Registers a request's id in `session`.
+///
+/// # Errors
+/// `-32600` when the same id is already in flight there.
+pub(crate) fn register(
+    parts: RequestParts,
+    era: Era,
+    ctx: &CallContext,
+    session: Session,
+) -> Result<(RequestScope, Map<String, Value>), (RequestId, ErrorObject)> {
+    let RequestParts { id, method, params } = parts;
+    let Some(guard) = session.begin(&id, CancelToken::new()) else {
+        let error = ErrorObject::invalid_request(format!("Request id {id} is already in flight"));
+        return Err((id, error));
+    };
+    let scope = RequestScope {
+        id,
+        method,
+        era,
+        session,
+        ctx: ctx.clone(),
+        guard,
+    };
+    Ok((scope, params))
+}
+
+/// Hands a client's response to the server→client request waiting for it
+/// (a response nobody waits for is ignored).
+pub(crate) fn on_response(message: Value, id: Option<&RequestId>, session: &Session) {
+    let Some(id) = id else { return };
+    let Value::Object(mut obj) = message else {
+        return;
+    };
+    let reply = match obj.remove("error") {
+        Some(err) => Err(
+            serde_json::from_value::<ErrorObject>(err).unwrap_or_else(|_| {
+                ErrorObject::internal("the client answered with a malformed error")
+            }),
+        ),
+        None => Ok(obj.remove("result").unwrap_or(Value::Null)),
+    };
+    session.resolve(id, reply);
+}
+
+/// Acts on a notification: `notifications/cancelled` cancels the request it
+/// names. Anything else (`notifications/initialized`, …) is accepted as is;
+/// a request method sent without an id is never executed.
+pub(crate) fn on_notification(message: &Value, session: &Session) {
+    if message.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
+        if let Some(id) = message
+            .pointer("/params/requestId")
+            .and_then(RequestId::from_value)
+        {
+            session.cancel(&id);
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The optional features' methods: `logging/setLevel`,
+//! `completion/complete`, `resources/subscribe` and `resources/unsubscribe`.
+
+use serde_json::{Map, Value};
+
+use crate::panic::catch_panic;
+use crate::protocol::{ErrorObject, LoggingLevel};
+use crate::server::features::{completion_request, completion_result};
+use crate::server::outcome::Stop;
+use crate::server::scope::RequestScope;
+use crate::server::McpServer;
+
+/// `logging/setLevel` (legacy): the session's minimum level.
+pub(crate) fn set_level(
+    scope: &RequestScope,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
+    let level = params
+        .get("level")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let level = level
+        .parse::<LoggingLevel>()
+        .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
+    scope.session.set_log_level(level);
+    Ok(Value::Object(Map::new()))
+}
+
+/// `completion/complete`, answered by the server's completer.
+pub(crate) async fn complete(
+    server: &McpServer,
+    scope: &RequestScope,
+    params: &Map<String, Value>,
+) -> Result<Value, Stop> {
+    let request = completion_request(params)?;
+    let Some(complete) = &server.inner.completer else {
+        return Err(ErrorObject::method_not_found(&scope.method).into());
+    };
+    let round = server.no_round_trip(scope);
+    let ctx = server.invoke_context(scope, params, &round);
+    let work = catch_panic(complete(request, ctx));
+    let values = round.run(work).await?.map_err(ErrorObject::internal)??;
+    Ok(completion_result(values))
+}
+
+/// `resources/subscribe` (`on`) and `resources/unsubscribe` (legacy).
+pub(crate) fn subscribe(
+    server: &McpServer,
+    scope: &RequestScope,
+    params: &Map<String, Value>,
+    on: bool,
+) -> Result<Value, ErrorObject> {
+    let uri = params.get("uri").and_then(Value::as_str).ok_or_else(|| {
+        ErrorObject::invalid_params(format!("{} requires a string `uri`", scope.method))
+    })?;
+    server
+        .inner
+        .subscriptions
+        .set_legacy(&scope.session, scope.ctx.outbound.as_ref(), uri, on);
+    Ok(Value::Object(Map::new()))
+}

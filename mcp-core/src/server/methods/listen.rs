@@ -1,0 +1,91 @@
+//! `subscriptions/listen` (2026-07-28): acknowledge the subset of
+//! notifications honoured, then hold the request open until the client
+//! cancels it (no reply) or its session ends (a graceful, tagged result).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::protocol::meta::meta_keys;
+use crate::protocol::{self, ErrorObject};
+use crate::server::outcome::Stop;
+use crate::server::scope::RequestScope;
+use crate::server::McpServer;
+use crate::session::Session;
+
+/// Runs one `subscriptions/listen`.
+pub(crate) async fn listen(
+    server: &McpServer,
+    scope: &RequestScope,
+    params: &Map<String, Value>,
+) -> Result<Value, Stop> {
+    if !params.get("notifications").is_some_and(Value::is_object) {
+        return Err(ErrorObject::invalid_params(
+            "subscriptions/listen requires a `notifications` object",
+        )
+        .into());
+    }
+    let id = scope.id.to_value();
+    let tag = serde_json::json!({ meta_keys::SUBSCRIPTION_ID: id.clone() });
+    let mut honoured = Map::new();
+    let mut listening = None;
+    if let (true, Some(Value::Array(uris)), Some(outbound)) = (
+        server.inner.resource_subscriptions,
+        params
+            .get("notifications")
+            .and_then(|n| n.get("resourceSubscriptions")),
+        &scope.ctx.outbound,
+    ) {
+        let uris: HashSet<String> = uris
+            .iter()
+            .filter_map(|u| u.as_str().map(str::to_owned))
+            .collect();
+        honoured.insert(
+            "resourceSubscriptions".into(),
+            serde_json::to_value(&uris).unwrap_or(Value::Null),
+        );
+        server.inner.subscriptions.add_listen(
+            &scope.session,
+            id.clone(),
+            Arc::clone(outbound),
+            uris,
+        );
+        listening = Some(ListenGuard {
+            server,
+            session: &scope.session,
+            id,
+        });
+    }
+    if let Some(outbound) = &scope.ctx.outbound {
+        let ack = protocol::notification(
+            "notifications/subscriptions/acknowledged",
+            serde_json::json!({ "_meta": tag, "notifications": honoured }),
+        );
+        if !outbound.send(ack).await {
+            // The stream is gone: nobody is left to answer.
+            return Err(Stop::NoReply);
+        }
+    }
+    scope.session.closed().await;
+    drop(listening);
+    let mut result = Map::new();
+    result.insert("_meta".into(), tag);
+    Ok(Value::Object(result))
+}
+
+/// Unregisters a listen's resource subscriptions however the listen ends.
+struct ListenGuard<'a> {
+    server: &'a McpServer,
+    session: &'a Session,
+    id: Value,
+}
+
+impl Drop for ListenGuard<'_> {
+    fn drop(&mut self) {
+        self.server
+            .inner
+            .subscriptions
+            .end_listen(self.session, &self.id);
+    }
+}

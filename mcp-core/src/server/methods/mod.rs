@@ -1,0 +1,47 @@
+//! The methods a registered request is routed to, one file per family.
+//! Each takes the request's [`RequestScope`](super::scope::RequestScope)
+//! and its params and returns the answer or why it stopped.
+
+pub(crate) mod features;
+pub(crate) mod listen;
+pub(crate) mod prompts;
+pub(crate) mod resources;
+pub(crate) mod tools;
+
+use serde_json::{Map, Value};
+
+use super::scope::RequestScope;
+use super::McpServer;
+use crate::protocol::ErrorObject;
+
+/// Refuses a pagination cursor: every list fits in one page.
+pub(crate) fn check_cursor(params: &Map<String, Value>) -> Result<(), ErrorObject> {
+    match params.get("cursor") {
+        None | Some(Value::Null) => Ok(()),
+        Some(_) => Err(ErrorObject::invalid_params(
+            "Invalid cursor: this server lists everything in one page",
+        )),
+    }
+}
+
+/// `{key: value}`.
+fn single(key: &str, value: Value) -> Value {
+    let mut map = Map::with_capacity(1);
+    map.insert(key.to_owned(), value);
+    Value::Object(map)
+}
+
+/// A listing result `{key: items}`, with the list cache hint on 2026-07-28.
+fn listing(server: &McpServer, scope: &RequestScope, key: &str, items: Vec<Value>) -> Value {
+    let mut result = single(key, Value::Array(items));
+    if let (true, Value::Object(map)) = (scope.is_modern(), &mut result) {
+        server.inner.list_cache.apply(map);
+    }
+    result
+}
+
+fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Value {
+    // Our own protocol types always serialize; a failure would be a bug, so
+    // degrade to null rather than panic.
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}

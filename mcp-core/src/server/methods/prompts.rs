@@ -1,0 +1,77 @@
+//! `prompts/list` and `prompts/get`.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::{check_cursor, listing, to_json};
+use crate::panic::catch_panic;
+use crate::protocol::ErrorObject;
+use crate::server::outcome::Stop;
+use crate::server::scope::RequestScope;
+use crate::server::McpServer;
+
+/// `prompts/list`.
+pub(crate) fn list(
+    server: &McpServer,
+    scope: &RequestScope,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
+    check_cursor(params)?;
+    let items = server
+        .inner
+        .prompts
+        .iter()
+        .map(|p| to_json(p.prompt()))
+        .collect();
+    Ok(listing(server, scope, "prompts", items))
+}
+
+/// `prompts/get`.
+pub(crate) async fn get(
+    server: &McpServer,
+    scope: &RequestScope,
+    mut params: Map<String, Value>,
+) -> Result<Value, Stop> {
+    let name = match params.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        _ => {
+            return Err(ErrorObject::invalid_params("prompts/get requires a string `name`").into())
+        }
+    };
+    let prompt = server
+        .inner
+        .prompts
+        .get(&name)
+        .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown prompt: {name}")))?;
+    let raw_args = params.remove("arguments");
+    let binding_args = raw_args
+        .as_ref()
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let args = prompt_args(raw_args)?;
+    let round = server.round_trip(scope, &name, &binding_args, &params)?;
+    let ctx = server.invoke_context(scope, &params, &round);
+    let work = catch_panic(Box::pin(prompt.get(args, ctx)));
+    let result = round.run(work).await?.map_err(ErrorObject::internal)??;
+    Ok(to_json(&result))
+}
+
+fn prompt_args(raw: Option<Value>) -> Result<HashMap<String, String>, ErrorObject> {
+    match raw {
+        None | Some(Value::Null) => Ok(HashMap::new()),
+        Some(Value::Object(map)) => map
+            .into_iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k, s)),
+                _ => Err(ErrorObject::invalid_params(format!(
+                    "prompts/get argument `{k}` must be a string"
+                ))),
+            })
+            .collect(),
+        Some(_) => Err(ErrorObject::invalid_params(
+            "prompts/get `arguments` must be an object of strings",
+        )),
+    }
+}

@@ -1,0 +1,85 @@
+//! `resources/list`, `resources/templates/list` and `resources/read`.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::{check_cursor, listing, single, to_json};
+use crate::handler::resource::ResourceRequest;
+use crate::panic::catch_panic;
+use crate::protocol::{CacheHint, CacheScope, ErrorObject};
+use crate::server::outcome::Stop;
+use crate::server::scope::RequestScope;
+use crate::server::McpServer;
+
+/// `resources/list`.
+pub(crate) fn list(
+    server: &McpServer,
+    scope: &RequestScope,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
+    check_cursor(params)?;
+    let items = server
+        .inner
+        .resources
+        .iter()
+        .filter_map(|r| r.resource().map(to_json))
+        .collect();
+    Ok(listing(server, scope, "resources", items))
+}
+
+/// `resources/templates/list`.
+pub(crate) fn templates(
+    server: &McpServer,
+    scope: &RequestScope,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
+    check_cursor(params)?;
+    let items = server
+        .inner
+        .templates
+        .iter()
+        .filter_map(|r| r.resource_template().map(to_json))
+        .collect();
+    Ok(listing(server, scope, "resourceTemplates", items))
+}
+
+/// `resources/read`: a registered URI, else the first template it matches.
+pub(crate) async fn read(
+    server: &McpServer,
+    scope: &RequestScope,
+    params: Map<String, Value>,
+) -> Result<Value, Stop> {
+    let inner = &server.inner;
+    let uri = match params.get("uri") {
+        Some(Value::String(uri)) => uri.clone(),
+        _ => {
+            return Err(
+                ErrorObject::invalid_params("resources/read requires a string `uri`").into(),
+            )
+        }
+    };
+    let (def, vars) = match inner.resources.get(&uri) {
+        Some(def) => (def, HashMap::new()),
+        None => inner
+            .templates
+            .iter()
+            .find_map(|t| t.match_template(&uri).map(|vars| (t, vars)))
+            .ok_or_else(|| {
+                ErrorObject::invalid_params(format!("Unknown resource: {uri}"))
+                    .with_data(serde_json::json!({ "uri": uri }))
+            })?,
+    };
+    let round = server.round_trip(scope, &uri, &Map::new(), &params)?;
+    let ctx = server.invoke_context(scope, &params, &round);
+    let cache = def.cache;
+    let work = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ctx)));
+    let contents = round.run(work).await?.map_err(ErrorObject::internal)??;
+    let mut result = single("contents", to_json(&contents));
+    if let (true, Value::Object(map)) = (scope.is_modern(), &mut result) {
+        cache
+            .unwrap_or(CacheHint::new(0, CacheScope::Private))
+            .apply(map);
+    }
+    Ok(result)
+}

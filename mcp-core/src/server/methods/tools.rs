@@ -1,0 +1,85 @@
+//! `tools/list` and `tools/call`.
+//!
+//! A `tools/call` passes three points where the interceptors of a later
+//! release attach, named here so they stay put:
+//! 1. **resolved** — the tool is known by name, its arguments not yet
+//!    parsed or checked ([`resolve`]);
+//! 2. **handled** — the handler returned its typed [`CallToolResult`]
+//!    (the end of [`call`]);
+//! 3. **final** — the outcome is settled, just before it is encoded
+//!    ([`McpServer::finish`](crate::McpServer)).
+
+use serde_json::{Map, Value};
+
+use super::{check_cursor, listing, to_json};
+use crate::handler::tool::McpToolDef;
+use crate::panic::catch_panic;
+use crate::protocol::{CallToolResult, ErrorObject};
+use crate::server::outcome::Stop;
+use crate::server::scope::RequestScope;
+use crate::server::McpServer;
+
+/// `tools/list` for a server whose listing depends on the caller (a tool
+/// with a `visible` hook); otherwise the listing serialized at build time
+/// is sent as it is.
+pub(crate) fn list(
+    server: &McpServer,
+    scope: &RequestScope,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
+    check_cursor(params)?;
+    let tools: Vec<Value> = server
+        .inner
+        .tools
+        .iter()
+        .filter(|t| t.is_visible(&scope.ctx))
+        .map(|t| to_json(t.tool()))
+        .collect();
+    Ok(listing(server, scope, "tools", tools))
+}
+
+/// Point 1: the tool named by `tools/call`, and its arguments object (not
+/// parsed into the tool's types yet).
+pub(crate) fn resolve<'a>(
+    server: &'a McpServer,
+    params: &mut Map<String, Value>,
+) -> Result<(String, &'a McpToolDef, Map<String, Value>), ErrorObject> {
+    let name = match params.remove("name") {
+        Some(Value::String(name)) => name,
+        _ => {
+            return Err(ErrorObject::invalid_params(
+                "tools/call requires a string `name`",
+            ))
+        }
+    };
+    let tool = server
+        .inner
+        .tools
+        .get(&name)
+        .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {name}")))?;
+    let args = match params.remove("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(args)) => args,
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "tools/call `arguments` must be an object",
+            ))
+        }
+    };
+    Ok((name, tool, args))
+}
+
+/// `tools/call`: the result stays typed until it is written.
+pub(crate) async fn call(
+    server: &McpServer,
+    scope: &RequestScope,
+    mut params: Map<String, Value>,
+) -> Result<CallToolResult, Stop> {
+    let (name, tool, args) = resolve(server, &mut params)?;
+    let round = server.round_trip(scope, &name, &args, &params)?;
+    let ctx = server.invoke_context(scope, &params, &round);
+    let work = catch_panic(tool.invoke(args, ctx));
+    // Point 2: the handler's typed result (or its panic, as -32603).
+    let result = round.run(work).await?.map_err(ErrorObject::internal)?;
+    Ok(result)
+}

@@ -1,0 +1,76 @@
+//! The synchronous half of serving a message, in the order a request meets
+//! the stages: classify (kind, then era) → answer lifecycle methods →
+//! register the id. Admission (stage 3) happens before, in
+//! [`entry`](super::entry), where the transport's limit is known.
+
+use serde_json::Value;
+
+use super::classify::{classify, era_of, Kind};
+use super::decode::{Incoming, RequestParts};
+use super::encode::Reply;
+use super::inflight::{on_notification, on_response, register};
+use super::run::Prepared;
+use super::McpServer;
+use crate::context::CallContext;
+use crate::session::Session;
+
+/// What [`McpServer::prepare`] decided. (Not boxed: it lives for one
+/// match, and boxing would cost an allocation per request.)
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Step {
+    /// Answered (or nothing to answer) without running a handler.
+    Done(Option<Reply>),
+    /// A registered request to run with [`McpServer::run_prepared`].
+    Run(Prepared),
+}
+
+impl McpServer {
+    /// Classifies one message (not a batch), answers what needs no handler
+    /// (errors, notifications, responses, lifecycle methods) and registers
+    /// a request's id in its session.
+    pub(crate) fn prepare(&self, message: Incoming, ctx: &CallContext) -> Step {
+        let session = self.session_of(ctx);
+        match classify(message) {
+            Kind::Request(parts) => self.prepare_request(parts, ctx, session),
+            Kind::Notification(message) => {
+                on_notification(&message, &session);
+                Step::Done(None)
+            }
+            Kind::Response(message, id) => {
+                on_response(message, id.as_ref(), &session);
+                Step::Done(None)
+            }
+            Kind::Invalid(reply) => Step::Done(Some(reply)),
+        }
+    }
+
+    /// [`prepare`](Self::prepare) for a message in JSON form.
+    pub(crate) fn prepare_value(&self, message: Value, ctx: &CallContext) -> Step {
+        self.prepare(Incoming::Json(message), ctx)
+    }
+
+    /// The scope a call's id is registered in: the context's session, or
+    /// the server's shared one.
+    pub(crate) fn session_of(&self, ctx: &CallContext) -> Session {
+        ctx.session
+            .clone()
+            .unwrap_or_else(|| self.inner.shared_session.clone())
+    }
+
+    fn prepare_request(&self, parts: RequestParts, ctx: &CallContext, session: Session) -> Step {
+        let era = match era_of(&parts.params) {
+            Ok(era) => era,
+            Err(e) => return Step::Done(Some(Reply::error(Some(parts.id), e))),
+        };
+        if let Some(result) = self.answer_lifecycle(&era, &parts.method, &parts.params, &session) {
+            return Step::Done(Some(match result {
+                Ok(value) => Reply::result(&parts.id, value),
+                Err(e) => Reply::error(Some(parts.id), e),
+            }));
+        }
+        match register(parts, era, ctx, session) {
+            Ok((scope, params)) => Step::Run(Prepared { scope, params }),
+            Err((id, e)) => Step::Done(Some(Reply::error(Some(id), e))),
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! Stage 7, round trips: a handler that asks the client something. On a
+//! legacy session its questions are real requests (see
+//! [`Channel`](crate::context::interrupt::Channel)); on 2026-07-28 the call
+//! ends with `input_required` and a sealed `requestState`, and the retry
+//! brings the answers. Also where a handler's [`InvokeContext`] is made.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::outcome::Stop;
+use super::scope::RequestScope;
+use super::McpServer;
+use crate::context::interrupt::{Interrupt, Interruption};
+use crate::context::{InvokeContext, Progress};
+use crate::protocol::{Era, ErrorObject};
+
+/// A call that a handler may interrupt.
+pub(crate) struct RoundTrip<'a> {
+    pub(crate) interrupt: Arc<Interrupt>,
+    /// Set for modern requests that may ask: what sealed state is bound to
+    /// (method plus a digest of name or URI and arguments).
+    identity: Option<String>,
+    server: &'a McpServer,
+    principal: Option<Arc<str>>,
+}
+
+impl McpServer {
+    /// Sets up a call that may be interrupted: for a modern request, opens
+    /// its `requestState` (answers of earlier rounds) and merges the retry's
+    /// `inputResponses`. `key` is the tool or prompt name or resource URI.
+    ///
+    /// # Errors
+    /// `-32602` for a `requestState` that does not open.
+    pub(crate) fn round_trip(
+        &self,
+        scope: &RequestScope,
+        key: &str,
+        args: &Map<String, Value>,
+        params: &Map<String, Value>,
+    ) -> Result<RoundTrip<'_>, ErrorObject> {
+        let mut round = RoundTrip {
+            interrupt: Arc::new(Interrupt::default()),
+            identity: None,
+            server: self,
+            principal: scope.ctx.principal.clone(),
+        };
+        let Era::Modern(meta) = &scope.era else {
+            return Ok(round);
+        };
+        // A handler can only ask what the client declared it can answer
+        // (elicitation, sampling, roots, or an extension): a request from
+        // a client that declares nothing and carries no answers never
+        // needs its binding, which hashes the arguments.
+        let caps = &meta.client.capabilities;
+        let may_ask = caps.elicitation.is_some()
+            || caps.sampling.is_some()
+            || caps.roots.is_some()
+            || !caps.extra.is_empty();
+        if !may_ask
+            && !params.contains_key("requestState")
+            && !params.contains_key("inputResponses")
+        {
+            return Ok(round);
+        }
+        let identity = crate::request_state::binding(&scope.method, key, args);
+        if let Some(state) = params.get("requestState") {
+            let state = state
+                .as_str()
+                .ok_or_else(|| ErrorObject::invalid_params("`requestState` must be a string"))?;
+            let (mut answers, pending) = self
+                .inner
+                .state_keys
+                .open(state, &identity, scope.ctx.principal.as_deref())
+                .map_err(|why| {
+                    ErrorObject::invalid_params(format!("Invalid requestState: {why}"))
+                })?;
+            if let Some(Value::Object(responses)) = params.get("inputResponses") {
+                for key in pending {
+                    if let Some(answer @ Value::Object(_)) = responses.get(&key) {
+                        answers.insert(key, answer.clone());
+                    }
+                }
+            }
+            round.interrupt = Arc::new(Interrupt::with_answers(answers));
+        } else if let Some(Value::Object(responses)) = params.get("inputResponses") {
+            // Answers without a state: nothing of an earlier round to carry,
+            // and these answers are the client's own either way, so they are
+            // used as given (keys nobody asks for are ignored; answers that
+            // are not objects are dropped and the question asked again).
+            let answers = responses
+                .iter()
+                .filter(|(_, answer)| answer.is_object())
+                .map(|(key, answer)| (key.clone(), answer.clone()))
+                .collect();
+            round.interrupt = Arc::new(Interrupt::with_answers(answers));
+        }
+        round.identity = Some(identity);
+        Ok(round)
+    }
+
+    /// A call that cannot ask by round trip (its questions, if any, get
+    /// an error): `completion/complete`.
+    pub(crate) fn no_round_trip(&self, scope: &RequestScope) -> RoundTrip<'_> {
+        RoundTrip {
+            interrupt: Arc::new(Interrupt::default()),
+            identity: None,
+            server: self,
+            principal: scope.ctx.principal.clone(),
+        }
+    }
+
+    /// The context a handler of this request receives.
+    pub(crate) fn invoke_context(
+        &self,
+        scope: &RequestScope,
+        params: &Map<String, Value>,
+        round: &RoundTrip<'_>,
+    ) -> InvokeContext {
+        let ctx = &scope.ctx;
+        let progress = match (&ctx.progress, &ctx.outbound) {
+            (Some(sink), _) => Some(Progress::sink(Arc::clone(sink))),
+            (None, Some(outbound)) => params
+                .get("_meta")
+                .and_then(|m| m.get("progressToken"))
+                .filter(|t| t.is_string() || t.as_i64().is_some())
+                .map(|t| Progress::notify(t.clone(), Arc::clone(outbound))),
+            (None, None) => None,
+        };
+        let (client, channel) = self.client_and_channel(scope, round);
+        let can_elicit = client
+            .as_deref()
+            .is_some_and(|c| c.capabilities.supports_form_elicitation());
+        InvokeContext {
+            cancel: scope.token().clone(),
+            progress,
+            elicitor: std::sync::OnceLock::new(),
+            can_elicit,
+            request_id: Some(scope.id.clone()),
+            client,
+            call: ctx.clone(),
+            state: Some(Arc::clone(&self.inner.state)),
+            interrupt: Some(Arc::clone(&round.interrupt)),
+            channel,
+            modern: scope.is_modern(),
+            log_threshold: self.log_threshold(scope),
+        }
+    }
+}
+
+impl RoundTrip<'_> {
+    /// Runs the handler future unless it interrupts itself; an interruption
+    /// comes back as the [`Stop`] it means.
+    pub(crate) async fn run<T>(
+        &self,
+        work: impl std::future::Future<Output = T>,
+    ) -> Result<T, Stop> {
+        // Work first: a handler that finishes at once never registers a
+        // waiter on the interrupt.
+        tokio::select! {
+            biased;
+            r = work => Ok(r),
+            why = self.interrupt.wait() => Err(self.interrupted(why)),
+        }
+    }
+
+    fn interrupted(&self, why: Interruption) -> Stop {
+        match (why, &self.identity) {
+            (Interruption::Error(e), _) => Stop::Error(e),
+            (Interruption::Input(requests), Some(identity)) => {
+                let inner = &self.server.inner;
+                let pending: Vec<String> = requests.keys().cloned().collect();
+                let state = inner.state_keys.seal(
+                    identity,
+                    self.principal.as_deref(),
+                    &self.interrupt.answers,
+                    &pending,
+                );
+                let mut result = Map::new();
+                result.insert("resultType".into(), Value::String("input_required".into()));
+                result.insert("inputRequests".into(), Value::Object(requests));
+                result.insert("requestState".into(), Value::String(state));
+                self.server.decorate(&mut result);
+                Stop::InputRequired(result)
+            }
+            (Interruption::Input(_), None) => Stop::Error(ErrorObject::internal(
+                "this request cannot ask for input by round trip",
+            )),
+        }
+    }
+}

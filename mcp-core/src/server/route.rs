@@ -1,0 +1,148 @@
+//! Stage 5, route: the method table. Each method a registered request can
+//! name, the era it exists in, and what the server must offer for it to be
+//! served; anything else is `-32601`. (`initialize`, `ping` and
+//! `server/discover` never get here: see [`lifecycle`](super::lifecycle).)
+
+use super::Inner;
+use crate::protocol::{Era, ErrorObject};
+
+/// A method a registered request is routed to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    ToolsList,
+    ToolsCall,
+    ResourcesList,
+    ResourceTemplatesList,
+    ResourcesRead,
+    PromptsList,
+    PromptsGet,
+    LoggingSetLevel,
+    CompletionComplete,
+    ResourcesSubscribe,
+    ResourcesUnsubscribe,
+    SubscriptionsListen,
+}
+
+/// Which eras a method exists in.
+#[derive(Clone, Copy)]
+enum Eras {
+    Both,
+    Legacy,
+    Modern,
+}
+
+/// What the server must offer for a method to exist.
+#[derive(Clone, Copy)]
+enum Needs {
+    Nothing,
+    Resources,
+    Prompts,
+    Logging,
+    Completion,
+    Subscriptions,
+}
+
+/// One row of the method table.
+struct Entry {
+    method: &'static str,
+    route: Route,
+    eras: Eras,
+    needs: Needs,
+}
+
+const fn entry(method: &'static str, route: Route, eras: Eras, needs: Needs) -> Entry {
+    Entry {
+        method,
+        route,
+        eras,
+        needs,
+    }
+}
+
+/// The method table, most frequent first.
+static TABLE: &[Entry] = &[
+    entry("tools/call", Route::ToolsCall, Eras::Both, Needs::Nothing),
+    entry("tools/list", Route::ToolsList, Eras::Both, Needs::Nothing),
+    entry(
+        "resources/read",
+        Route::ResourcesRead,
+        Eras::Both,
+        Needs::Resources,
+    ),
+    entry(
+        "resources/list",
+        Route::ResourcesList,
+        Eras::Both,
+        Needs::Resources,
+    ),
+    entry(
+        "resources/templates/list",
+        Route::ResourceTemplatesList,
+        Eras::Both,
+        Needs::Resources,
+    ),
+    entry("prompts/get", Route::PromptsGet, Eras::Both, Needs::Prompts),
+    entry(
+        "prompts/list",
+        Route::PromptsList,
+        Eras::Both,
+        Needs::Prompts,
+    ),
+    entry(
+        "completion/complete",
+        Route::CompletionComplete,
+        Eras::Both,
+        Needs::Completion,
+    ),
+    entry(
+        "logging/setLevel",
+        Route::LoggingSetLevel,
+        Eras::Legacy,
+        Needs::Logging,
+    ),
+    entry(
+        "resources/subscribe",
+        Route::ResourcesSubscribe,
+        Eras::Legacy,
+        Needs::Subscriptions,
+    ),
+    entry(
+        "resources/unsubscribe",
+        Route::ResourcesUnsubscribe,
+        Eras::Legacy,
+        Needs::Subscriptions,
+    ),
+    entry(
+        "subscriptions/listen",
+        Route::SubscriptionsListen,
+        Eras::Modern,
+        Needs::Nothing,
+    ),
+];
+
+/// Looks a method up for a request of `era`.
+///
+/// # Errors
+/// `-32601` for a method that does not exist in that era or that this
+/// server does not offer.
+pub(crate) fn route(inner: &Inner, method: &str, era: &Era) -> Result<Route, ErrorObject> {
+    let modern = matches!(era, Era::Modern(_));
+    TABLE
+        .iter()
+        .find(|e| e.method == method)
+        .filter(|e| match e.eras {
+            Eras::Both => true,
+            Eras::Legacy => !modern,
+            Eras::Modern => modern,
+        })
+        .filter(|e| match e.needs {
+            Needs::Nothing => true,
+            Needs::Resources => !inner.resources.is_empty() || !inner.templates.is_empty(),
+            Needs::Prompts => !inner.prompts.is_empty(),
+            Needs::Logging => inner.logging,
+            Needs::Completion => inner.completer.is_some(),
+            Needs::Subscriptions => inner.resource_subscriptions,
+        })
+        .map(|e| e.route)
+        .ok_or_else(|| ErrorObject::method_not_found(method))
+}

@@ -1,0 +1,419 @@
+//! `POST`: one JSON-RPC message or batch in, a JSON or event-stream response out.
+
+// A refused request is answered with its ready `Response`; it is built once
+// per request, so its size in a `Result` does not matter.
+#![allow(clippy::result_large_err)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+
+use http_body::Body;
+use hyper::header::{HeaderMap, HeaderValue as HttpHeaderValue};
+use hyper::http::request::Parts;
+use hyper::{Response, StatusCode};
+use tokio::sync::mpsc;
+
+use super::activity::ActivityGuard;
+use super::body::read_body;
+use super::modern::{self};
+use super::names::{accepts_sse, check_protocol_version, collect_headers, is_json, SESSION_NAME};
+use super::outbound::{DisconnectGuard, SessionOutbound, StreamOutbound};
+use super::respond::{
+    busy, error_response, json_response, replies_response, reply_status, sse_response, status_only,
+};
+use super::service::McpHttpService;
+use super::sse::{frame, Event, Hold, Linger, McpBody};
+use crate::cancel::CancelToken;
+use crate::context::{CallContext, CallHeaders, Outbound};
+use crate::protocol::meta::meta_keys;
+use crate::protocol::{ErrorCode, ErrorObject};
+use crate::server::{Admission, Admit, Frame, PendingCall, Response as Replies, Started};
+use crate::session::Session;
+
+impl McpHttpService {
+    pub(super) async fn post<B>(
+        &self,
+        mut parts: Parts,
+        body: B,
+        activity: Option<ActivityGuard>,
+    ) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+    {
+        let opts = &self.shared.options;
+        if !is_json(&parts.headers) {
+            return error_response(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                ErrorCode::INVALID_REQUEST,
+                "Unsupported Media Type: POST a JSON-RPC message as application/json",
+            );
+        }
+        let bytes = match read_body(body, &parts.headers, opts).await {
+            Ok(bytes) => bytes,
+            Err(response) => return response,
+        };
+        let payload = match Frame::parse(&bytes) {
+            Ok(payload) => payload,
+            Err(parse_error) => return json_response(StatusCode::BAD_REQUEST, &parse_error),
+        };
+        drop(bytes);
+
+        // A stateless 2026-07-28 request never belongs to a session: its
+        // `Mcp-Session-Id` is ignored, and it never gets one.
+        let modern = match self.classify(&parts.headers, &payload) {
+            Ok(modern) => modern,
+            Err(response) => return response,
+        };
+        let is_init = !modern && payload.method() == Some("initialize") && payload.is_request();
+        let (session, entry) = match &self.shared.sessions {
+            Some(table) if !is_init && !modern => match self.lookup(&parts, table) {
+                Ok(entry) => (entry.session.clone(), Some(entry)),
+                Err(response) => return response,
+            },
+            _ => (Session::new(), None),
+        };
+        // Who is calling: binds sessions here and `requestState` in the dispatcher.
+        let principal: Option<Arc<str>> = self.principal(&parts);
+        let wants_sse = accepts_sse(&parts.headers);
+        // Handlers see the headers converted on first use; nothing below
+        // reads them from `parts` any more.
+        let headers = std::mem::take(&mut parts.headers);
+        let mut ctx = CallContext::new()
+            .with_headers(CallHeaders::lazy(move || collect_headers(&headers)))
+            .with_session(session.clone());
+        if let Some(remote) = &self.conn.remote {
+            ctx = ctx.with_remote_addr(Arc::clone(remote));
+        }
+        // Who is calling: binds sessions here and `requestState` in the dispatcher.
+        if let Some(principal) = principal.clone() {
+            ctx = ctx.with_principal(principal);
+        }
+
+        if !payload.has_request() {
+            // Notifications and responses (an elicitation answer, a
+            // cancel): cheap, never refused, answered 202.
+            return match self.shared.server.accept(payload, &ctx, None).run().await {
+                None => status_only(StatusCode::ACCEPTED),
+                Some(reply) => replies_response(reply_status(&reply, modern), &reply),
+            };
+        }
+
+        let (tx, mut rx) = mpsc::channel(opts.stream_queue.max(1));
+        // Only an event-stream POST carries the call's messages itself.
+        let answered = wants_sse.then(|| {
+            Arc::new(StreamOutbound {
+                stream: tx.clone(),
+                answered: tokio::sync::Mutex::new(false),
+                session: entry.clone(),
+            })
+        });
+        if let Some(stream) = &answered {
+            ctx = ctx.with_outbound(Arc::clone(stream) as Arc<dyn Outbound>);
+        } else if let Some(entry) = &entry {
+            ctx = ctx.with_outbound(Arc::new(SessionOutbound(Arc::clone(entry))));
+        }
+        let signal = CancelToken::new();
+        ctx = ctx.with_signal(signal.clone());
+        let disconnect = DisconnectGuard(signal.clone());
+        // The id a cancelled call's error must carry (null only for a batch).
+        let reply_id = payload.id_value();
+
+        let (work, admission) = if payload.is_batch() {
+            // Each entry of a batch is admitted (or refused inline) on its own.
+            let this = self.clone();
+            let admit: Admit = Arc::new(move || this.admit());
+            let call = self.shared.server.accept(payload, &ctx, Some(&admit));
+            (Work::Batch(call), None)
+        } else {
+            let admission = match self.admit() {
+                Ok(permit) => permit,
+                Err(e) => {
+                    let id = payload.id_value();
+                    let mut r = json_response(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        &crate::protocol::fail(id, &e),
+                    );
+                    r.headers_mut().insert(
+                        hyper::header::RETRY_AFTER,
+                        HttpHeaderValue::from_static("1"),
+                    );
+                    return r;
+                }
+            };
+            // Registered in its session before this POST is answered at all,
+            // so a cancel sent right after it always finds the call. Most
+            // calls finish on their first poll without a word to the client
+            // before their reply: answer those right here, with no task,
+            // channel hop or event. The rest go on below.
+            let call = self.shared.server.accept(payload, &ctx, None);
+            match call.start().await {
+                Started::Done(Some(reply)) if rx.is_empty() => {
+                    // Later messages of this call (a subscription it
+                    // made) go to the session stream, never to this POST.
+                    let sealed = answered
+                        .as_ref()
+                        .is_none_or(|s| s.answered.try_lock().map(|mut a| *a = true).is_ok());
+                    if sealed {
+                        drop(admission);
+                        return self.reply_response(reply, is_init, modern, session, principal);
+                    }
+                    (Work::Done(Some(reply)), Some(admission))
+                }
+                Started::Done(reply) => (Work::Done(reply), Some(admission)),
+                Started::Pending(rest) => (Work::One(rest), Some(admission)),
+            }
+        };
+
+        let this = self.clone();
+        let ended = entry.as_ref().map(|e| e.ended.clone());
+        let track = self.shared.calls.enter();
+        let task = async move {
+            let _track = track;
+            let abort = this.shared.abort.clone();
+            let work = async {
+                match work {
+                    Work::Batch(call) => call.run().await,
+                    Work::One(call) => call.await,
+                    Work::Done(reply) => reply,
+                }
+            };
+            tokio::pin!(work);
+            let stop = async {
+                match &ended {
+                    Some(ended) => tokio::select! {
+                        () = ended.cancelled() => {}
+                        () = abort.cancelled() => {}
+                    },
+                    None => abort.cancelled().await,
+                }
+            };
+            let event = tokio::select! {
+                biased;
+                reply = &mut work => Event::Done(reply),
+                () = stop => {
+                    // Session ended or server closing: cancel through the
+                    // dispatcher so the tool sees its token fire.
+                    signal.cancel();
+                    work.await.map_or(Event::Closed, |reply| Event::Done(Some(reply)))
+                }
+            };
+            drop(admission);
+            // From here on the call's messages (a subscription it made
+            // outlives it) go to the session's stream, never behind the reply.
+            if let Some(answered) = &answered {
+                *answered.answered.lock().await = true;
+            }
+            let _ = tx.send(event).await;
+        };
+        // Most calls finish on their first poll: run that poll here, on the
+        // connection's task, and only hand a call that has to wait to a task
+        // of its own. Either way its reply (and any message before it) comes
+        // through `rx`, so what follows is the same.
+        let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(task);
+        match crate::panic::poll_once(&mut task).await {
+            Ok(Poll::Ready(())) => {}
+            Ok(Poll::Pending) => {
+                tokio::spawn(task);
+            }
+            // As a spawned task that panics: dropped, and `rx` reports that
+            // the call ended without a reply.
+            Err(_) => drop(task),
+        }
+
+        // What an event-stream response keeps alive (built only for one).
+        let hold = move || {
+            let mut hold: Vec<Hold> = vec![Box::new(disconnect)];
+            if let Some(a) = activity {
+                hold.push(Box::new(a));
+            }
+            hold
+        };
+        match rx.recv().await {
+            Some(Event::Done(None)) => {
+                // The client cancelled the call: no response, ever. Keep the
+                // exchange open (see `HttpOptions::cancelled_linger`).
+                let linger = self.linger(entry.as_ref().map(|e| e.ended.clone()));
+                if wants_sse {
+                    sse_response(McpBody::lingering(opts.sse_keep_alive, linger, hold()))
+                } else {
+                    linger.await;
+                    status_only(StatusCode::ACCEPTED)
+                }
+            }
+            Some(Event::Closed) => json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &crate::protocol::fail(
+                    reply_id,
+                    &ErrorObject::new(
+                        ErrorCode::SERVER_BUSY,
+                        "The session ended or the server is closing; the call was cancelled",
+                    ),
+                ),
+            ),
+            Some(Event::Done(Some(reply))) => {
+                self.reply_response(reply, is_init, modern, session, principal)
+            }
+            Some(Event::Message(first)) => {
+                // The call talks before it answers: switch to an event stream
+                // carrying its messages, then its response.
+                let linger = self.linger(entry.as_ref().map(|e| e.ended.clone()));
+                sse_response(McpBody::sse(
+                    vec![frame(&first)],
+                    rx,
+                    opts.sse_keep_alive,
+                    Some(linger),
+                    hold(),
+                ))
+            }
+            None => error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::INTERNAL_ERROR,
+                "Internal error: the call ended without a reply",
+            ),
+        }
+    }
+
+    /// Decides the era of a POSTed payload (true: 2026-07-28) and checks
+    /// its headers, or returns the refusal:
+    ///
+    /// - a body with the modern `_meta` claim is modern; a request's routing
+    ///   headers must mirror its body (`-32020`, 400, see [`modern::check`]);
+    /// - `MCP-Protocol-Version` naming a modern revision over a request
+    ///   without the claim is `-32602` (400): the header never stands in
+    ///   for the body; over a notification or response it is merely sessionless;
+    /// - 2026-07-28 messages are never batched (`-32600`, 400);
+    /// - anything else is legacy, and an unsupported version header is 400.
+    fn classify(&self, headers: &HeaderMap, payload: &Frame) -> Result<bool, Response<McpBody>> {
+        let header_modern = modern::header_is_modern(headers);
+        if let Some(items) = payload.batch() {
+            if header_modern || items.iter().any(|m| modern::claim(m).is_some()) {
+                return Err(error_response(
+                    StatusCode::BAD_REQUEST,
+                    ErrorCode::INVALID_REQUEST,
+                    "Invalid Request: 2026-07-28 messages cannot be batched; POST one at a time",
+                ));
+            }
+            check_protocol_version(headers)?;
+            return Ok(false);
+        }
+        let id = || payload.id_value();
+        match modern::claim_in(payload.params()) {
+            Some(claimed) => {
+                // A claim that is not a string is a malformed envelope: the
+                // dispatcher answers it -32602.
+                if let (true, Some(version)) = (payload.is_request(), claimed.as_str()) {
+                    if let Err(why) = modern::check(
+                        headers,
+                        payload.method(),
+                        payload.params(),
+                        version,
+                        &self.shared.tool_headers,
+                    ) {
+                        return Err(json_response(
+                            StatusCode::BAD_REQUEST,
+                            &crate::protocol::fail(
+                                id(),
+                                &ErrorObject::new(
+                                    ErrorCode::HEADER_MISMATCH,
+                                    format!("Header mismatch: {why}"),
+                                ),
+                            ),
+                        ));
+                    }
+                }
+                Ok(true)
+            }
+            None if header_modern => {
+                if payload.is_request() {
+                    return Err(json_response(
+                        StatusCode::BAD_REQUEST,
+                        &crate::protocol::fail(
+                            id(),
+                            &ErrorObject::invalid_params(format!(
+                                "MCP-Protocol-Version names a 2026-07-28 revision but the \
+                                 request lacks `_meta[\"{}\"]`",
+                                meta_keys::PROTOCOL_VERSION
+                            )),
+                        ),
+                    ));
+                }
+                Ok(true)
+            }
+            None => {
+                check_protocol_version(headers)?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// A plain JSON response to a request; a successful `initialize` opens
+    /// a session when sessions are on.
+    fn reply_response(
+        &self,
+        reply: Replies,
+        is_init: bool,
+        modern: bool,
+        session: Session,
+        principal: Option<Arc<str>>,
+    ) -> Response<McpBody> {
+        let mut response = replies_response(reply_status(&reply, modern), &reply);
+        if is_init && !reply.is_batch() && reply.error_code().is_none() {
+            if let Some(table) = &self.shared.sessions {
+                let (id, _) = table.create(session, principal);
+                if let Ok(v) = HttpHeaderValue::from_str(&id) {
+                    response.headers_mut().insert(SESSION_NAME.clone(), v);
+                }
+            }
+        }
+        response
+    }
+
+    /// Completes when a cancelled call's response may end: its session
+    /// ended, the server is closing, or [`HttpOptions::cancelled_linger`] passed.
+    fn linger(&self, ended: Option<CancelToken>) -> Linger {
+        let closing = self.shared.closing.clone();
+        let max = self.shared.options.cancelled_linger;
+        Box::pin(async move {
+            let ended = async {
+                match ended {
+                    Some(ended) => ended.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = ended => {}
+                () = closing.cancelled() => {}
+                () = tokio::time::sleep(max) => {}
+            }
+        })
+    }
+
+    /// Takes a server-wide and a per-connection slot for one request.
+    fn admit(&self) -> Result<Admission, ErrorObject> {
+        let global = Arc::clone(&self.shared.global)
+            .try_acquire_owned()
+            .map_err(|_| busy(self.shared.options.max_concurrent_requests))?;
+        let local = match &self.conn.limit {
+            Some(limit) => Some(
+                Arc::clone(limit)
+                    .try_acquire_owned()
+                    .map_err(|_| busy(self.shared.options.max_requests_per_connection))?,
+            ),
+            None => None,
+        };
+        Ok(Box::new((global, local)))
+    }
+}
+
+/// What a POST's task runs.
+pub(super) enum Work {
+    /// A single registered request, still running.
+    One(PendingCall),
+    /// A single request that already finished (`None`: cancelled).
+    Done(Option<Replies>),
+    /// A batch; each entry is admitted on its own.
+    Batch(crate::server::Call),
+}
