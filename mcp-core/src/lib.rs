@@ -49,6 +49,7 @@ mod interrupt;
 mod panic;
 pub mod prompt;
 pub mod protocol;
+mod random;
 pub mod request_state;
 pub mod resource;
 pub mod schema;
