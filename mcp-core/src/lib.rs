@@ -48,6 +48,7 @@ mod context;
 mod handler;
 mod panic;
 pub mod protocol;
+mod random;
 mod request_state;
 mod server;
 mod session;

@@ -62,45 +62,23 @@ impl StateKey {
     /// be opened by another process or after a restart. Fine for a single
     /// stdio process; give every replica the same configured key instead
     /// when several processes serve one endpoint.
+    ///
+    /// The 32 bytes come from the OS random source (`getrandom`), with no
+    /// fallback.
+    ///
+    /// # Panics
+    /// When the OS random source fails: a server must never seal with a
+    /// predictable key.
     pub fn random() -> Self {
         Self {
             id: "proc".into(),
-            secret: random_bytes(32),
+            secret: crate::random::bytes::<32>().to_vec(),
         }
     }
 
     fn mac(&self) -> Option<HmacSha256> {
         HmacSha256::new_from_slice(&self.secret).ok()
     }
-}
-
-/// 32 bytes from the OS (`/dev/urandom`), or, where that cannot be read,
-/// from std's per-process random hasher keys mixed with the time.
-fn random_bytes(n: usize) -> Vec<u8> {
-    use std::io::Read;
-    let mut buf = vec![0u8; n];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut buf))
-        .is_ok()
-    {
-        return buf;
-    }
-    use std::hash::{BuildHasher, Hasher};
-    let mut out = Vec::with_capacity(n);
-    let mut counter = 0u64;
-    while out.len() < n {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(counter);
-        h.write_u128(
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-        );
-        out.extend_from_slice(&h.finish().to_le_bytes());
-        counter += 1;
-    }
-    out.truncate(n);
-    out
 }
 
 /// The keys a server seals with (the first) and accepts (all of them).
@@ -293,6 +271,15 @@ mod tests {
             StateKeys::default().open(&sealed, "b", None).is_err(),
             "another process's key"
         );
+    }
+
+    #[test]
+    fn random_keys_are_32_distinct_bytes() {
+        let (a, b) = (StateKey::random(), StateKey::random());
+        assert_eq!((a.id.as_str(), a.secret.len()), ("proc", 32));
+        assert_eq!(b.secret.len(), 32);
+        assert_ne!(a.secret, b.secret);
+        assert_ne!(a.secret, [0u8; 32]);
     }
 
     #[test]

@@ -253,7 +253,7 @@ fn trace(headers: &[(&str, &str)], body: &Value, resp: &Resp) {
                 .map(|v| mcp_core::protocol::negotiate_version(Some(v)).to_owned())
         })
         .unwrap_or_else(|| mcp_core::protocol::LATEST_PROTOCOL_VERSION.to_owned());
-    mcp_core::testing::trace_exchange(body, &reply, &revision);
+    mcp_core::testing::trace::trace_exchange(body, &reply, &revision);
 }
 
 fn init_body(capabilities: Value) -> Value {

@@ -333,7 +333,7 @@ impl Modern {
             .is_some_and(|c| c.starts_with("application/json"))
         {
             if let Ok(reply) = serde_json::from_slice::<Value>(&resp.body) {
-                mcp_core::testing::trace_exchange(&self.body, &reply, MODERN);
+                mcp_core::testing::trace::trace_exchange(&self.body, &reply, MODERN);
             }
         }
         resp

@@ -30,7 +30,7 @@ pub async fn ask(server: &McpServer, ctx: &CallContext, message: Value) -> Value
     let reply = guard(&shown, server.handle_message(message.clone(), ctx))
         .await
         .unwrap_or_else(|| panic!("expected a reply to {shown}"));
-    mcp_core::testing::trace_exchange(
+    mcp_core::testing::trace::trace_exchange(
         &message,
         &reply,
         mcp_core::protocol::LATEST_PROTOCOL_VERSION,

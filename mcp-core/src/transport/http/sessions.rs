@@ -7,10 +7,8 @@
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hasher};
-use std::io::Read;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use hyper::header::AUTHORIZATION;
 use hyper::http::request::Parts;
@@ -262,38 +260,14 @@ impl SessionTable {
     }
 }
 
-/// A fresh session id: 32 bytes from the OS RNG as 64 hex digits (visible
-/// ASCII, as the transport spec requires).
+/// A fresh session id: 32 bytes from the OS random source (`getrandom`) as
+/// 64 hex digits (visible ASCII, as the transport spec requires).
+///
+/// # Panics
+/// When the OS random source fails (no fallback: a session id must never be
+/// guessable); see `crate::random`.
 pub(crate) fn mint_id() -> String {
-    let mut bytes = [0u8; 32];
-    if !os_random(&mut bytes) {
-        fallback_random(&mut bytes);
-    }
-    hex(&bytes)
-}
-
-fn os_random(buf: &mut [u8]) -> bool {
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(buf))
-        .is_ok()
-}
-
-/// Last resort where `/dev/urandom` is unavailable: std's randomly keyed
-/// SipHash over a counter, the clock and the process id.
-fn fallback_random(buf: &mut [u8]) {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    for chunk in buf.chunks_mut(8) {
-        let mut h = RandomState::new().build_hasher();
-        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        h.write_u128(
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-        );
-        h.write_u32(std::process::id());
-        let v = h.finish().to_le_bytes();
-        chunk.copy_from_slice(&v[..chunk.len()]);
-    }
+    hex(&crate::random::bytes::<32>())
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -338,10 +312,10 @@ mod tests {
         let b = mint_id();
         assert_eq!(a.len(), 64);
         assert_ne!(a, b);
-        assert!(a.bytes().all(|c| (0x21..=0x7e).contains(&c)));
-        let mut buf = [0u8; 32];
-        fallback_random(&mut buf);
-        assert_ne!(buf, [0u8; 32]);
+        assert_eq!(b.len(), 64);
+        assert!(a
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
     }
 
     #[test]
