@@ -67,17 +67,20 @@ impl HeaderSource for Ready {
     }
 }
 
+#[cfg(feature = "http")]
 struct Lazy<F> {
     ready: std::sync::OnceLock<Headers>,
     build: F,
 }
 
+#[cfg(feature = "http")]
 impl<F: Fn() -> Headers + Send + Sync> HeaderSource for Lazy<F> {
     fn headers(&self) -> &Headers {
         self.ready.get_or_init(&self.build)
     }
 }
 
+#[cfg(feature = "http")]
 impl CallHeaders {
     /// Headers converted on first use by `build`.
     pub(crate) fn lazy(build: impl Fn() -> Headers + Send + Sync + 'static) -> Self {

@@ -46,6 +46,7 @@ impl Incoming {
     }
 
     /// True for a request (an `id` and a `method`), well-formed or not.
+    #[cfg(any(test, feature = "stdio", feature = "http"))]
     pub(crate) fn is_request(&self) -> bool {
         match self {
             Self::Request(_) => true,
@@ -54,6 +55,7 @@ impl Incoming {
     }
 
     /// The method, when it is a string.
+    #[cfg(any(test, feature = "http"))]
     pub(crate) fn method(&self) -> Option<&str> {
         match self {
             Self::Request(parts) => Some(&parts.method),
@@ -62,6 +64,7 @@ impl Incoming {
     }
 
     /// The `params` object, if there is one.
+    #[cfg(any(test, feature = "http"))]
     pub(crate) fn params(&self) -> Option<&Map<String, Value>> {
         match self {
             Self::Request(parts) => Some(&parts.params),
@@ -70,6 +73,7 @@ impl Incoming {
     }
 
     /// The `id` as sent, or `null` (for an error reply to it).
+    #[cfg(any(test, feature = "http"))]
     pub(crate) fn id_value(&self) -> Value {
         match self {
             Self::Request(parts) => parts.id.to_value(),
@@ -78,6 +82,7 @@ impl Incoming {
     }
 
     /// The `id`, when it is a valid request id.
+    #[cfg(any(test, feature = "stdio"))]
     pub(crate) fn request_id(&self) -> Option<RequestId> {
         match self {
             Self::Request(parts) => Some(parts.id.clone()),

@@ -23,9 +23,15 @@ use crate::tool::McpToolDef;
 use era::{CacheHint, CacheScope};
 
 pub use dispatch::parse_payload;
+// What the transports use (none without a transport feature).
+#[cfg(any(feature = "stdio", feature = "http"))]
 pub(crate) use dispatch::{Admission, Step};
-pub(crate) use incoming::{is_request, Incoming};
+#[cfg(feature = "http")]
+pub(crate) use incoming::is_request;
+#[cfg(any(feature = "stdio", feature = "http"))]
+pub(crate) use incoming::Incoming;
 use registry::Registry;
+#[cfg(any(feature = "stdio", feature = "http"))]
 pub(crate) use reply::{Replies, Reply};
 
 /// A problem found while building a server.
@@ -403,6 +409,7 @@ impl McpServer {
 
     /// Called by transports after a session closed: releases what the server
     /// kept for it (resource subscriptions hold its output channel).
+    #[cfg(feature = "stdio")]
     pub(crate) fn release_closed_sessions(&self) {
         self.inner.subscriptions.forget_closed();
     }

@@ -67,6 +67,7 @@ impl Reply {
     }
 
     /// The JSON-RPC error code, for an error response.
+    #[cfg(feature = "http")]
     pub(crate) fn error_code(&self) -> Option<i64> {
         match &self.outcome {
             Outcome::Error(e) => Some(e.code),
