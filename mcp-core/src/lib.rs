@@ -12,9 +12,18 @@
 //! - [`CallContext`] is what a transport supplies with a message;
 //!   [`InvokeContext`] is what a handler receives (cancellation, progress,
 //!   elicitation, headers, peer address).
-//! - [`transport::stdio`]: newline-delimited JSON-RPC over any
-//!   `AsyncRead`/`AsyncWrite` pair, with limits enforced before buffering.
-//! - [`testing`]: an in-process client for unit-testing servers.
+#![cfg_attr(
+    feature = "stdio",
+    doc = "- [`transport::stdio`]: newline-delimited JSON-RPC over any
+  `AsyncRead`/`AsyncWrite` pair, with limits enforced before buffering.
+- [`testing`]: an in-process client for unit-testing servers."
+)]
+// Without the feature those modules do not exist: named, not linked.
+#![cfg_attr(
+    not(feature = "stdio"),
+    doc = "- `transport::stdio` and `testing` (the in-process test client):
+  with the `stdio` feature."
+)]
 //!
 //! ```no_run
 //! use mcp_core::{McpServer, McpToolDef, InvokeContext};

@@ -267,6 +267,7 @@ impl Session {
 impl Session {
     /// Fails every pending server→client request (the connection is gone,
     /// so no answer can arrive).
+    #[cfg(any(feature = "stdio", feature = "http"))]
     pub(crate) fn fail_pending(&self) {
         let drained: Vec<_> = self
             .inner
