@@ -19,7 +19,8 @@ pub struct ProgressUpdate {
     pub message: Option<String>,
 }
 
-/// An explicit progress sink an embedder can put in a [`CallContext`].
+/// An explicit progress sink an embedder can put in a
+/// [`CallContext`](crate::CallContext).
 pub type ProgressSink = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
 
 /// Reports progress for one request.

@@ -179,7 +179,7 @@ impl McpServer {
     /// Calls a tool without a transport, through the same pipeline as a
     /// `tools/call` on the wire (a legacy request with an empty
     /// [`CallContext`]): a tool that stops its call — a missing client
-    /// capability, [`InvokeContext::fail`] — returns the error the wire
+    /// capability, [`InvokeContext::fail`](crate::InvokeContext::fail) — returns the error the wire
     /// would carry.
     ///
     /// `args` must be a JSON object (or `null` for no arguments).
