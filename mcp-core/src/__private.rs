@@ -16,6 +16,15 @@ use crate::handler::state::State;
 use crate::handler::tool::{IntoToolResult, McpToolDef};
 use crate::protocol::{CallToolResult, ErrorObject, Icon, ToolAnnotations};
 
+mod injected;
+
+use injected::remove_injected;
+pub use injected::{
+    tool_args_select, Arg, ContextKind, ContextRefKind, Injected, ParamInfo, PlainKind, Probe,
+    ProbeInjected, ProbePlain, PromptInjected, ResourceInjected, Skip, StateKind, ToolInjected,
+    WholeArg,
+};
+
 /// The input schema of a generated arguments struct: always `type: object`.
 #[must_use]
 pub fn input_schema<T: schemars::JsonSchema>(inline: bool) -> Value {
@@ -92,21 +101,15 @@ pub trait ArgSchema: schemars::JsonSchema {}
 impl<T: schemars::JsonSchema> ArgSchema for T {}
 
 /// Validates arguments against the schema, then deserializes them.
-type ParseFn<A> = fn(Map<String, Value>, &Map<String, Value>) -> Result<A, String>;
+pub(crate) type ParseFn<A> = fn(Map<String, Value>, &Map<String, Value>) -> Result<A, String>;
 
 /// Proof that `A` is a valid tool-arguments type: its parser and its schema.
 pub struct ToolArgs<A> {
-    parse: ParseFn<A>,
-    schema: fn(bool) -> Value,
+    pub(crate) parse: ParseFn<A>,
+    pub(crate) schema: fn(bool) -> Value,
+    /// Fields of `A` that are injected arguments, left out of the schema.
+    pub(crate) skip: Vec<&'static str>,
 }
-
-impl<A> Clone for ToolArgs<A> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<A> Copy for ToolArgs<A> {}
 
 /// Checks a tool-arguments type (a user struct, or the struct generated
 /// from plain arguments).
@@ -115,6 +118,7 @@ pub fn tool_args<A: ArgDeserialize + ArgSchema + 'static>() -> ToolArgs<A> {
     ToolArgs {
         parse: crate::handler::args::parse_args::<A>,
         schema: input_schema::<A>,
+        skip: Vec::new(),
     }
 }
 
@@ -156,7 +160,8 @@ where
     F: Fn(A, InvokeContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = R> + Send + 'static,
 {
-    let schema = (args.schema)(!meta.keep_defs);
+    let mut schema = (args.schema)(!meta.keep_defs);
+    remove_injected(&mut schema, &args.skip);
     let checked = schema.as_object().cloned().unwrap_or_default();
     let parse = args.parse;
     let convert = result.convert;

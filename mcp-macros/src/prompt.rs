@@ -91,7 +91,8 @@ fn build(
         let with = arg.description.map(|d| quote!(.with_description(#d)));
         quote!(#krate::PromptArgument::new(#key, #required) #with)
     });
-    let bind = sig.bind_injected(krate, &ctx);
+    let mut bind = sig.bind_injected(krate, &ctx);
+    bind.extend(sig.bind_typed_injected(krate, &ctx, "PromptInjected", |_| false));
     let call = sig.call(fn_ident, &ctx);
     let mut chain = quote!(.with_arguments(::std::vec![#(#arguments),*]));
     if let Some(d) = description {

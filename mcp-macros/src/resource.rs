@@ -9,7 +9,7 @@ use crate::attr::{krate, Args, Kind};
 use crate::diag::Errors;
 use crate::docs::doc_text;
 use crate::expand::{emit, not_a_function, Descriptor};
-use crate::signature::{analyse, respan, strip_param_attrs, Signature};
+use crate::signature::{analyse, respan, strip_param_attrs, Signature, TypedArg};
 use crate::tool::fn_name_string;
 
 const KEYS: &[(&str, Kind)] = &[
@@ -85,6 +85,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         },
     };
     let plain = sig.plain();
+    let typed = sig.typed();
     if let (Some(vars), Some(lit)) = (&vars, &uri) {
         let uri_text = lit.value();
         for arg in &plain {
@@ -103,7 +104,10 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             errors.push(syn::Error::new(arg.param.pat_span, msg));
         }
         for v in vars {
-            if !plain.iter().any(|a| a.name == v.as_str()) {
+            let named = |n: &str| n == v.as_str();
+            if !plain.iter().any(|a| named(a.name))
+                && !typed.iter().any(|a| a.ident.is_some() && named(a.name))
+            {
                 errors.spanned(
                     lit,
                     format!("URI template variable `{v}` has no matching argument: add `{v}: String` (or any `FromStr` type) to `{fn_ident}`"),
@@ -134,6 +138,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 description,
                 &uri.map(|l| l.value()).unwrap_or_default(),
                 is_template,
+                vars.as_deref().unwrap_or_default(),
             )
         },
         sig.has_receiver,
@@ -152,23 +157,34 @@ fn build(
     description: Option<String>,
     uri: &str,
     is_template: bool,
+    vars: &[String],
 ) -> TokenStream {
+    // A parameter the compiler classifies is a variable when the template
+    // names it, and must be injected otherwise.
+    let is_var = |a: &TypedArg<'_>| a.ident.is_some() && vars.iter().any(|v| v == a.name);
     let ctx = format_ident!("__mcp_ctx");
     let ctor = if is_template {
         quote!(template)
     } else {
         quote!(new)
     };
-    let parse = sig.plain().into_iter().map(|arg| {
-        let local = &arg.param.local;
-        let ty = &arg.param.ty;
-        let key = arg.name;
+    let typed = sig.typed();
+    let vars_args = sig.plain().into_iter().map(|a| (a.param, a.name)).chain(
+        typed
+            .iter()
+            .filter(|a| is_var(a))
+            .map(|a| (a.param, a.name)),
+    );
+    let parse = vars_args.map(|(param, key)| {
+        let local = &param.local;
+        let ty = &param.ty;
         let span = ty.span();
         let k = respan(krate, span);
         let fetch = quote_spanned!(span=> #k::__private::template_arg::<#ty>);
         quote!(let #local = #fetch(&__mcp_req, #key)?;)
     });
-    let bind = sig.bind_injected(krate, &ctx);
+    let mut bind = sig.bind_injected(krate, &ctx);
+    bind.extend(sig.bind_typed_injected(krate, &ctx, "ResourceInjected", is_var));
     let call = sig.call(fn_ident, &ctx);
     let mut chain = quote!();
     if let Some(d) = description {

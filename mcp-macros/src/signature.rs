@@ -15,7 +15,19 @@ pub(crate) enum ParamKind {
     Context { by_ref: bool },
     /// `State<T>`: injected application state.
     State { inner: Type },
-    /// A plain argument from the client.
+    /// A parameter whose spelling does not say whether it is injected or
+    /// from the client (`ctx: Ctx`, `args: SearchArgs`): the generated code
+    /// lets the compiler decide, through `mcp_core::__private::Param` (tools)
+    /// or an injected-only trait (patterns, prompts, resources).
+    Typed {
+        /// The identifier, unless the parameter is a pattern (`State(db)`, `_`).
+        ident: Option<Ident>,
+        /// Its name on the wire.
+        name: String,
+        description: Option<String>,
+    },
+    /// A plain argument from the client, spelled as one (`String`, `u32`,
+    /// `Option<_>`, `Vec<_>`, ...).
     Plain {
         /// The identifier as written (possibly raw: `r#type`).
         ident: Ident,
@@ -39,10 +51,17 @@ pub(crate) struct Param {
 /// A plain argument, as `Signature::plain` lists them.
 pub(crate) struct PlainArg<'a> {
     pub(crate) param: &'a Param,
-    pub(crate) ident: &'a Ident,
     pub(crate) name: &'a str,
     pub(crate) optional: bool,
     pub(crate) description: Option<&'a String>,
+}
+
+/// A parameter the compiler classifies, as `Signature::typed` lists them.
+pub(crate) struct TypedArg<'a> {
+    pub(crate) param: &'a Param,
+    /// `None` for a pattern.
+    pub(crate) ident: Option<&'a Ident>,
+    pub(crate) name: &'a str,
 }
 
 /// The analysed signature.
@@ -89,6 +108,38 @@ pub(crate) fn generic_of<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
 /// True when the type's last path segment is `name` with no generics.
 pub(crate) fn is_named(ty: &Type, name: &str) -> bool {
     last_segment(ty).is_some_and(|s| s.ident == name && s.arguments.is_empty())
+}
+
+/// Types that are a single property rather than a whole arguments struct,
+/// and never an injected argument.
+const SCALARS: &[&str] = &[
+    "String", "str", "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
+    "u32", "u64", "u128", "usize", "f32", "f64", "Option", "Vec", "HashMap", "BTreeMap", "HashSet",
+    "BTreeSet", "Value", "Box", "Cow",
+];
+
+/// True when the type is spelled as a plain value (a scalar, a standard
+/// container, a tuple, an array or a slice).
+pub(crate) fn is_scalar(ty: &Type) -> bool {
+    match ty {
+        Type::Group(g) => is_scalar(&g.elem),
+        Type::Paren(p) => is_scalar(&p.elem),
+        Type::Tuple(_) | Type::Array(_) | Type::Slice(_) => true,
+        _ => last_segment(ty).is_some_and(|seg| SCALARS.iter().any(|s| seg.ident == s)),
+    }
+}
+
+/// True when the spelling of `ty` does not settle whether it is injected:
+/// a path that is not a known plain type (it may be an alias of
+/// `InvokeContext` or `State<T>`), or a shared reference to one.
+pub(crate) fn is_undecided(ty: &Type) -> bool {
+    match ty {
+        Type::Group(g) => is_undecided(&g.elem),
+        Type::Paren(p) => is_undecided(&p.elem),
+        Type::Reference(r) => r.mutability.is_none() && is_undecided(&r.elem),
+        Type::Path(p) => p.qself.is_none() && !is_scalar(ty),
+        _ => false,
+    }
 }
 
 /// True when `tokens` contain `impl` (an `impl Trait` type, which cannot
@@ -259,8 +310,24 @@ pub(crate) fn analyse(
             });
             continue;
         }
+        let description = descriptions.get(i).cloned().flatten();
         let ident = match &*typed.pat {
             Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
+            _ if is_undecided(&ty) => {
+                // Only an injected type can be a pattern; the generated code
+                // requires it.
+                params.push(Param {
+                    kind: ParamKind::Typed {
+                        ident: None,
+                        name: local.to_string(),
+                        description,
+                    },
+                    ty,
+                    local,
+                    pat_span,
+                });
+                continue;
+            }
             other => {
                 errors.spanned(
                     other,
@@ -269,6 +336,20 @@ pub(crate) fn analyse(
                 continue;
             }
         };
+        if is_undecided(&ty) {
+            let name = ident.to_string().trim_start_matches("r#").to_owned();
+            params.push(Param {
+                kind: ParamKind::Typed {
+                    ident: Some(ident),
+                    name,
+                    description,
+                },
+                ty,
+                local,
+                pat_span,
+            });
+            continue;
+        }
         if what == "prompt" {
             // Prompt arguments must be `String` / `Option<String>`; the
             // prompt macro reports any other type with that advice.
@@ -292,7 +373,7 @@ pub(crate) fn analyse(
                 ident,
                 name,
                 optional,
-                description: descriptions.get(i).cloned().flatten(),
+                description,
             },
             ty,
             local,
@@ -347,6 +428,30 @@ impl Signature {
         quote!(#(#binds)*)
     }
 
+    /// Statements that bind the parameters the compiler classifies, other
+    /// than those `keep` selects, as injected values through the trait
+    /// `marker` of `mcp_core::__private` (which reports a type that is not
+    /// injected).
+    pub(crate) fn bind_typed_injected(
+        &self,
+        krate: &TokenStream,
+        ctx: &Ident,
+        marker: &str,
+        keep: impl Fn(&TypedArg<'_>) -> bool,
+    ) -> TokenStream {
+        let marker = Ident::new(marker, Span::call_site());
+        let binds = self.typed().into_iter().filter(|a| !keep(a)).map(|a| {
+            let ty = &a.param.ty;
+            let local = &a.param.local;
+            let span = ty.span();
+            let k = respan(krate, span);
+            quote_spanned! {span=>
+                let #local = <#ty as #k::__private::#marker<'_>>::injected(&#ctx);
+            }
+        });
+        quote!(#(#binds)*)
+    }
+
     /// The call of the user's function with every parameter in order
     /// (`.await`ed when it is async).
     pub(crate) fn call(&self, func: &Ident, ctx: &Ident) -> TokenStream {
@@ -366,19 +471,33 @@ impl Signature {
         }
     }
 
+    /// The parameters whose kind the compiler decides, in order.
+    pub(crate) fn typed(&self) -> Vec<TypedArg<'_>> {
+        self.params
+            .iter()
+            .filter_map(|p| match &p.kind {
+                ParamKind::Typed { ident, name, .. } => Some(TypedArg {
+                    param: p,
+                    ident: ident.as_ref(),
+                    name,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The plain (client-supplied) arguments, in order.
     pub(crate) fn plain(&self) -> Vec<PlainArg<'_>> {
         self.params
             .iter()
             .filter_map(|p| match &p.kind {
                 ParamKind::Plain {
-                    ident,
                     name,
                     optional,
                     description,
+                    ..
                 } => Some(PlainArg {
                     param: p,
-                    ident,
                     name,
                     optional: *optional,
                     description: description.as_ref(),

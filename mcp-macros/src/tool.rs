@@ -1,15 +1,15 @@
 //! `#[mcp_tool]`: parse → validate → expand.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Ident, ItemFn, Type};
+use syn::{Ident, ItemFn};
 
 use crate::attr::{krate, Args, Kind};
 use crate::diag::Errors;
 use crate::docs::doc_text;
 use crate::expand::{emit, not_a_function, Descriptor};
-use crate::signature::{analyse, is_named, respan, strip_param_attrs, Signature};
+use crate::signature::{analyse, respan, strip_param_attrs, ParamKind, Signature};
 
 const KEYS: &[(&str, Kind)] = &[
     ("name", Kind::Str),
@@ -23,13 +23,6 @@ const KEYS: &[(&str, Kind)] = &[
     ("meta", Kind::Str),
     ("keep_defs", Kind::Flag),
     ("crate", Kind::Path),
-];
-
-/// Types that are a single property rather than a whole arguments struct.
-const SCALARS: &[&str] = &[
-    "String", "str", "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
-    "u32", "u64", "u128", "usize", "f32", "f64", "Option", "Vec", "HashMap", "BTreeMap", "HashSet",
-    "BTreeSet", "Value", "Box", "Cow",
 ];
 
 /// The spec's tool-name rule: 1–128 characters of `A-Z a-z 0-9 _ - .`.
@@ -136,28 +129,15 @@ fn build(
     let meta = opt_str(args.str("meta").map(syn::LitStr::value));
     let keep_defs = args.flag("keep_defs").unwrap_or(false);
 
-    let plain = sig.plain();
-    let (items, check, args_ty, unpack) = if plain.len() == 1 && !is_scalar(&plain[0].param.ty) {
-        // One struct argument: it is the whole arguments object.
-        let ty = &plain[0].param.ty;
-        let local = &plain[0].param.local;
-        let span = ty.span();
-        let k = respan(krate, span);
-        (
-            quote!(),
-            quote_spanned!(span=> #k::__private::tool_args::<#ty>()),
-            quote!(#ty),
-            quote!(let #local = #args_ident;),
-        )
+    let (items, check, args_ty, unpack) = arguments(sig, krate, &args_ident, &ctx);
+    let check_binding = if sig
+        .params
+        .iter()
+        .any(|p| matches!(p.kind, ParamKind::Typed { ident: Some(_), .. }))
+    {
+        quote!(let (__mcp_check, __mcp_inject) = #check;)
     } else {
-        plain_args(
-            &plain
-                .iter()
-                .map(|a| (a.ident, a.description, &a.param.ty, &a.param.local))
-                .collect::<Vec<_>>(),
-            krate,
-            &args_ident,
-        )
+        quote!(let __mcp_check = #check;)
     };
     let bind = sig.bind_injected(krate, &ctx);
     let call = sig.call(fn_ident, &ctx);
@@ -166,7 +146,7 @@ fn build(
     let result = quote_spanned!(sig.ret_span=> #ret::__private::tool_result #turbofish ());
     let def = respan(krate, sig.fn_span);
     let register = quote_spanned! {sig.fn_span=>
-        #def::__private::tool_def(&META, __mcp_check, __mcp_result, |#args_ident: #args_ty, #ctx: #krate::InvokeContext| async move {
+        #def::__private::tool_def(&META, __mcp_check, __mcp_result, move |#args_ident: #args_ty, #ctx: #krate::InvokeContext| async move {
             #unpack
             #bind
             #call
@@ -183,10 +163,267 @@ fn build(
             meta: #meta,
             keep_defs: #keep_defs,
         };
-        let __mcp_check = #check;
+        #check_binding
         let __mcp_result = #result;
         #register
     }
+}
+
+/// One field of the generated arguments struct.
+struct Field<'a> {
+    ident: &'a Ident,
+    description: Option<&'a String>,
+    /// The argument's type.
+    ty: &'a syn::Type,
+    /// Its name on the wire.
+    name: &'a str,
+    /// Classified by the compiler (`ParamKind::Typed`).
+    typed: bool,
+    /// What the field is bound to when the struct is taken apart.
+    bind: Ident,
+}
+
+/// `(&&Probe::<T>::new()).__mcp_kind()`: the kind value of `ty`, decided
+/// by the compiler (see `mcp_core::__private::Probe`).
+fn probe(krate: &TokenStream, ty: &syn::Type) -> TokenStream {
+    let span = ty.span();
+    let k = respan(krate, span);
+    quote_spanned! {span=> {
+        #[allow(unused_imports)]
+        use #k::__private::{ProbeInjected as _, ProbePlain as _};
+        (&&#k::__private::Probe::<#ty>::new()).__mcp_kind()
+    }}
+}
+
+/// The arguments items, check, closure parameter type and unpacking
+/// statements of a tool.
+///
+/// Plain arguments are fields of the generated struct. A parameter the
+/// compiler classifies (`ParamKind::Typed`) is a field too, of type
+/// `<K as Kind>::Wire` for its kind `K` (`Skip` when it is injected, and
+/// then left out of the schema), turned into the argument by
+/// `Kind::inject`. When the tool has no plain argument and exactly one
+/// classified parameter turns out to be a client argument, that argument
+/// is the whole arguments object (`tool_args_select`), as a single struct
+/// argument is.
+fn arguments(
+    sig: &Signature,
+    krate: &TokenStream,
+    args_ident: &Ident,
+    ctx: &Ident,
+) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
+    let mut fields = Vec::new();
+    let mut patterns = Vec::new();
+    for (i, p) in sig.params.iter().enumerate() {
+        let ty = &p.ty;
+        match &p.kind {
+            ParamKind::Plain {
+                ident,
+                name,
+                description,
+                ..
+            } => fields.push(Field {
+                ident,
+                description: description.as_ref(),
+                ty,
+                name,
+                typed: false,
+                bind: p.local.clone(),
+            }),
+            ParamKind::Typed {
+                ident: Some(ident),
+                name,
+                description,
+            } => fields.push(Field {
+                ident,
+                description: description.as_ref(),
+                ty,
+                name,
+                typed: true,
+                bind: format_ident!("__mcp_wire{}", i),
+            }),
+            ParamKind::Typed { ident: None, .. } => {
+                let span = ty.span();
+                let k = respan(krate, span);
+                let local = &p.local;
+                patterns.push(quote_spanned! {span=>
+                    let #local = <#ty as #k::__private::ToolInjected<'_>>::injected(&#ctx);
+                });
+            }
+            _ => {}
+        }
+    }
+    let (items, check, args_ty, unpack) = if fields.iter().any(|f| f.typed) {
+        typed_args(&fields, sig, krate, args_ident, ctx)
+    } else {
+        let plain: Vec<_> = fields
+            .iter()
+            .map(|f| (f.ident, f.description, f.ty, &f.bind))
+            .collect();
+        plain_args(&plain, krate, args_ident)
+    };
+    (items, check, args_ty, quote!(#unpack #(#patterns)*))
+}
+
+/// `arguments` with classified fields: `__mcp_args` is generic over the
+/// plain fields' types and the classified fields' kinds, takes the kind
+/// values (so the kinds are inferred), and returns the checked arguments
+/// and the injection function of each classified field.
+fn typed_args(
+    fields: &[Field<'_>],
+    sig: &Signature,
+    krate: &TokenStream,
+    args_ident: &Ident,
+    ctx: &Ident,
+) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
+    let serde_path = format!("{}::__private::serde", krate.to_string().replace(' ', ""));
+    let schemars_path = format!(
+        "{}::__private::schemars",
+        krate.to_string().replace(' ', "")
+    );
+    let p = quote!(#krate::__private);
+    let generics: Vec<Ident> = (0..fields.len())
+        .map(|i| format_ident!("__McpT{}", i))
+        .collect();
+    let struct_fields = fields.iter().zip(&generics).map(|(f, g)| {
+        let ident = f.ident;
+        let desc = f.description.map(|d| quote!(#[schemars(description = #d)]));
+        quote!(#desc #ident: #g)
+    });
+    let kinds_of: Vec<Ident> = (0..fields.len())
+        .map(|i| format_ident!("__McpK{}", i))
+        .collect();
+    // `<T as Arg<K>>` for the field of type generic `g`.
+    let arg = |g: &Ident| -> TokenStream {
+        let i = generics.iter().position(|x| x == g).unwrap_or_default();
+        let kind = &kinds_of[i];
+        quote!(<#g as #p::Arg<#kind>>)
+    };
+    let bounds: Vec<TokenStream> = fields
+        .iter()
+        .zip(&generics)
+        .map(|(f, g)| {
+            if f.typed {
+                let i = generics.iter().position(|x| x == g).unwrap_or_default();
+                let kind = &kinds_of[i];
+                quote!(#g: #p::Arg<#kind>)
+            } else {
+                quote!(#g: #p::ArgSchema + #p::ArgDeserialize + 'static)
+            }
+        })
+        .collect();
+    let field_tys: Vec<TokenStream> = fields
+        .iter()
+        .zip(&generics)
+        .map(|(f, g)| {
+            if f.typed {
+                let a = arg(g);
+                quote!(#a::Wire)
+            } else {
+                quote!(#g)
+            }
+        })
+        .collect();
+    let typed: Vec<(&Field<'_>, &Ident)> = fields
+        .iter()
+        .zip(&generics)
+        .filter(|(f, _)| f.typed)
+        .collect();
+    let all_generics: Vec<&Ident> = generics
+        .iter()
+        .chain(
+            typed
+                .iter()
+                .map(|(_, g)| &kinds_of[generics.iter().position(|x| x == *g).unwrap_or_default()]),
+        )
+        .collect();
+    let kind_params = typed.iter().map(|(_, g)| {
+        let kind = &kinds_of[generics.iter().position(|x| x == *g).unwrap_or_default()];
+        quote!(_: #kind)
+    });
+    let injectors = typed.iter().map(|(_, g)| {
+        let a = arg(g);
+        quote!(#a::inject as for<'__mcp> fn(#a::Wire, &'__mcp #krate::InvokeContext) -> #a::Out<'__mcp>)
+    });
+    let injector_tys = typed.iter().map(|(_, g)| {
+        let a = arg(g);
+        quote!(for<'__mcp> fn(#a::Wire, &'__mcp #krate::InvokeContext) -> #a::Out<'__mcp>)
+    });
+    let infos = typed.iter().map(|(f, g)| {
+        let name = f.name;
+        let a = arg(g);
+        quote!(#p::ParamInfo { name: #name, injected: #a::INJECTED })
+    });
+    let has_plain = fields.iter().any(|f| !f.typed);
+    let wholes = typed.iter().filter(|_| !has_plain).map(|(f, g)| {
+        let values = fields.iter().zip(&generics).map(|(other, og)| {
+            let ident = other.ident;
+            let a = arg(og);
+            if other.ident == f.ident {
+                quote!(#ident: #a::whole_parse(__mcp_raw, __mcp_checked)?)
+            } else {
+                quote!(#ident: #a::placeholder()?)
+            }
+        });
+        let a = arg(g);
+        quote! {
+            #p::WholeArg {
+                schema: #a::whole_schema,
+                parse: |__mcp_raw, __mcp_checked| ::core::result::Result::Ok(__McpArgs { #(#values,)* }),
+            }
+        }
+    });
+    let items = quote! {
+        #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
+        #[serde(crate = #serde_path)]
+        #[schemars(crate = #schemars_path)]
+        struct __McpArgs <#(#generics),*> { #(#struct_fields,)* }
+
+        #[allow(clippy::type_complexity)]
+        fn __mcp_args <#(#all_generics),*> (#(#kind_params),*) -> (
+            #p::ToolArgs<__McpArgs<#(#field_tys),*>>,
+            (#(#injector_tys,)*),
+        )
+        where #(#bounds,)*
+        {
+            let __mcp_fields = #p::tool_args::<__McpArgs<#(#field_tys),*>>();
+            (
+                #p::tool_args_select(__mcp_fields, &[#(#infos),*], &[#(#wholes),*]),
+                (#(#injectors,)*),
+            )
+        }
+    };
+    let turbofish = fields
+        .iter()
+        .map(|f| {
+            let ty = f.ty;
+            quote!(#ty)
+        })
+        .chain(typed.iter().map(|_| quote!(_)));
+    let kinds = typed.iter().map(|(f, _)| probe(krate, f.ty));
+    // Spanned at the first classified type: rustc reports a client
+    // argument type that is not `Deserialize` + `JsonSchema` there.
+    let span = typed
+        .first()
+        .map_or_else(Span::call_site, |(f, _)| f.ty.span());
+    let check = quote_spanned!(span=> __mcp_args::<#(#turbofish),*>(#(#kinds),*));
+    let names = fields.iter().map(|f| f.ident);
+    let binds = fields.iter().map(|f| &f.bind);
+    let injects = typed.iter().enumerate().map(|(n, (f, _))| {
+        let index = syn::Index::from(n);
+        let wire = &f.bind;
+        let local = sig
+            .params
+            .iter()
+            .find(|p| matches!(&p.kind, ParamKind::Typed { ident: Some(i), .. } if i == f.ident))
+            .map(|p| p.local.clone());
+        quote!(let #local = (__mcp_inject.#index)(#wire, &#ctx);)
+    });
+    let unpack = quote! {
+        let __McpArgs { #(#names: #binds,)* } = #args_ident;
+        #(#injects)*
+    };
+    (items, check, quote!(_), unpack)
 }
 
 /// Plain arguments become the fields of a generated struct, generic over
@@ -194,7 +431,7 @@ fn build(
 /// are required once, by `__mcp_args::<T, ...>()`, whose type arguments
 /// are the user's argument types, where rustc reports them.
 fn plain_args(
-    plain: &[(&Ident, Option<&String>, &Type, &Ident)],
+    plain: &[(&Ident, Option<&String>, &syn::Type, &Ident)],
     krate: &TokenStream,
     args_ident: &Ident,
 ) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
@@ -213,7 +450,7 @@ fn plain_args(
             let desc = description.map(|d| quote!(#[schemars(description = #d)]));
             quote!(#desc #ident: #generic)
         });
-    let tys = plain.iter().map(|(_, _, ty, _)| ty);
+    let tys: Vec<&syn::Type> = plain.iter().map(|(_, _, ty, _)| *ty).collect();
     let (params, uses) = if generics.is_empty() {
         (quote!(), quote!())
     } else {
@@ -235,7 +472,6 @@ fn plain_args(
         }
     };
     let check = quote!(__mcp_args #uses ());
-    let tys = plain.iter().map(|(_, _, ty, _)| ty);
     let args_ty = if generics.is_empty() {
         quote!(__McpArgs)
     } else {
@@ -253,12 +489,4 @@ pub(crate) fn opt_str(value: Option<String>) -> TokenStream {
     } else {
         quote!(::core::option::Option::None)
     }
-}
-
-fn is_scalar(ty: &syn::Type) -> bool {
-    SCALARS.iter().any(|s| {
-        is_named(ty, s)
-            || crate::signature::generic_of(ty, s).is_some()
-            || matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|seg| seg.ident == s))
-    }) || matches!(ty, syn::Type::Tuple(_) | syn::Type::Array(_) | syn::Type::Slice(_))
 }
