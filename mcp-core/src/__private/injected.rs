@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::{input_schema, state_arg, ArgDeserialize, ArgSchema, ParseFn, StateValue, ToolArgs};
 use crate::context::InvokeContext;
-use crate::state::State;
+use crate::handler::state::State;
 
 /// The field type an injected argument has in the generated arguments
 /// struct: nothing is read from the client for it and it has no schema
@@ -211,7 +211,7 @@ impl<T: ArgDeserialize + ArgSchema + 'static> Arg<PlainKind<T>> for T {
         input_schema::<T>(inline)
     }
     fn whole_parse(raw: Map<String, Value>, checked: &Map<String, Value>) -> Result<T, String> {
-        crate::args::parse_args::<T>(raw, checked)
+        crate::handler::args::parse_args::<T>(raw, checked)
     }
     fn placeholder() -> Result<T, String> {
         Err(NOT_INJECTED.to_owned())
