@@ -50,6 +50,9 @@ impl CancelToken {
     /// Completes when the token is cancelled (at once if it already is).
     ///
     /// Cancel-safe: dropping the future loses nothing.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: dropping the future only stops waiting.
     pub async fn cancelled(&self) {
         loop {
             let notified = self.inner.notify.notified();

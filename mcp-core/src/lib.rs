@@ -1,49 +1,74 @@
 //! # mcp-core
 //!
-//! A Model Context Protocol (MCP) server framework: turn plain async Rust
-//! functions into tools, resources and prompts, and serve them over stdio.
-//!
-//! The architecture is one dispatcher and thin transports:
-//!
-//! - [`protocol`]: JSON-RPC 2.0 and MCP wire types (no I/O).
-//! - [`McpServer`]: built from [`McpToolDef`], [`McpResourceDef`] and
-//!   [`McpPromptDef`] descriptors; [`McpServer::handle_message`] turns one
-//!   message into at most one reply without knowing how it arrived.
-//! - [`CallContext`] is what a transport supplies with a message;
-//!   [`InvokeContext`] is what a handler receives (cancellation, progress,
-//!   elicitation, headers, peer address).
-#![cfg_attr(
-    feature = "stdio",
-    doc = "- [`transport::stdio`]: newline-delimited JSON-RPC over any
-  `AsyncRead`/`AsyncWrite` pair, with limits enforced before buffering.
-- [`testing`]: an in-process client for unit-testing servers."
-)]
-// Without the feature those modules do not exist: named, not linked.
-#![cfg_attr(
-    not(feature = "stdio"),
-    doc = "- `transport::stdio` and `testing` (the in-process test client):
-  with the `stdio` feature."
-)]
+//! A Model Context Protocol (MCP) server framework: write plain Rust
+//! functions, mark them `#[mcp_tool]`, `#[mcp_resource]` or `#[mcp_prompt]`,
+//! and serve them over **stdio** or **Streamable HTTP**, to clients of every
+//! protocol revision from 2024-11-05 (a session set up by `initialize`) to
+//! the stateless **2026-07-28** (everything in each request's `_meta`), on
+//! the same stream or endpoint. Schemas come from your types (schemars),
+//! arguments are checked before your function runs, limits are enforced
+//! before anything is buffered.
 //!
 //! ```no_run
-//! use mcp_core::{McpServer, McpToolDef, InvokeContext};
-//! use serde_json::json;
+//! use mcp_core::{mcp_tool, serve_stdio, McpServer};
+//!
+//! /// Echo the input back.
+//! #[mcp_tool]
+//! async fn echo(#[arg(description = "The text to echo")] text: String) -> String {
+//!     text
+//! }
 //!
 //! #[tokio::main]
 //! async fn main() -> std::io::Result<()> {
-//!     let echo = McpToolDef::new(
-//!         "echo",
-//!         "Echo the input back",
-//!         json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-//!         |args, _ctx: InvokeContext| async move {
-//!             args.get("text").and_then(|t| t.as_str()).unwrap_or_default().to_owned()
-//!         },
-//!     );
-//!     let server = McpServer::builder().server_info("hello", "1.0.0").tool(echo).build()
+//!     let server = McpServer::builder()
+//!         .server_info("hello", "1.0.0")
+//!         .tool(echo::tool())
+//!         .build()
 //!         .map_err(std::io::Error::other)?;
-//!     mcp_core::serve_stdio(server, Default::default()).wait().await
+//!     serve_stdio(server, Default::default()).wait().await
 //! }
 //! ```
+//!
+//! The same server over HTTP (sessions for legacy clients; 2026-07-28
+//! requests are stateless):
+//!
+//! ```no_run
+//! # use mcp_core::{mcp_tool, McpServer};
+//! # /// Echo.
+//! # #[mcp_tool]
+//! # async fn echo(text: String) -> String { text }
+//! use mcp_core::{serve_http, HttpOptions, SessionOptions};
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let server = McpServer::builder().server_info("hello", "1.0.0").tool(echo::tool())
+//!     .build().map_err(std::io::Error::other)?;
+//! let handle = serve_http(server, HttpOptions::new().port(8080).sessions(SessionOptions::default())).await?;
+//! eprintln!("MCP endpoint: {}", handle.url());
+//! # Ok(()) }
+//! ```
+//!
+//! ## What is where
+//!
+//! - **Authoring**: the attributes `mcp_tool`, `mcp_resource`, `mcp_prompt` (or the
+//!   descriptors [`McpToolDef`], [`McpResourceDef`], [`McpPromptDef`] by
+//!   hand); handlers receive an [`InvokeContext`] (cancellation, progress,
+//!   elicitation, sampling, logging, headers) and shared [`State`].
+//! - **The server**: [`McpServer`], built with [`McpServerBuilder`]. One
+//!   transport-neutral pipeline — decode, classify, admit, register, route,
+//!   run, round trip, encode — that every transport enters through
+//!   [`McpServer::accept`] (or the simple [`McpServer::handle_frame`]).
+//! - **Transports**: `serve_stdio` / `serve_io`, and `serve_http` /
+//!   `McpHttpService` (mountable in hyper, tower or axum), in [`transport`].
+//! - **The protocol**: [`protocol`] — JSON-RPC framing, wire types, versions,
+//!   `_meta` keys, capabilities, [`ErrorCode`]s. No I/O.
+//! - **Tests**: `testing::TestClient`, an in-process client (`stdio` feature).
+//!
+//! Features: `macros`, `stdio`, `http` (default), `tower` (a
+//! `tower::Service` for the HTTP endpoint), `trace` (the test client
+//! records exchanges under `MCP_TRACE_DIR`).
+
+#![warn(unreachable_pub)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
@@ -62,6 +87,7 @@ mod request_state;
 mod server;
 mod session;
 #[cfg(feature = "stdio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
 pub mod testing;
 pub mod transport;
 
@@ -89,9 +115,12 @@ pub use server::{
 };
 pub use session::Session;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use transport::http::{serve_http, HttpHandle, HttpOptions, McpHttpService, SessionOptions};
 #[cfg(feature = "stdio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
 pub use transport::stdio::{serve_io, serve_stdio, StdioHandle, StdioOptions};
 
 #[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use mcp_macros::{mcp_prompt, mcp_resource, mcp_tool};

@@ -192,6 +192,9 @@ impl Session {
     }
 
     /// Completes once [`close`](Self::close) was called.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: dropping the future only stops waiting.
     pub async fn closed(&self) {
         self.inner.closing.cancelled().await;
     }

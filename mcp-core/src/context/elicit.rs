@@ -58,6 +58,9 @@ impl Elicitor {
     ///
     /// # Errors
     /// The client's error, or an internal error when the connection closed.
+    ///
+    /// # Cancel safety
+    /// Dropping the future abandons the question; on a legacy session its late answer is ignored.
     pub async fn raw(&self, params: Value) -> Result<Value, ErrorObject> {
         self.inner.elicit(params).await
     }
@@ -67,6 +70,9 @@ impl Elicitor {
     ///
     /// # Errors
     /// The client's error, or an internal error when the connection closed.
+    ///
+    /// # Cancel safety
+    /// As for [`raw`](Self::raw).
     pub async fn raw_keyed(&self, key: &str, params: Value) -> Result<Value, ErrorObject> {
         self.inner.elicit_keyed(key, params).await
     }
@@ -76,6 +82,9 @@ impl Elicitor {
     ///
     /// # Errors
     /// The client's error, or an internal error when the connection closed.
+    ///
+    /// # Cancel safety
+    /// As for [`raw`](Self::raw).
     pub async fn confirm(&self, prompt: &str) -> Result<bool, ErrorObject> {
         let params = json!({
             "message": prompt,
@@ -99,6 +108,9 @@ impl Elicitor {
     ///
     /// # Errors
     /// The client's error; `-32602` when accepted content does not fit `T`.
+    ///
+    /// # Cancel safety
+    /// As for [`raw`](Self::raw).
     pub async fn form<T: DeserializeOwned + JsonSchema>(
         &self,
         message: &str,

@@ -91,6 +91,9 @@ impl InvokeContext {
     }
 
     /// Completes when the client cancels the call.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: dropping the future only stops waiting.
     pub async fn cancelled(&self) {
         self.cancel.cancelled().await;
     }
@@ -102,6 +105,9 @@ impl InvokeContext {
     }
 
     /// Reports progress if a reporter is present; otherwise does nothing.
+    ///
+    /// # Cancel safety
+    /// Dropping the future may drop this report; nothing else is affected.
     pub async fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(p) = &self.progress {
             p.report(progress, total, message).await;
@@ -202,6 +208,9 @@ impl InvokeContext {
     /// `-32021` (modern) / `-32603` (legacy) when the client did not declare
     /// a needed capability; the client's error; `-32603` when nothing can
     /// carry requests to the client.
+    ///
+    /// # Cancel safety
+    /// Dropping the future abandons the questions not yet answered; late answers are ignored.
     pub async fn input(
         &self,
         requests: Vec<InputRequest>,
@@ -229,6 +238,9 @@ impl InvokeContext {
     ///
     /// # Errors
     /// As for [`input`](Self::input).
+    ///
+    /// # Cancel safety
+    /// As for [`input`](Self::input).
     pub async fn sample(&self, params: Value) -> Result<Value, ErrorObject> {
         let key = self.auto_key("sample")?;
         let mut answers = self
@@ -240,6 +252,9 @@ impl InvokeContext {
     /// Asks the client for its roots and returns its `ListRootsResult`.
     ///
     /// # Errors
+    /// As for [`input`](Self::input).
+    ///
+    /// # Cancel safety
     /// As for [`input`](Self::input).
     pub async fn list_roots(&self) -> Result<Value, ErrorObject> {
         let key = self.auto_key("roots")?;
@@ -292,6 +307,9 @@ impl InvokeContext {
 
     /// Asks the user to confirm. Fails closed: false when elicitation is
     /// unavailable, the user declined or cancelled, or the request failed.
+    ///
+    /// # Cancel safety
+    /// As for [`input`](Self::input).
     pub async fn confirm(&self, prompt: &str) -> bool {
         match self.elicitation() {
             Some(e) => e.confirm(prompt).await.unwrap_or(false),

@@ -62,6 +62,9 @@ impl Progress {
 
     /// Sends one report (`notifications/progress`). Waits while the client is
     /// not reading; a closed channel is ignored.
+    ///
+    /// # Cancel safety
+    /// Dropping the future may drop this report; nothing else is affected.
     pub async fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         match &self.target {
             ProgressTarget::Sink(sink) => sink(ProgressUpdate {

@@ -283,7 +283,7 @@ fn check_object(
 
 /// The closest valid key to `key`: same letters ignoring case, `_` and `-`
 /// (so `startsAt` ↔ `starts_at`), or within a small edit distance.
-pub fn suggest<'a>(key: &str, valid: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn suggest<'a>(key: &str, valid: &[&'a str]) -> Option<&'a str> {
     let norm = |s: &str| -> String {
         s.chars()
             .filter(|c| *c != '_' && *c != '-')

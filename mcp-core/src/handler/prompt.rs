@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::context::InvokeContext;
-use crate::handler::tool::BoxFuture;
+use crate::boxed::BoxFuture;
 use crate::protocol::{ErrorObject, GetPromptResult, Icon, Prompt, PromptArgument, PromptMessage};
 
 /// Prompt arguments: every value is a string.
@@ -113,6 +113,9 @@ impl McpPromptDef {
     ///
     /// # Errors
     /// `-32602` for a missing required argument, or the function's error.
+    ///
+    /// # Cancel safety
+    /// Dropping the future drops the handler's future.
     pub async fn get(
         &self,
         args: PromptArgs,

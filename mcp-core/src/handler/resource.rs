@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::context::InvokeContext;
-use crate::handler::tool::BoxFuture;
+use crate::boxed::BoxFuture;
 use crate::handler::uri_template::UriTemplate;
 use crate::protocol::{ErrorObject, Icon, Resource, ResourceContents, ResourceTemplate};
 
@@ -223,6 +223,9 @@ impl McpResourceDef {
     ///
     /// # Errors
     /// Whatever the read function returned as an error.
+    ///
+    /// # Cancel safety
+    /// Dropping the future drops the handler's future.
     pub async fn read(
         &self,
         request: ResourceRequest,

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::context::{CallContext, InvokeContext};
 use crate::protocol::{CallToolResult, Content, Icon, Tool, ToolAnnotations};
 
-pub use crate::boxed::BoxFuture;
+use crate::boxed::BoxFuture;
 
 type ToolHandler =
     Arc<dyn Fn(Map<String, Value>, InvokeContext) -> BoxFuture<CallToolResult> + Send + Sync>;

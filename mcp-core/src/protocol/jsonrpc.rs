@@ -259,7 +259,7 @@ pub fn notification(method: &str, params: Value) -> Value {
 /// Builds a request `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`;
 /// `params` is left out when it is `null` (JSON-RPC allows only an object or
 /// an array there).
-pub fn request(id: &RequestId, method: &str, params: Value) -> Value {
+pub(crate) fn request(id: &RequestId, method: &str, params: Value) -> Value {
     let mut obj = Map::with_capacity(4);
     obj.insert("jsonrpc".into(), Value::String("2.0".into()));
     obj.insert("id".into(), id.to_value());
@@ -308,7 +308,7 @@ pub enum MessageKind<'a> {
 }
 
 /// Classifies a single (non-batch) JSON-RPC message.
-pub fn classify(message: &Value) -> MessageKind<'_> {
+pub(crate) fn classify(message: &Value) -> MessageKind<'_> {
     let Some(obj) = message.as_object() else {
         return MessageKind::Invalid {
             id: Value::Null,

@@ -83,6 +83,9 @@ pub struct PendingRequest {
 
 impl PendingRequest {
     /// Waits up to `timeout` for the raw response message.
+    ///
+    /// # Cancel safety
+    /// Dropping the future gives up on the response; a later one is discarded.
     pub async fn response(self, timeout: Duration) -> Option<Value> {
         tokio::time::timeout(timeout, self.rx).await.ok()?.ok()
     }
@@ -116,6 +119,9 @@ impl TestClient {
     ///
     /// # Errors
     /// The server's error answer to `initialize`.
+    ///
+    /// # Cancel safety
+    /// Dropping the future may leave a server task running until its input ends.
     pub async fn connect(server: McpServer) -> Result<Self, ErrorObject> {
         Self::connect_with(server, StdioOptions::default(), ClientOptions::default()).await
     }
@@ -124,6 +130,9 @@ impl TestClient {
     ///
     /// # Errors
     /// The server's error answer to `initialize`.
+    ///
+    /// # Cancel safety
+    /// As for [`connect`](Self::connect).
     pub async fn connect_with(
         server: McpServer,
         stdio: StdioOptions,
@@ -189,6 +198,9 @@ impl TestClient {
     ///
     /// # Errors
     /// The server's error answer.
+    ///
+    /// # Cancel safety
+    /// Dropping the future leaves the handshake half done: start a new client.
     pub async fn initialize(&mut self, protocol_version: &str) -> Result<Value, ErrorObject> {
         let capabilities = if self.options.elicit.is_some() {
             json!({"elicitation": {}})
@@ -216,6 +228,9 @@ impl TestClient {
     }
 
     /// Writes one raw line (a newline is appended).
+    ///
+    /// # Cancel safety
+    /// Dropping the future may lose the line, never half of it.
     pub async fn send_raw(&self, line: &[u8]) -> bool {
         #[cfg(feature = "trace")]
         if let Some(tracer) = &self.tracer {
@@ -232,11 +247,17 @@ impl TestClient {
     }
 
     /// Sends a JSON value as one line.
+    ///
+    /// # Cancel safety
+    /// As for [`send_raw`](Self::send_raw).
     pub async fn send_json(&self, message: &Value) -> bool {
         self.send_raw(message.to_string().as_bytes()).await
     }
 
     /// Sends a notification.
+    ///
+    /// # Cancel safety
+    /// As for [`send_raw`](Self::send_raw).
     pub async fn notify(&self, method: &str, params: Value) -> bool {
         self.send_json(&jsonrpc::notification(method, params)).await
     }
@@ -246,12 +267,18 @@ impl TestClient {
     }
 
     /// Sends a request and returns without waiting for the answer.
+    ///
+    /// # Cancel safety
+    /// As for [`send_raw`](Self::send_raw).
     pub async fn start_request(&self, method: &str, params: Value) -> PendingRequest {
         let id = self.fresh_id();
         self.start_request_with_id(id, method, params).await
     }
 
     /// Sends a request with a chosen id and returns without waiting.
+    ///
+    /// # Cancel safety
+    /// As for [`send_raw`](Self::send_raw).
     pub async fn start_request_with_id(
         &self,
         id: RequestId,
@@ -271,6 +298,9 @@ impl TestClient {
     ///
     /// # Errors
     /// The server's error object; an internal error on timeout or closed connection.
+    ///
+    /// # Cancel safety
+    /// Dropping the future abandons the request; its response is discarded.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
         let pending = self.start_request(method, params).await;
         let message = pending
@@ -284,6 +314,9 @@ impl TestClient {
     ///
     /// # Errors
     /// A protocol error (unknown tool, internal error …).
+    ///
+    /// # Cancel safety
+    /// As for [`request`](Self::request).
     pub async fn call_tool(
         &self,
         name: &str,
@@ -301,6 +334,9 @@ impl TestClient {
     ///
     /// # Errors
     /// A protocol error.
+    ///
+    /// # Cancel safety
+    /// As for [`request`](Self::request).
     pub async fn call_tool_with_progress(
         &self,
         name: &str,
@@ -329,6 +365,9 @@ impl TestClient {
     }
 
     /// Sends `notifications/cancelled` for `id`.
+    ///
+    /// # Cancel safety
+    /// As for [`send_raw`](Self::send_raw).
     pub async fn cancel(&self, id: &RequestId) -> bool {
         self.notify(
             "notifications/cancelled",
@@ -338,6 +377,9 @@ impl TestClient {
     }
 
     /// Every notification received so far (and not yet drained).
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: notifications not yet returned stay queued.
     pub async fn drain_notifications(&self) -> Vec<Value> {
         let mut rx = self.notifications.lock().await;
         let mut out = Vec::new();
@@ -348,6 +390,9 @@ impl TestClient {
     }
 
     /// The next server notification, waiting up to `timeout`.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: a notification not yet returned stays queued.
     pub async fn next_notification(&self, timeout: Duration) -> Option<Value> {
         let mut rx = self.notifications.lock().await;
         tokio::time::timeout(timeout, rx.recv())
@@ -358,6 +403,9 @@ impl TestClient {
 
     /// The next message that matched no pending request (e.g. an error with
     /// id `null`), waiting up to `timeout`.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: a message not yet returned stays queued.
     pub async fn next_unmatched(&self, timeout: Duration) -> Option<Value> {
         let mut rx = self.unmatched.lock().await;
         tokio::time::timeout(timeout, rx.recv())
@@ -371,6 +419,9 @@ impl TestClient {
     ///
     /// # Errors
     /// The server's I/O error.
+    ///
+    /// # Cancel safety
+    /// Dropping the future leaves the server task to end when its input does.
     pub async fn close(mut self) -> std::io::Result<()> {
         if let Some(mut w) = self.writer.lock().await.take() {
             let _ = w.shutdown().await;

@@ -31,6 +31,7 @@
 
 mod client;
 #[cfg(feature = "trace")]
+#[cfg_attr(docsrs, doc(cfg(feature = "trace")))]
 pub mod trace;
 
 pub use client::{ClientOptions, ElicitHandler, PendingRequest, TestClient};

@@ -120,6 +120,9 @@ impl StdioHandle {
     ///
     /// # Errors
     /// A read error on the input or a write error on the output.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops waiting; the server keeps running.
     pub async fn wait(self) -> io::Result<()> {
         match self.task.await {
             Ok(result) => result,

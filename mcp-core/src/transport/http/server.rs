@@ -50,6 +50,9 @@ impl HttpHandle {
     /// streams, and lets in-flight calls finish for up to
     /// [`HttpOptions::drain_timeout`]; calls still running then are
     /// cancelled and their connections dropped. Returns once all is down.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops waiting; the server still closes.
     pub async fn close(self) {
         self.stop.cancel();
         let _ = self.task.await;
@@ -65,6 +68,9 @@ impl HttpHandle {
 ///   [`HttpOptions::authorize`] nor [`HttpOptions::allow_request`] is set,
 ///   or when it does not resolve;
 /// - the bind error itself (`AddrInUse`, `PermissionDenied`, …).
+///
+/// # Cancel safety
+/// Dropping the future before it completes closes the listener it bound.
 pub async fn serve_http(server: McpServer, options: HttpOptions) -> io::Result<HttpHandle> {
     let addrs = resolve(&options.host, options.port).await?;
     let protected = options.authorize.is_some() || options.allow_request.is_some();

@@ -132,6 +132,9 @@ impl McpHttpService {
 
     /// Answers one HTTP request. Never fails: every problem is an HTTP
     /// status with a JSON-RPC error body.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request's call (as a client disconnect does).
     pub async fn handle<B>(&self, req: Request<B>) -> Response<McpBody>
     where
         B: Body + Send + 'static,
@@ -296,6 +299,7 @@ where
 }
 
 #[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 impl<B> tower_service::Service<Request<B>> for McpHttpService
 where
     B: Body + Send + 'static,
