@@ -28,7 +28,7 @@ pub use injected::{
 /// The input schema of a generated arguments struct: always `type: object`.
 #[must_use]
 pub fn input_schema<T: schemars::JsonSchema>(inline: bool) -> Value {
-    let mut schema = crate::handler::schema::schema_with::<T>(inline);
+    let mut schema = crate::schema::schema_with::<T>(inline);
     schema.insert("type".into(), Value::String("object".into()));
     schema
         .entry("properties")

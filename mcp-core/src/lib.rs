@@ -84,6 +84,7 @@ mod panic;
 pub mod protocol;
 mod random;
 mod request_state;
+mod schema;
 mod server;
 mod session;
 #[cfg(feature = "stdio")]
@@ -100,7 +101,6 @@ pub use context::{
 pub use handler::args::{describe, parse_args};
 pub use handler::prompt::{IntoPromptResult, McpPromptDef, PromptArgs};
 pub use handler::resource::{IntoResourceContents, McpResourceDef, ResourceRequest};
-pub use handler::schema::{schema_for, schema_with};
 pub use handler::state::State;
 pub use handler::tool::{IntoToolResult, Json, McpToolDef};
 pub use handler::uri_template::UriTemplate;
@@ -109,6 +109,7 @@ pub use protocol::{
     LoggingLevel, PromptArgument, PromptMessage, RequestId, ResourceContents, ToolAnnotations,
 };
 pub use request_state::{StateKey, StateKeys};
+pub use schema::{schema_for, schema_with};
 pub use server::{
     parse_payload, Admission, Admit, BuildError, Call, CompletionRequest, Frame, McpServer,
     McpServerBuilder, PendingCall, Response, Started,

@@ -115,7 +115,7 @@ impl Elicitor {
         &self,
         message: &str,
     ) -> Result<ElicitResponse<T>, ErrorObject> {
-        let schema = crate::handler::schema::schema_for::<T>();
+        let schema = crate::schema::schema_for::<T>();
         let params = json!({ "message": message, "requestedSchema": schema });
         let result = self.raw(params).await?;
         match result.get("action").and_then(Value::as_str) {

@@ -11,7 +11,7 @@ use super::elicit::{covers, Elicitor, InputRequest};
 use super::interrupt::{Channel, Interrupt, Interruption, RequesterElicit};
 use super::progress::Progress;
 use crate::cancel::CancelToken;
-use crate::handler::state::StateMap;
+use crate::context::state_map::StateMap;
 use crate::protocol::{self, ClientCapabilities, ClientInfo, ErrorObject, LoggingLevel, RequestId};
 
 /// What a tool, resource or prompt handler receives with each call.

@@ -11,6 +11,7 @@ pub(crate) mod interrupt;
 mod invoke;
 mod outbound;
 mod progress;
+pub(crate) mod state_map;
 
 pub use call::{CallContext, CallHeaders, HeaderValue, Headers};
 pub use elicit::{Elicit, ElicitResponse, Elicitor, InputRequest};

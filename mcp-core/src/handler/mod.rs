@@ -5,7 +5,6 @@
 pub(crate) mod args;
 pub(crate) mod prompt;
 pub(crate) mod resource;
-pub(crate) mod schema;
 pub(crate) mod state;
 pub(crate) mod tool;
 pub(crate) mod uri_template;

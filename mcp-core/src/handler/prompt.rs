@@ -5,8 +5,8 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use crate::context::InvokeContext;
 use crate::boxed::BoxFuture;
+use crate::context::InvokeContext;
 use crate::protocol::{ErrorObject, GetPromptResult, Icon, Prompt, PromptArgument, PromptMessage};
 
 /// Prompt arguments: every value is a string.

@@ -5,8 +5,8 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use crate::context::InvokeContext;
 use crate::boxed::BoxFuture;
+use crate::context::InvokeContext;
 use crate::handler::uri_template::UriTemplate;
 use crate::protocol::{ErrorObject, Icon, Resource, ResourceContents, ResourceTemplate};
 

@@ -254,7 +254,7 @@ pub struct Json<T>(pub T);
 
 impl<T: Serialize + schemars::JsonSchema> IntoToolResult for Json<T> {
     fn output_schema() -> Option<Map<String, Value>> {
-        let schema = crate::handler::schema::schema_for::<T>();
+        let schema = crate::schema::schema_for::<T>();
         (schema.get("type") == Some(&Value::String("object".into()))).then_some(schema)
     }
 

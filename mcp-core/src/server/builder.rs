@@ -9,10 +9,10 @@ use serde_json::{Map, Value};
 use super::features::{completer, Completer, CompletionRequest, Subscriptions};
 use super::registry::Registry;
 use super::{Inner, McpServer};
+use crate::context::state_map::StateMap;
 use crate::context::InvokeContext;
 use crate::handler::prompt::McpPromptDef;
 use crate::handler::resource::McpResourceDef;
-use crate::handler::state::StateMap;
 use crate::handler::tool::McpToolDef;
 use crate::protocol::{
     CacheHint, CacheScope, ErrorObject, Implementation, ListCapability, ResourcesCapability,

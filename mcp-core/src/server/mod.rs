@@ -44,10 +44,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::context::state_map::StateMap;
 use crate::context::CallContext;
 use crate::handler::prompt::McpPromptDef;
 use crate::handler::resource::McpResourceDef;
-use crate::handler::state::StateMap;
 use crate::handler::tool::McpToolDef;
 use crate::protocol::{
     CacheHint, CallToolResult, Era, ErrorObject, Implementation, RequestId, ServerCapabilities,
