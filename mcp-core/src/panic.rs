@@ -57,3 +57,24 @@ pub(crate) async fn poll_once<F: Future + Unpin>(
     })
     .await
 }
+
+/// The JSON-RPC error a handler's panic is answered with: `-32603` with a
+/// generic message and an error id. The panic's own message may hold
+/// internals, so it goes only to the server's log (a `tracing` error event
+/// carrying the same id), never to the client.
+pub(crate) fn panic_error(message: String) -> crate::protocol::ErrorObject {
+    let id = error_id();
+    tracing::error!(error_id = %id, panic = %message, "a handler panicked");
+    crate::protocol::ErrorObject::internal(format!("Internal error (error id {id})"))
+        .with_data(serde_json::json!({ "errorId": id }))
+}
+
+/// A short random id that ties a client's error to the server's log line.
+fn error_id() -> String {
+    use std::fmt::Write as _;
+    let bytes: [u8; 8] = crate::random::bytes();
+    bytes.iter().fold(String::with_capacity(16), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}

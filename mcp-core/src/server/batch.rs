@@ -110,7 +110,7 @@ impl McpServer {
                 Err(join_error) => {
                     // Handler panics are caught inside the pipeline; this is
                     // a bug in it, reported without taking the batch down.
-                    eprintln!("mcp-core: batch entry task failed: {join_error}");
+                    tracing::error!(error = %join_error, "a batch entry task failed");
                 }
             }
         }

@@ -99,7 +99,7 @@ impl Future for PendingCall {
 
 /// The answer to a request whose pipeline (not its handler) panicked.
 fn pipeline_panic(id: Option<RequestId>, message: &str) -> Response {
-    eprintln!("mcp-core: a call panicked outside its handler: {message}");
+    tracing::error!(panic = %message, "a call panicked outside its handler");
     Reply::error(id, ErrorObject::internal("Internal error")).into()
 }
 

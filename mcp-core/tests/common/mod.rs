@@ -37,3 +37,26 @@ pub async fn ask(server: &McpServer, ctx: &CallContext, message: Value) -> Value
     );
     reply
 }
+
+/// Asserts `error` (a JSON-RPC error object) answers a handler's panic as
+/// the server must: `-32603`, a generic message naming an error id that
+/// `data.errorId` repeats, and nothing of the panic's own text (`secret`).
+#[track_caller]
+#[allow(dead_code)] // not every test file has panicking handlers
+pub fn assert_panic_error(error: &Value, secret: &str) {
+    assert_eq!(error["code"], -32603, "{error}");
+    let id = error["data"]["errorId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no data.errorId in {error}"));
+    assert_eq!(id.len(), 16, "{error}");
+    assert!(id.bytes().all(|b| b.is_ascii_hexdigit()), "{error}");
+    assert_eq!(
+        error["message"],
+        format!("Internal error (error id {id})"),
+        "{error}"
+    );
+    assert!(
+        !error.to_string().contains(secret),
+        "the panic message leaked to the client: {error}"
+    );
+}

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::panic::catch_panic;
+use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{ErrorObject, LoggingLevel};
 use crate::server::features::{completion_request, completion_result};
 use crate::server::outcome::Stop;
@@ -39,7 +39,7 @@ pub(crate) async fn complete(
     let round = server.no_round_trip(scope);
     let ctx = server.invoke_context(scope, params, &round);
     let work = catch_panic(complete(request, ctx));
-    let values = round.run(work).await?.map_err(ErrorObject::internal)??;
+    let values = round.run(work).await?.map_err(panic_error)??;
     Ok(completion_result(values))
 }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{check_cursor, listing, to_json};
-use crate::panic::catch_panic;
+use crate::panic::{catch_panic, panic_error};
 use crate::protocol::ErrorObject;
 use crate::server::outcome::Stop;
 use crate::server::scope::RequestScope;
@@ -54,7 +54,7 @@ pub(crate) async fn get(
     let round = server.round_trip(scope, &name, &binding_args, &params)?;
     let ctx = server.invoke_context(scope, &params, &round);
     let work = catch_panic(Box::pin(prompt.get(args, ctx)));
-    let result = round.run(work).await?.map_err(ErrorObject::internal)??;
+    let result = round.run(work).await?.map_err(panic_error)??;
     Ok(to_json(&result))
 }
 

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::{check_cursor, listing, single, to_json};
 use crate::handler::resource::ResourceRequest;
-use crate::panic::catch_panic;
+use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{CacheHint, CacheScope, ErrorObject};
 use crate::server::outcome::Stop;
 use crate::server::scope::RequestScope;
@@ -74,7 +74,7 @@ pub(crate) async fn read(
     let ctx = server.invoke_context(scope, &params, &round);
     let cache = def.cache;
     let work = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ctx)));
-    let contents = round.run(work).await?.map_err(ErrorObject::internal)??;
+    let contents = round.run(work).await?.map_err(panic_error)??;
     let mut result = single("contents", to_json(&contents));
     if let (true, Value::Object(map)) = (scope.is_modern(), &mut result) {
         cache

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::{check_cursor, listing, to_json};
 use crate::handler::tool::McpToolDef;
-use crate::panic::catch_panic;
+use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{CallToolResult, ErrorObject};
 use crate::server::outcome::Stop;
 use crate::server::scope::RequestScope;
@@ -80,6 +80,6 @@ pub(crate) async fn call(
     let ctx = server.invoke_context(scope, &params, &round);
     let work = catch_panic(tool.invoke(args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).
-    let result = round.run(work).await?.map_err(ErrorObject::internal)?;
+    let result = round.run(work).await?.map_err(panic_error)?;
     Ok(result)
 }
