@@ -1433,7 +1433,10 @@ async fn tool_panic_is_an_internal_error_and_serving_continues() {
         .expect_err("a panicking tool is a protocol error");
     assert_eq!(err.code, -32603);
     // The panic's text stays in the server's log; the client gets an id.
-    assert!(err.message.starts_with("Internal error (error id "), "{err:?}");
+    assert!(
+        err.message.starts_with("Internal error (error id "),
+        "{err:?}"
+    );
     assert!(
         !err.to_value().to_string().contains("panicked on purpose"),
         "error: {err:?}"

@@ -456,7 +456,10 @@ async fn a_panicking_macro_tool_is_an_internal_error() {
         .await
         .expect_err("panics");
     assert_eq!(err.code, -32603);
-    assert!(err.message.starts_with("Internal error (error id "), "{err:?}");
+    assert!(
+        err.message.starts_with("Internal error (error id "),
+        "{err:?}"
+    );
     assert!(!err.to_value().to_string().contains("kaboom"), "{err:?}");
     assert_eq!(
         client

@@ -4,9 +4,10 @@
 
 use serde_json::Value;
 
-use super::decode::{is_request, request_id_of, Frame};
+use super::decode::{is_request, request_id_of, Frame, Incoming};
 use super::encode::{Replies, Reply};
 use super::entry::Admit;
+use super::prepare::Step;
 use super::McpServer;
 use crate::context::CallContext;
 use crate::protocol::ErrorObject;
@@ -32,14 +33,19 @@ impl McpServer {
     /// # Cancel safety
     /// Dropping the future abandons the call (and unregisters its id).
     pub async fn handle_frame(&self, frame: &[u8], ctx: &CallContext) -> Option<Vec<u8>> {
-        match Frame::parse(frame) {
-            Err(reply) => serde_json::to_vec(&reply).ok(),
-            Ok(frame) => self
-                .accept(frame, ctx, None)
-                .run()
-                .await
-                .map(|response| response.to_vec()),
-        }
+        let replies = match Incoming::parse(frame) {
+            Err(reply) => return serde_json::to_vec(&reply).ok(),
+            Ok(Incoming::Json(Value::Array(items))) => self.run_batch(items, ctx, None).await?,
+            // One message: the same stages as `accept` + `run`, without the
+            // `Call` in between (this is the hot path of an embedder).
+            Ok(message) => Replies::One(match self.prepare(message, ctx) {
+                Step::Done(reply) => reply?,
+                Step::Run(prepared) => self.run_prepared(prepared).await?,
+            }),
+        };
+        let mut out = Vec::new();
+        replies.write_to(&mut out);
+        Some(out)
     }
 
     /// Dispatches a payload that may be a batch: a single message goes to
@@ -74,32 +80,38 @@ impl McpServer {
         let mut tasks = tokio::task::JoinSet::new();
         let mut replies: Vec<Option<Reply>> =
             std::iter::repeat_with(|| None).take(items.len()).collect();
+        // Every entry is accepted in order (ids registered, lifecycle
+        // methods answered) before any runs; only an entry that runs a
+        // handler is admitted, one by one.
         for (slot, item) in items.into_iter().enumerate() {
-            let mut permit = None;
-            if is_request(&item) {
-                if item.get("method").and_then(Value::as_str) == Some("initialize") {
-                    replies[slot] = Some(Reply::error(
-                        request_id_of(&item),
-                        ErrorObject::invalid_request(
-                            "Invalid JSON-RPC request: initialize cannot be batched",
-                        ),
-                    ));
+            if is_request(&item) && item.get("method").and_then(Value::as_str) == Some("initialize")
+            {
+                replies[slot] = Some(Reply::error(
+                    request_id_of(&item),
+                    ErrorObject::invalid_request(
+                        "Invalid JSON-RPC request: initialize cannot be batched",
+                    ),
+                ));
+                continue;
+            }
+            let prepared = match self.prepare_value(item, ctx) {
+                Step::Done(reply) => {
+                    replies[slot] = reply;
                     continue;
                 }
-                if let Some(admit) = admit {
-                    match admit() {
-                        Ok(p) => permit = Some(p),
-                        Err(e) => {
-                            replies[slot] = Some(Reply::error(request_id_of(&item), e));
-                            continue;
-                        }
-                    }
+                Step::Run(prepared) => prepared,
+            };
+            let permit = match admit.map(|admit| admit()) {
+                None => None,
+                Some(Ok(permit)) => Some(permit),
+                Some(Err(e)) => {
+                    replies[slot] = Some(Reply::error(Some(prepared.scope.id.clone()), e));
+                    continue;
                 }
-            }
+            };
             let server = self.clone();
-            let ctx = ctx.clone();
             tasks.spawn(async move {
-                let reply = server.reply_to(item, &ctx).await;
+                let reply = server.run_prepared(prepared).await;
                 drop(permit);
                 (slot, reply)
             });

@@ -22,6 +22,7 @@ pub(crate) enum Kind {
 }
 
 /// Sorts one decoded message (never a batch: batches are split first).
+#[inline]
 pub(crate) fn classify(message: Incoming) -> Kind {
     let message = match message {
         Incoming::Request(parts) => return Kind::Request(parts),
@@ -51,6 +52,7 @@ pub(crate) fn classify(message: Incoming) -> Kind {
 ///
 /// # Errors
 /// `-32602` for malformed metadata, `-32022` for an unsupported version.
+#[inline]
 pub(crate) fn era_of(params: &Map<String, Value>) -> Result<Era, ErrorObject> {
     match modern_claim(params) {
         None => Ok(Era::Legacy),

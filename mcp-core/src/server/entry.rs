@@ -108,9 +108,10 @@ impl McpServer {
     ///
     /// Call it in arrival order: it classifies the frame, answers at once
     /// what needs no handler (invalid messages, notifications, responses,
-    /// `initialize`, `ping`, `server/discover`), asks `admit` for a request
-    /// and registers its id, so a `notifications/cancelled` accepted right
-    /// after always finds it. Then [`start`](Call::start) or
+    /// `initialize`, `ping`, `server/discover`), registers a request's id
+    /// (so a `notifications/cancelled` accepted right after always finds
+    /// it) and asks `admit` for a request that will run a handler — only
+    /// those: a `ping` or a cancellation is never refused as busy. Then [`start`](Call::start) or
     /// [`run`](Call::run) the returned call (phase two).
     ///
     /// A custom transport over a Unix socket, one JSON message per line:
@@ -159,32 +160,26 @@ impl McpServer {
             Incoming::Json(Value::Array(items)) => {
                 State::Batch(items, ctx.clone(), admit.map(Arc::clone))
             }
-            message => {
-                let admission = match admit {
-                    Some(admit) if message.is_request() => match admit() {
-                        Ok(permit) => Some(permit),
-                        Err(e) => {
-                            return self.done(Some(Reply::error(message.request_id(), e)));
-                        }
-                    },
-                    _ => None,
-                };
-                match self.prepare(message, ctx) {
-                    Step::Done(reply) => State::Done(reply),
-                    Step::Run(prepared) => State::Run(prepared, admission),
-                }
-            }
+            message => match self.prepare(message, ctx) {
+                Step::Done(reply) => State::Done(reply),
+                // Only a request that will run a handler is admitted: what
+                // is answered in place (`ping`, `initialize`, errors) and
+                // notifications (cancellations) are never refused as busy.
+                Step::Run(prepared) => match admit.map(|admit| admit()) {
+                    None => State::Run(prepared, None),
+                    Some(Ok(permit)) => State::Run(prepared, Some(permit)),
+                    Some(Err(e)) => {
+                        let id = prepared.scope.id.clone();
+                        // Dropping the prepared call unregisters its id.
+                        drop(prepared);
+                        State::Done(Some(Reply::error(Some(id), e)))
+                    }
+                },
+            },
         };
         Call {
             server: self.clone(),
             state,
-        }
-    }
-
-    fn done(&self, reply: Option<Reply>) -> Call {
-        Call {
-            server: self.clone(),
-            state: State::Done(reply),
         }
     }
 }
@@ -221,9 +216,20 @@ impl Call {
     /// Dropping the future drops the call: its id is unregistered and no
     /// reply is sent.
     pub async fn run(self) -> Option<Response> {
+        // Awaited in place: no box, no task (a panic outside the handler
+        // reaches the caller, as with any future it awaits).
         match self.state {
             State::Done(reply) => reply.map(Response::from),
-            state => self.server.pending(state).await,
+            State::Run(prepared, admission) => {
+                let reply = self.server.run_prepared(prepared).await;
+                drop(admission);
+                reply.map(Response::from)
+            }
+            State::Batch(items, ctx, admit) => self
+                .server
+                .run_batch(items, &ctx, admit.as_ref())
+                .await
+                .map(Response),
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::session::Session;
 ///
 /// # Errors
 /// `-32600` when the same id is already in flight there.
+#[inline]
 pub(crate) fn register(
     parts: RequestParts,
     era: Era,

@@ -23,6 +23,7 @@ impl McpServer {
     /// Answers the methods that need no handler and no registration for
     /// their era (`initialize`, `ping`, `server/discover`, removed methods);
     /// `None` for everything else.
+    #[inline]
     pub(crate) fn answer_lifecycle(
         &self,
         era: &Era,

@@ -28,6 +28,7 @@ impl McpServer {
     /// Classifies one message (not a batch), answers what needs no handler
     /// (errors, notifications, responses, lifecycle methods) and registers
     /// a request's id in its session.
+    #[inline]
     pub(crate) fn prepare(&self, message: Incoming, ctx: &CallContext) -> Step {
         let session = self.session_of(ctx);
         match classify(message) {
@@ -51,12 +52,14 @@ impl McpServer {
 
     /// The scope a call's id is registered in: the context's session, or
     /// the server's shared one.
+    #[inline]
     pub(crate) fn session_of(&self, ctx: &CallContext) -> Session {
         ctx.session
             .clone()
             .unwrap_or_else(|| self.inner.shared_session.clone())
     }
 
+    #[inline]
     fn prepare_request(&self, parts: RequestParts, ctx: &CallContext, session: Session) -> Step {
         let era = match era_of(&parts.params) {
             Ok(era) => era,

@@ -107,6 +107,7 @@ impl McpServer {
     /// The last point a request's outcome can be seen before it is written:
     /// the outcome becomes the reply (2026-07-28 results carry the
     /// server's info and cache hints, written while encoding).
+    #[inline]
     pub(crate) fn finish(
         &self,
         id: crate::protocol::RequestId,

@@ -40,6 +40,7 @@ pub(crate) fn list(
 
 /// Point 1: the tool named by `tools/call`, and its arguments object (not
 /// parsed into the tool's types yet).
+#[inline]
 pub(crate) fn resolve<'a>(
     server: &'a McpServer,
     params: &mut Map<String, Value>,
