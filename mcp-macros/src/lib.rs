@@ -6,6 +6,10 @@
 //! function as written, so it stays callable and unit-testable, and adds a
 //! companion type of the same name whose associated function returns the
 //! descriptor: `echo::tool()`, `week::resource()`, `greet::prompt()`.
+//!
+//! The documentation of each macro lists every key it accepts, its
+//! parameters and its return types. The long texts live in `docs/*.md`; their
+//! examples are doctests (`cargo test -p mcp-macros --doc`).
 
 mod attr;
 mod diag;
@@ -18,29 +22,19 @@ mod tool;
 
 use proc_macro::TokenStream;
 
-/// Turns an `async fn` (or a plain `fn`) into an MCP tool; `name::tool()`
-/// returns its [`McpToolDef`](https://docs.rs/mcp-core).
-///
-/// Keys: `name`, `title`, `description`, `read_only`, `destructive`,
-/// `idempotent`, `open_world`, `icon`, `meta`, `keep_defs`, `crate`.
+#[doc = include_str!("../docs/tool.md")]
 #[proc_macro_attribute]
 pub fn mcp_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
 }
 
-/// Turns a function into an MCP resource (or, when `uri` has `{variables}`,
-/// a resource template); `name::resource()` returns its descriptor.
-///
-/// Keys: `uri` (required), `name`, `title`, `description`, `mime_type`, `crate`.
+#[doc = include_str!("../docs/resource.md")]
 #[proc_macro_attribute]
 pub fn mcp_resource(attr: TokenStream, item: TokenStream) -> TokenStream {
     resource::expand(attr.into(), item.into()).into()
 }
 
-/// Turns a function of `String` / `Option<String>` arguments into an MCP
-/// prompt; `name::prompt()` returns its descriptor.
-///
-/// Keys: `name`, `title`, `description`, `crate`.
+#[doc = include_str!("../docs/prompt.md")]
 #[proc_macro_attribute]
 pub fn mcp_prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
     prompt::expand(attr.into(), item.into()).into()
