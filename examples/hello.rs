@@ -15,5 +15,11 @@ async fn main() -> std::io::Result<()> {
         .tool(echo::tool())
         .build()
         .map_err(std::io::Error::other)?;
+    // One line on stderr so a terminal run does not look hung.
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
+    eprintln!(
+        "hello: MCP server on stdio (one JSON-RPC message per line; replies on stdout); \
+         try: printf '%s\\n' '{call}' | target/debug/examples/hello"
+    );
     serve_stdio(server, Default::default()).wait().await
 }

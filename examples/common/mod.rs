@@ -9,6 +9,10 @@
 //! [`with_env_state_key`] read it from `MCP_REQUEST_STATE_KEY` (64 hex
 //! digits = 32 bytes) and its id from `MCP_REQUEST_STATE_KEY_ID` (default
 //! `env`).
+//!
+//! On start each example prints one line to stderr saying what it serves and
+//! how to talk to it (over HTTP followed by the `MCP endpoint: URL` line that
+//! scripts and tests look for).
 
 // Each example uses part of this module.
 #![allow(dead_code)]
@@ -116,6 +120,7 @@ pub async fn serve_with(server: McpServer, stdio: StdioOptions) -> std::io::Resu
         i += 1;
     }
     let Some(addr) = http else {
+        announce_stdio();
         return serve_stdio(server, stdio).wait().await;
     };
     let (host, port) = split_addr(&addr).ok_or_else(|| usage(&format!("bad address {addr:?}")))?;
@@ -124,10 +129,53 @@ pub async fn serve_with(server: McpServer, stdio: StdioOptions) -> std::io::Resu
         options = options.sessions(SessionOptions::default());
     }
     let handle = serve_http(server, options).await?;
+    announce_http(handle.url(), stateless);
     eprintln!("MCP endpoint: {}", handle.url());
     tokio::signal::ctrl_c().await?;
     handle.close().await;
     Ok(())
+}
+
+/// The `initialize` request of the hints below (the newest
+/// initialize-based revision).
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"0"}}}"#;
+
+/// This example's name (its executable's stem) and the path to run it by.
+fn me() -> (String, String) {
+    let exe = std::env::current_exe().ok();
+    let name = exe
+        .as_deref()
+        .and_then(std::path::Path::file_stem)
+        .map_or_else(|| "server".to_owned(), |s| s.to_string_lossy().into_owned());
+    let path = exe.map_or_else(
+        || format!("target/debug/examples/{name}"),
+        |p| p.display().to_string(),
+    );
+    (name, path)
+}
+
+/// The stdio start line: what is served and a command that talks to it.
+pub fn announce_stdio() {
+    let (name, path) = me();
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    eprintln!(
+        "{name}: MCP server on stdio (one JSON-RPC message per line in, replies on stdout, logs on stderr; Ctrl-D ends); \
+         try: printf '%s\\n' '{INITIALIZE}' '{list}' | {path}"
+    );
+}
+
+/// The HTTP start line: what is served and a `curl` that talks to it.
+pub fn announce_http(url: &str, stateless: bool) {
+    let (name, _) = me();
+    let sessions = if stateless {
+        "stateless"
+    } else {
+        "with sessions"
+    };
+    eprintln!(
+        "{name}: MCP server over Streamable HTTP ({sessions}; POST one JSON-RPC message per request, Ctrl-C stops); \
+         try: curl -s {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d '{INITIALIZE}'"
+    );
 }
 
 fn split_addr(addr: &str) -> Option<(String, u16)> {

@@ -84,6 +84,29 @@ pub fn ensure_examples_built() -> Result<(), String> {
         .clone()
 }
 
+/// A command that runs the example `name` (built first, see
+/// [`ensure_examples_built`]), its stdio and arguments left for the caller
+/// to set, killed when its child is dropped.
+///
+/// # Errors
+/// When the example binary cannot be found or built.
+pub fn example_command(name: &str) -> io::Result<Command> {
+    ensure_examples_built().map_err(io::Error::other)?;
+    let path = example_path(name)?;
+    if !path.exists() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "example binary {} not found; build it with `cargo build --example {name}`",
+                path.display()
+            ),
+        ));
+    }
+    let mut command = Command::new(&path);
+    command.kill_on_drop(true);
+    Ok(command)
+}
+
 /// Spawns the example `name` with piped stdin/stdout (stderr inherited, so
 /// its logs show up in the test output) and returns a [`TestClient`] talking
 /// to it with default options, not yet initialized, plus the child process
@@ -101,18 +124,7 @@ pub fn spawn_example(name: &str) -> io::Result<(TestClient, Child)> {
 /// # Errors
 /// When the example binary cannot be found, built or started.
 pub fn spawn_example_with(name: &str, options: ClientOptions) -> io::Result<(TestClient, Child)> {
-    ensure_examples_built().map_err(io::Error::other)?;
-    let path = example_path(name)?;
-    if !path.exists() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!(
-                "example binary {} not found; build it with `cargo build --example {name}`",
-                path.display()
-            ),
-        ));
-    }
-    let mut child = Command::new(&path)
+    let mut child = example_command(name)?
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

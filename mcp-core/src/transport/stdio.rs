@@ -19,6 +19,27 @@
 //!   instead of growing its memory.
 //! - At end of input the transport stops reading, lets in-flight calls finish
 //!   (up to [`StdioOptions::drain_timeout`]), flushes, and returns.
+//!
+//! # A guarded stdout
+//!
+//! On Unix, [`serve_stdio`] keeps the process's standard output for protocol
+//! messages alone: it writes them to a private duplicate of file descriptor 1
+//! and points fd 1 itself at stderr (`dup2(2, 1)`), so a `println!` in a
+//! tool, a dependency that prints, or a child process that inherits stdout
+//! lands on stderr instead of corrupting the stream. Rust's buffered
+//! `std::io::stdout()` is flushed first, under its lock, so nothing printed
+//! before the call leaks into the protocol stream and nothing printed after
+//! reaches it. When the server stops ([`StdioHandle::wait`] returns, or the
+//! handle's task is dropped with its runtime) fd 1 is pointed back at the
+//! original stdout, in blocking mode again; output printed while serving
+//! stays on stderr. Several `serve_stdio` calls at once share one guard: the
+//! last to stop restores fd 1.
+//!
+//! Opt out with [`StdioOptions::guard_stdout(false)`](StdioOptions::guard_stdout)
+//! (for a process that manages fd 1 itself). If the redirection fails (fd 2
+//! closed, say) the transport serves unguarded, as before. On other
+//! platforms there is no guard: nothing else may write to stdout there.
+//! [`serve_io`] (streams of your own) never touches the process's stdio.
 
 use std::io;
 use std::sync::Arc;
@@ -57,6 +78,11 @@ pub struct StdioOptions {
     pub drain_timeout: Duration,
     /// Outgoing messages that may wait for the writer (default 256).
     pub output_queue: usize,
+    /// Whether [`serve_stdio`] points file descriptor 1 at stderr while it
+    /// serves, writing protocol messages to a private duplicate (default
+    /// `true`; Unix only; see [the module docs](self#a-guarded-stdout)).
+    /// Ignored by [`serve_io`].
+    pub guard_stdout: bool,
 }
 
 impl Default for StdioOptions {
@@ -67,6 +93,7 @@ impl Default for StdioOptions {
             max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
             drain_timeout: Duration::from_secs(10),
             output_queue: 256,
+            guard_stdout: true,
         }
     }
 }
@@ -97,6 +124,15 @@ impl StdioOptions {
     #[must_use]
     pub fn drain_timeout(mut self, timeout: Duration) -> Self {
         self.drain_timeout = timeout;
+        self
+    }
+
+    /// Whether [`serve_stdio`] guards stdout (default `true`): `false` keeps
+    /// fd 1 as it is, so anything printed there mixes with the protocol
+    /// messages. See [the module docs](self#a-guarded-stdout).
+    #[must_use]
+    pub fn guard_stdout(mut self, guard: bool) -> Self {
+        self.guard_stdout = guard;
         self
     }
 }
@@ -133,12 +169,38 @@ impl StdioHandle {
 
 /// Serves `server` on the process's stdin and stdout.
 ///
-/// Nothing else may write to stdout: log to stderr.
+/// On Unix, stdout is guarded while the server runs (unless
+/// [`StdioOptions::guard_stdout`] says otherwise): protocol messages go to a
+/// private duplicate of fd 1 and fd 1 is pointed at stderr, so a stray
+/// `println!` (yours, a dependency's, a child process's) shows up on stderr
+/// instead of breaking the client. fd 1 is restored when the server stops.
+/// Elsewhere nothing else may write to stdout: log to stderr. See
+/// [the module docs](self#a-guarded-stdout).
 ///
 /// When stdin or stdout is a pipe (as when an MCP client spawns the server)
 /// it is switched to non-blocking mode and driven by the reactor directly;
 /// otherwise (a file, a terminal) Tokio's blocking stdio is used.
+///
+/// Must be called within a Tokio runtime.
 pub fn serve_stdio(server: McpServer, options: StdioOptions) -> StdioHandle {
+    #[cfg(unix)]
+    if options.guard_stdout {
+        if let Ok((guard, protocol_fd)) = guard::StdoutGuard::install() {
+            let reader = std_reader();
+            let writer = guard::protocol_writer(protocol_fd);
+            let stop = CancelToken::new();
+            let task = tokio::spawn({
+                let stop = stop.clone();
+                async move {
+                    let result = run(server, reader, writer, options, stop).await;
+                    // Every message is written: fd 1 may be the real stdout again.
+                    drop(guard);
+                    result
+                }
+            });
+            return StdioHandle { stop, task };
+        }
+    }
     let (reader, writer) = std_streams();
     serve_io(server, reader, writer, options)
 }
@@ -147,17 +209,24 @@ type BoxedReader = Box<dyn AsyncRead + Unpin + Send>;
 type BoxedWriter = Box<dyn AsyncWrite + Unpin + Send>;
 
 #[cfg(unix)]
-fn std_streams() -> (BoxedReader, BoxedWriter) {
+fn std_reader() -> BoxedReader {
     use std::os::fd::AsFd;
     use tokio::net::unix::pipe;
-    let reader: BoxedReader = match std::io::stdin()
+    match std::io::stdin()
         .as_fd()
         .try_clone_to_owned()
         .and_then(pipe::Receiver::from_owned_fd)
     {
         Ok(pipe) => Box::new(pipe),
         Err(_) => Box::new(tokio::io::stdin()),
-    };
+    }
+}
+
+#[cfg(unix)]
+fn std_streams() -> (BoxedReader, BoxedWriter) {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+    let reader = std_reader();
     let writer: BoxedWriter = match std::io::stdout()
         .as_fd()
         .try_clone_to_owned()
@@ -582,5 +651,102 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         self.start = self.buf.len();
         self.scan = self.start;
         line
+    }
+}
+
+/// The stdout guard of [`serve_stdio`] (see the module docs).
+#[cfg(unix)]
+mod guard {
+    use std::io::{self, Write};
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::sync::{Mutex, PoisonError};
+
+    use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+    use tokio::net::unix::pipe;
+
+    use super::BoxedWriter;
+
+    /// The original stdout while a guard is live.
+    struct Saved {
+        original: OwnedFd,
+        /// Whether it was non-blocking before the protocol writer made it so.
+        nonblocking: bool,
+        /// Live guards.
+        count: usize,
+    }
+
+    static SAVED: Mutex<Option<Saved>> = Mutex::new(None);
+
+    /// While alive, fd 1 points at stderr; the last one dropped restores it.
+    pub(super) struct StdoutGuard(());
+
+    impl StdoutGuard {
+        /// Points fd 1 at stderr. Returns the guard and a private duplicate
+        /// of the original stdout (close-on-exec, so child processes never
+        /// inherit it) for the protocol messages.
+        pub(super) fn install() -> io::Result<(Self, OwnedFd)> {
+            let mut saved = SAVED.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(saved) = saved.as_mut() {
+                let protocol = saved.original.try_clone()?;
+                saved.count += 1;
+                return Ok((Self(()), protocol));
+            }
+            // Under std's stdout lock: what was printed before goes out on
+            // the real stdout, and no `print!` lands between flush and dup2.
+            let mut stdout = io::stdout().lock();
+            stdout.flush()?;
+            let original = stdout.as_fd().try_clone_to_owned()?;
+            let protocol = original.try_clone()?;
+            let nonblocking = fcntl_getfl(&original)?.contains(OFlags::NONBLOCK);
+            rustix::stdio::dup2_stdout(io::stderr())?;
+            drop(stdout);
+            *saved = Some(Saved {
+                original,
+                nonblocking,
+                count: 1,
+            });
+            Ok((Self(()), protocol))
+        }
+    }
+
+    impl Drop for StdoutGuard {
+        fn drop(&mut self) {
+            let mut saved = SAVED.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(live) = saved.as_mut() else {
+                return;
+            };
+            live.count -= 1;
+            if live.count > 0 {
+                return;
+            }
+            let Some(Saved {
+                original,
+                nonblocking,
+                ..
+            }) = saved.take()
+            else {
+                return;
+            };
+            let mut stdout = io::stdout().lock();
+            // What was printed while serving belongs on stderr, where fd 1 still points.
+            let _ = stdout.flush();
+            // The protocol writer made the shared file description
+            // non-blocking; `println!` expects a blocking stdout.
+            if !nonblocking {
+                if let Ok(flags) = fcntl_getfl(&original) {
+                    let _ = fcntl_setfl(&original, flags - OFlags::NONBLOCK);
+                }
+            }
+            let _ = rustix::stdio::dup2_stdout(&original);
+        }
+    }
+
+    /// The protocol messages' writer on `fd`: driven by the reactor when it
+    /// is a pipe, through Tokio's blocking pool otherwise (a file, a terminal).
+    pub(super) fn protocol_writer(fd: OwnedFd) -> BoxedWriter {
+        match fd.try_clone().and_then(pipe::Sender::from_owned_fd) {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(tokio::fs::File::from_std(std::fs::File::from(fd))),
+        }
     }
 }
