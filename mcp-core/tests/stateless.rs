@@ -2452,3 +2452,89 @@ async fn modern_progress_over_stdio_carries_the_token() {
         .iter()
         .all(|n| n["method"] != "notifications/progress"));
 }
+
+// ---------------------------------------------------------------------------
+// Hardening of requestState (issue 16)
+// ---------------------------------------------------------------------------
+
+/// Only the answers the handler asked for are sealed into the next round's
+/// state: keys the server never asked (however large) are not carried.
+#[tokio::test]
+async fn mrtr_answers_nobody_asked_for_are_not_sealed() {
+    let (server, _runs) = server_with_runs();
+    let ctx = CallContext::default();
+    let first = modern(
+        json!({"name": "two_step", "arguments": {"env": "prod"}}),
+        elicit_caps(),
+    );
+    let reply = ask(&server, &ctx, req(1, "tools/call", first.clone())).await;
+    let (_, state) = input_required(result(&reply));
+    let state = state.as_str().expect("a string state").to_owned();
+    let mut answers = branch_answer();
+    let junk = "x".repeat(64 * 1024);
+    answers["junk"] = json!({"action": "accept", "content": {"pad": junk}});
+    let reply = ask(
+        &server,
+        &ctx,
+        req(2, "tools/call", retry(&first, answers, &json!(state))),
+    )
+    .await;
+    let (requests, next) = input_required(result(&reply));
+    assert!(requests.get("elicit-1").is_some(), "{requests}");
+    let next = next.as_str().expect("a string state");
+    let payload = state_payload(next);
+    assert!(payload["a"].get("elicit-0").is_some(), "{payload}");
+    assert!(payload["a"].get("junk").is_none(), "{payload}");
+    assert!(next.len() < 4096, "state grew to {} bytes", next.len());
+}
+
+/// A tag spelled with non-zero unused bits in its last base64url character
+/// (another spelling of the same bytes) does not verify.
+#[tokio::test]
+async fn mrtr_state_tags_must_be_canonical_base64url() {
+    let (server, _runs) = server_with_runs();
+    let ctx = CallContext::default();
+    let first = modern(
+        json!({"name": "deploy", "arguments": {"env": "prod"}}),
+        elicit_caps(),
+    );
+    let reply = ask(&server, &ctx, req(1, "tools/call", first.clone())).await;
+    let (_, state) = input_required(result(&reply));
+    let state = state.as_str().expect("a string state");
+    let (head, tag) = state.rsplit_once('.').expect("a tag");
+    // A 32-byte tag is 43 characters: the last one carries 2 unused bits.
+    assert_eq!(tag.len(), 43);
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let last = tag.as_bytes()[42];
+    let index = alphabet
+        .iter()
+        .position(|&c| c == last)
+        .expect("a base64url character");
+    for unused in 1..4 {
+        let other = char::from(alphabet[(index & !3) | unused]);
+        let forged = format!("{head}.{}{other}", &tag[..42]);
+        let reply = ask(
+            &server,
+            &ctx,
+            req(
+                2,
+                "tools/call",
+                retry(&first, branch_answer(), &json!(forged)),
+            ),
+        )
+        .await;
+        assert_invalid_state(&reply, "requestState is malformed");
+    }
+    // The canonical spelling still opens.
+    let reply = ask(
+        &server,
+        &ctx,
+        req(
+            3,
+            "tools/call",
+            retry(&first, branch_answer(), &json!(state)),
+        ),
+    )
+    .await;
+    assert_complete(result(&reply));
+}

@@ -32,6 +32,10 @@ pub(crate) struct Interrupt {
     slot: Mutex<Option<Interruption>>,
     notify: Notify,
     pub(crate) answers: Map<String, Value>,
+    /// The keys of `answers` the handler asked for this round: only those
+    /// are sealed into the next `requestState` (never a key the server did
+    /// not ask, however many a client sends).
+    used: Mutex<Vec<String>>,
     pub(crate) next: AtomicUsize,
 }
 
@@ -59,6 +63,24 @@ impl Interrupt {
         }
         self.notify.notify_one();
         std::future::pending().await
+    }
+
+    /// The answer under `key`, recorded as used.
+    pub(crate) fn answer(&self, key: &str) -> Option<&Value> {
+        let answer = self.answers.get(key)?;
+        let mut used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
+        if !used.iter().any(|k| k == key) {
+            used.push(key.to_owned());
+        }
+        Some(answer)
+    }
+
+    /// The answers the handler used this round, to seal for the next.
+    pub(crate) fn used_answers(&self) -> Map<String, Value> {
+        let used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
+        used.iter()
+            .filter_map(|k| self.answers.get(k).map(|a| (k.clone(), a.clone())))
+            .collect()
     }
 
     /// Completes when a handler raised an interruption.
@@ -152,7 +174,7 @@ impl Requester for RoundTripRequester {
         let mut answers = Map::new();
         let mut missing = Map::new();
         for (key, method, mut params) in requests {
-            match self.interrupt.answers.get(&key) {
+            match self.interrupt.answer(&key) {
                 Some(answer) => {
                     answers.insert(key, answer.clone());
                 }

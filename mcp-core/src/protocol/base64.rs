@@ -50,10 +50,30 @@ fn encode_into(out: &mut String, input: &[u8], alphabet: &[u8; 64], pad: bool) {
     }
 }
 
-/// Decodes unpadded URL-safe base64; `None` on any invalid character.
+/// Decodes unpadded URL-safe base64 in its canonical form only: `None` on
+/// any invalid character, an impossible length, or unused bits that are not
+/// zero (so one byte string has exactly one spelling).
 pub fn decode_url(input: &str) -> Option<Vec<u8>> {
-    if input.contains(['+', '/', '=']) {
+    if input.contains(['+', '/', '=']) || input.len() % 4 == 1 {
         return None;
+    }
+    let unused_bits = match input.len() % 4 {
+        2 => 4,
+        3 => 2,
+        _ => 0,
+    };
+    if let (Some(&last), true) = (input.as_bytes().last(), unused_bits > 0) {
+        let sextet = match last {
+            b'A'..=b'Z' => last - b'A',
+            b'a'..=b'z' => last - b'a' + 26,
+            b'0'..=b'9' => last - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        };
+        if sextet & ((1 << unused_bits) - 1) != 0 {
+            return None;
+        }
     }
     let standard: String = input
         .chars()
@@ -107,6 +127,16 @@ mod tests {
             assert_eq!(url, expected);
             assert_eq!(super::decode_url(&url).as_deref(), Some(&bytes[..]));
         }
+    }
+
+    #[test]
+    fn url_decoding_accepts_only_the_canonical_spelling() {
+        // "f" is `Zg`; `Zh`, `Zi`, `Zj` differ only in unused bits.
+        assert_eq!(super::decode_url("Zg").as_deref(), Some(&b"f"[..]));
+        for other in ["Zh", "Zi", "Zj", "Zm9", "Z"] {
+            assert_eq!(super::decode_url(other), None, "{other}");
+        }
+        assert_eq!(super::decode_url("Zm8").as_deref(), Some(&b"fo"[..]));
     }
 
     #[test]

@@ -173,7 +173,7 @@ impl RoundTrip<'_> {
                 let state = inner.state_keys.seal(
                     identity,
                     self.principal.as_deref(),
-                    &self.interrupt.answers,
+                    &self.interrupt.used_answers(),
                     &pending,
                 );
                 let mut result = Map::new();
