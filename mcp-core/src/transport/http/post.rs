@@ -128,27 +128,35 @@ impl McpHttpService {
             let call = self.shared.server.accept(payload, &ctx, Some(&admit));
             (Work::Batch(call), None)
         } else {
-            let admission = match self.admit() {
-                Ok(permit) => permit,
-                Err(e) => {
-                    let id = payload.id_value();
-                    let mut r = json_response(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        &crate::protocol::fail(id, &e),
-                    );
-                    r.headers_mut().insert(
-                        hyper::header::RETRY_AFTER,
-                        HttpHeaderValue::from_static("1"),
-                    );
-                    return r;
+            // Registered in its session before this POST is answered at all,
+            // so a cancel sent right after it always finds the call. Only a
+            // call that runs a handler takes a slot: `ping`, `initialize`
+            // and the like are never refused as busy.
+            let id = payload.id_value();
+            let call = self.shared.server.accept(payload, &ctx, None);
+            let admission = if call.is_done() {
+                None
+            } else {
+                match self.admit() {
+                    Ok(permit) => Some(permit),
+                    Err(e) => {
+                        // Dropping the call unregisters its id.
+                        drop(call);
+                        let mut r = json_response(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            &crate::protocol::fail(id, &e),
+                        );
+                        r.headers_mut().insert(
+                            hyper::header::RETRY_AFTER,
+                            HttpHeaderValue::from_static("1"),
+                        );
+                        return r;
+                    }
                 }
             };
-            // Registered in its session before this POST is answered at all,
-            // so a cancel sent right after it always finds the call. Most
-            // calls finish on their first poll without a word to the client
-            // before their reply: answer those right here, with no task,
-            // channel hop or event. The rest go on below.
-            let call = self.shared.server.accept(payload, &ctx, None);
+            // Most calls finish on their first poll without a word to the
+            // client before their reply: answer those right here, with no
+            // task, channel hop or event. The rest go on below.
             match call.start().await {
                 Started::Done(Some(reply)) if rx.is_empty() => {
                     // Later messages of this call (a subscription it
@@ -160,10 +168,10 @@ impl McpHttpService {
                         drop(admission);
                         return self.reply_response(reply, is_init, modern, session, principal);
                     }
-                    (Work::Done(Some(reply)), Some(admission))
+                    (Work::Done(Some(reply)), admission)
                 }
-                Started::Done(reply) => (Work::Done(reply), Some(admission)),
-                Started::Pending(rest) => (Work::One(rest), Some(admission)),
+                Started::Done(reply) => (Work::Done(reply), admission),
+                Started::Pending(rest) => (Work::One(rest), admission),
             }
         };
 
