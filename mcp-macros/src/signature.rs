@@ -26,6 +26,8 @@ pub(crate) enum ParamKind {
         name: String,
         description: Option<String>,
     },
+    /// `#[args] params: T`: the whole arguments object is one `T` (tools only).
+    Whole,
     /// A plain argument from the client, spelled as one (`String`, `u32`,
     /// `Option<_>`, `Vec<_>`, ...).
     Plain {
@@ -172,9 +174,18 @@ pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
-/// Removes `#[arg(...)]` and doc attributes from parameters (they are ours),
-/// returning the description of each parameter in order.
-pub(crate) fn strip_param_attrs(func: &mut ItemFn, errors: &mut Errors) -> Vec<Option<String>> {
+/// What the macro's own attributes say about one parameter.
+#[derive(Default)]
+pub(crate) struct ParamAttrs {
+    /// From `#[arg(description = "...")]` or a `///` comment.
+    pub(crate) description: Option<String>,
+    /// The `#[args]` attribute: the parameter is the whole arguments object.
+    pub(crate) whole: Option<Span>,
+}
+
+/// Removes `#[arg(...)]`, `#[args]` and doc attributes from parameters
+/// (they are ours), returning what they say of each parameter in order.
+pub(crate) fn strip_param_attrs(func: &mut ItemFn, errors: &mut Errors) -> Vec<ParamAttrs> {
     let mut out = Vec::new();
     for input in &mut func.sig.inputs {
         let attrs = match input {
@@ -182,7 +193,21 @@ pub(crate) fn strip_param_attrs(func: &mut ItemFn, errors: &mut Errors) -> Vec<O
             FnArg::Receiver(r) => &mut r.attrs,
         };
         let mut description = doc_text(attrs);
-        for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
+        let mut whole = None;
+        for attr in attrs.iter() {
+            if attr.path().is_ident("args") {
+                match &attr.meta {
+                    syn::Meta::Path(_) => whole = Some(attr.span()),
+                    other => errors.spanned(
+                        other,
+                        "write `#[args]` alone: it takes the whole arguments object as this parameter's type",
+                    ),
+                }
+                continue;
+            }
+            if !attr.path().is_ident("arg") {
+                continue;
+            }
             match &attr.meta {
                 syn::Meta::List(list) => {
                     let args = Args::parse(
@@ -197,22 +222,66 @@ pub(crate) fn strip_param_attrs(func: &mut ItemFn, errors: &mut Errors) -> Vec<O
                 }
                 other => errors.spanned(
                     other,
-                    "write `#[arg(description = \"...\")]` (or a `///` comment on the argument)",
+                    "write `#[arg(description = \"...\")]` (or a `///` comment on the argument); to take the whole arguments object as one struct, write `#[args]`",
                 ),
             }
         }
-        attrs.retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
-        out.push(description);
+        attrs.retain(|a| {
+            !a.path().is_ident("arg") && !a.path().is_ident("args") && !a.path().is_ident("doc")
+        });
+        out.push(ParamAttrs { description, whole });
     }
     out
 }
+
+/// The span of a borrow inside a client argument type: a reference or a
+/// lifetime other than `'static`, anywhere in it (`Option<&str>`,
+/// `Vec<&T>`, `Cow<'a, str>`, `(&str, u32)`).
+pub(crate) fn borrow_in(ty: &Type) -> Option<Span> {
+    match ty {
+        Type::Reference(r) => Some(r.span()),
+        Type::Group(g) => borrow_in(&g.elem),
+        Type::Paren(p) => borrow_in(&p.elem),
+        Type::Array(a) => borrow_in(&a.elem),
+        Type::Slice(s) => borrow_in(&s.elem),
+        Type::Tuple(t) => t.elems.iter().find_map(borrow_in),
+        Type::Path(p) => p.path.segments.iter().find_map(|seg| match &seg.arguments {
+            PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+                GenericArgument::Type(t) => borrow_in(t),
+                GenericArgument::Lifetime(l) if l.ident != "static" => Some(l.span()),
+                _ => None,
+            }),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// `borrow_in` for the type arguments of a path type only: `Wrapper<&str>`
+/// is borrowed, while `&Ctx` and `CtxRef<'_>` may be an injected context.
+fn borrow_in_arguments(ty: &Type) -> Option<Span> {
+    match ty {
+        Type::Path(p) => p.path.segments.iter().find_map(|seg| match &seg.arguments {
+            PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+                GenericArgument::Type(t) => borrow_in(t),
+                _ => None,
+            }),
+            _ => None,
+        }),
+        Type::Group(g) => borrow_in_arguments(&g.elem),
+        Type::Paren(p) => borrow_in_arguments(&p.elem),
+        _ => None,
+    }
+}
+
+const OWNED: &str = "arguments from the client must be owned types: use `String` instead of `&str`, `Vec<T>` instead of `&[T]`, `T` instead of `&T` (also inside `Option`, `Vec`, tuples, ...)";
 
 /// Checks the function shape shared by all three macros and classifies its
 /// parameters. `what` is `tool`, `resource` or `prompt`.
 #[allow(clippy::too_many_lines)]
 pub(crate) fn analyse(
     func: &ItemFn,
-    descriptions: &[Option<String>],
+    attrs: &[ParamAttrs],
     what: &str,
     errors: &mut Errors,
 ) -> Signature {
@@ -252,6 +321,7 @@ pub(crate) fn analyse(
     let mut params = Vec::new();
     let mut context: Option<Span> = None;
     let mut has_receiver = false;
+    let mut wholes = 0_usize;
     for (i, input) in sig.inputs.iter().enumerate() {
         let typed = match input {
             FnArg::Receiver(r) => {
@@ -310,7 +380,31 @@ pub(crate) fn analyse(
             });
             continue;
         }
-        let description = descriptions.get(i).cloned().flatten();
+        let description = attrs.get(i).and_then(|a| a.description.clone());
+        if let Some(span) = attrs.get(i).and_then(|a| a.whole) {
+            if what != "tool" {
+                errors.push(syn::Error::new(
+                    span,
+                    format!("`#[args]` is for tools: a {what}'s arguments are read one by one"),
+                ));
+            } else if wholes > 0 {
+                errors.push(syn::Error::new(
+                    span,
+                    "only one parameter can be `#[args]`: it is the whole arguments object",
+                ));
+            } else if let Some(span) = borrow_in(&ty) {
+                errors.push(syn::Error::new(span, OWNED));
+            } else {
+                wholes += 1;
+                params.push(Param {
+                    kind: ParamKind::Whole,
+                    ty,
+                    local,
+                    pat_span,
+                });
+            }
+            continue;
+        }
         let ident = match &*typed.pat {
             Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
             _ if is_undecided(&ty) => {
@@ -336,6 +430,15 @@ pub(crate) fn analyse(
                 continue;
             }
         };
+        if let Some(span) = (what != "prompt")
+            .then(|| borrow_in_arguments(&ty))
+            .flatten()
+        {
+            // `Wrapper<&str>`: not an injected type (those are spelled
+            // without borrows) and not owned.
+            errors.push(syn::Error::new(span, OWNED));
+            continue;
+        }
         if is_undecided(&ty) {
             let name = ident.to_string().trim_start_matches("r#").to_owned();
             params.push(Param {
@@ -353,11 +456,8 @@ pub(crate) fn analyse(
         if what == "prompt" {
             // Prompt arguments must be `String` / `Option<String>`; the
             // prompt macro reports any other type with that advice.
-        } else if let Type::Reference(r) = &ty {
-            errors.spanned(
-                r,
-                "arguments from the client must be owned types: use `String` instead of `&str`, `Vec<T>` instead of `&[T]`, `T` instead of `&T`",
-            );
+        } else if let Some(span) = borrow_in(&ty) {
+            errors.push(syn::Error::new(span, OWNED));
             continue;
         } else if let Type::ImplTrait(t) = &ty {
             errors.spanned(
@@ -469,6 +569,28 @@ impl Signature {
         } else {
             call
         }
+    }
+
+    /// For each parameter that may be `State<T>` (spelled so, or a type the
+    /// compiler classifies), an expression of type
+    /// `Option<(TypeId, &'static str)>`: the state it needs, found by the
+    /// compiler (`mcp_core::__private::ProbeStateInjected`), so that
+    /// `build()` can report state that was never registered.
+    pub(crate) fn state_probes(&self, krate: &TokenStream) -> Vec<TokenStream> {
+        self.params
+            .iter()
+            .filter(|p| matches!(p.kind, ParamKind::State { .. } | ParamKind::Typed { .. }))
+            .map(|p| {
+                let ty = &p.ty;
+                let span = ty.span();
+                let k = respan(krate, span);
+                quote_spanned! {span=> {
+                    #[allow(unused_imports)]
+                    use #k::__private::{ProbeStateInjected as _, ProbeStatePlain as _};
+                    (&&#k::__private::Probe::<#ty>::new()).__mcp_state()
+                }}
+            })
+            .collect()
     }
 
     /// The parameters whose kind the compiler decides, in order.
