@@ -237,9 +237,9 @@ pub(crate) fn strip_param_attrs(func: &mut ItemFn, errors: &mut Errors) -> Vec<P
 /// The span of a borrow inside a client argument type: a reference or a
 /// lifetime other than `'static`, anywhere in it (`Option<&str>`,
 /// `Vec<&T>`, `Cow<'a, str>`, `(&str, u32)`).
-pub(crate) fn borrow_in(ty: &Type) -> Option<Span> {
+pub(crate) fn borrow_in(ty: &Type) -> Option<TokenStream> {
     match ty {
-        Type::Reference(r) => Some(r.span()),
+        Type::Reference(r) => Some(quote!(#r)),
         Type::Group(g) => borrow_in(&g.elem),
         Type::Paren(p) => borrow_in(&p.elem),
         Type::Array(a) => borrow_in(&a.elem),
@@ -248,7 +248,7 @@ pub(crate) fn borrow_in(ty: &Type) -> Option<Span> {
         Type::Path(p) => p.path.segments.iter().find_map(|seg| match &seg.arguments {
             PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
                 GenericArgument::Type(t) => borrow_in(t),
-                GenericArgument::Lifetime(l) if l.ident != "static" => Some(l.span()),
+                GenericArgument::Lifetime(l) if l.ident != "static" => Some(quote!(#l)),
                 _ => None,
             }),
             _ => None,
@@ -259,7 +259,7 @@ pub(crate) fn borrow_in(ty: &Type) -> Option<Span> {
 
 /// `borrow_in` for the type arguments of a path type only: `Wrapper<&str>`
 /// is borrowed, while `&Ctx` and `CtxRef<'_>` may be an injected context.
-fn borrow_in_arguments(ty: &Type) -> Option<Span> {
+fn borrow_in_arguments(ty: &Type) -> Option<TokenStream> {
     match ty {
         Type::Path(p) => p.path.segments.iter().find_map(|seg| match &seg.arguments {
             PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
@@ -392,8 +392,8 @@ pub(crate) fn analyse(
                     span,
                     "only one parameter can be `#[args]`: it is the whole arguments object",
                 ));
-            } else if let Some(span) = borrow_in(&ty) {
-                errors.push(syn::Error::new(span, OWNED));
+            } else if let Some(borrow) = borrow_in(&ty) {
+                errors.spanned(borrow, OWNED);
             } else {
                 wholes += 1;
                 params.push(Param {
@@ -430,13 +430,13 @@ pub(crate) fn analyse(
                 continue;
             }
         };
-        if let Some(span) = (what != "prompt")
+        if let Some(borrow) = (what != "prompt")
             .then(|| borrow_in_arguments(&ty))
             .flatten()
         {
             // `Wrapper<&str>`: not an injected type (those are spelled
             // without borrows) and not owned.
-            errors.push(syn::Error::new(span, OWNED));
+            errors.spanned(borrow, OWNED);
             continue;
         }
         if is_undecided(&ty) {
@@ -456,8 +456,8 @@ pub(crate) fn analyse(
         if what == "prompt" {
             // Prompt arguments must be `String` / `Option<String>`; the
             // prompt macro reports any other type with that advice.
-        } else if let Some(span) = borrow_in(&ty) {
-            errors.push(syn::Error::new(span, OWNED));
+        } else if let Some(borrow) = borrow_in(&ty) {
+            errors.spanned(borrow, OWNED);
             continue;
         } else if let Type::ImplTrait(t) = &ty {
             errors.spanned(

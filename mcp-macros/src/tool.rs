@@ -150,10 +150,15 @@ fn build(
     let keep_defs = args.flag("keep_defs").unwrap_or(false);
 
     let (items, check, args_ty, unpack) = arguments(sig, krate, &args_ident, &ctx);
-    let check_binding = if sig
+    let has_whole = sig
         .params
         .iter()
-        .any(|p| matches!(p.kind, ParamKind::Typed { ident: Some(_), .. }))
+        .any(|p| matches!(p.kind, ParamKind::Whole));
+    let check_binding = if !has_whole
+        && sig
+            .params
+            .iter()
+            .any(|p| matches!(p.kind, ParamKind::Typed { ident: Some(_), .. }))
     {
         quote!(let (__mcp_check, __mcp_inject) = #check;)
     } else {
