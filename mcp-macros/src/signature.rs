@@ -5,9 +5,13 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type};
 
-use crate::attr::{Args, Kind};
 use crate::diag::Errors;
-use crate::docs::doc_text;
+
+mod borrow;
+mod param_attrs;
+
+use borrow::{borrow_in, borrow_in_arguments, OWNED};
+pub(crate) use param_attrs::{strip_param_attrs, ParamAttrs};
 
 /// What one parameter is.
 pub(crate) enum ParamKind {
@@ -173,108 +177,6 @@ pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
         })
         .collect()
 }
-
-/// What the macro's own attributes say about one parameter.
-#[derive(Default)]
-pub(crate) struct ParamAttrs {
-    /// From `#[arg(description = "...")]` or a `///` comment.
-    pub(crate) description: Option<String>,
-    /// The `#[args]` attribute: the parameter is the whole arguments object.
-    pub(crate) whole: Option<Span>,
-}
-
-/// Removes `#[arg(...)]`, `#[args]` and doc attributes from parameters
-/// (they are ours), returning what they say of each parameter in order.
-pub(crate) fn strip_param_attrs(func: &mut ItemFn, errors: &mut Errors) -> Vec<ParamAttrs> {
-    let mut out = Vec::new();
-    for input in &mut func.sig.inputs {
-        let attrs = match input {
-            FnArg::Typed(t) => &mut t.attrs,
-            FnArg::Receiver(r) => &mut r.attrs,
-        };
-        let mut description = doc_text(attrs);
-        let mut whole = None;
-        for attr in attrs.iter() {
-            if attr.path().is_ident("args") {
-                match &attr.meta {
-                    syn::Meta::Path(_) => whole = Some(attr.span()),
-                    other => errors.spanned(
-                        other,
-                        "write `#[args]` alone: it takes the whole arguments object as this parameter's type",
-                    ),
-                }
-                continue;
-            }
-            if !attr.path().is_ident("arg") {
-                continue;
-            }
-            match &attr.meta {
-                syn::Meta::List(list) => {
-                    let args = Args::parse(
-                        list.tokens.clone(),
-                        "#[arg(...)]",
-                        &[("description", Kind::Str)],
-                        errors,
-                    );
-                    if let Some(lit) = args.str("description") {
-                        description = Some(lit.value());
-                    }
-                }
-                other => errors.spanned(
-                    other,
-                    "write `#[arg(description = \"...\")]` (or a `///` comment on the argument); to take the whole arguments object as one struct, write `#[args]`",
-                ),
-            }
-        }
-        attrs.retain(|a| {
-            !a.path().is_ident("arg") && !a.path().is_ident("args") && !a.path().is_ident("doc")
-        });
-        out.push(ParamAttrs { description, whole });
-    }
-    out
-}
-
-/// The span of a borrow inside a client argument type: a reference or a
-/// lifetime other than `'static`, anywhere in it (`Option<&str>`,
-/// `Vec<&T>`, `Cow<'a, str>`, `(&str, u32)`).
-pub(crate) fn borrow_in(ty: &Type) -> Option<TokenStream> {
-    match ty {
-        Type::Reference(r) => Some(quote!(#r)),
-        Type::Group(g) => borrow_in(&g.elem),
-        Type::Paren(p) => borrow_in(&p.elem),
-        Type::Array(a) => borrow_in(&a.elem),
-        Type::Slice(s) => borrow_in(&s.elem),
-        Type::Tuple(t) => t.elems.iter().find_map(borrow_in),
-        Type::Path(p) => p.path.segments.iter().find_map(|seg| match &seg.arguments {
-            PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
-                GenericArgument::Type(t) => borrow_in(t),
-                GenericArgument::Lifetime(l) if l.ident != "static" => Some(quote!(#l)),
-                _ => None,
-            }),
-            _ => None,
-        }),
-        _ => None,
-    }
-}
-
-/// `borrow_in` for the type arguments of a path type only: `Wrapper<&str>`
-/// is borrowed, while `&Ctx` and `CtxRef<'_>` may be an injected context.
-fn borrow_in_arguments(ty: &Type) -> Option<TokenStream> {
-    match ty {
-        Type::Path(p) => p.path.segments.iter().find_map(|seg| match &seg.arguments {
-            PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
-                GenericArgument::Type(t) => borrow_in(t),
-                _ => None,
-            }),
-            _ => None,
-        }),
-        Type::Group(g) => borrow_in_arguments(&g.elem),
-        Type::Paren(p) => borrow_in_arguments(&p.elem),
-        _ => None,
-    }
-}
-
-const OWNED: &str = "arguments from the client must be owned types: use `String` instead of `&str`, `Vec<T>` instead of `&[T]`, `T` instead of `&T` (also inside `Option`, `Vec`, tuples, ...)";
 
 /// Checks the function shape shared by all three macros and classifies its
 /// parameters. `what` is `tool`, `resource` or `prompt`.
