@@ -102,7 +102,7 @@ impl IntoToolResult for Created {
 /// Create a calendar event. Writes to the calendar.
 #[mcp_tool(destructive = false)]
 async fn create_event(
-    args: NewEvent,
+    #[args] args: NewEvent,
     State(calendar): State<Calendar>,
     ctx: InvokeContext,
 ) -> Result<Created, String> {

@@ -935,7 +935,7 @@ struct HeaderArgs {
 
 /// Echoes arguments that are routed through `x-mcp-header` headers.
 #[mcp_tool]
-async fn test_custom_headers(args: HeaderArgs) -> String {
+async fn test_custom_headers(#[args] args: HeaderArgs) -> String {
     format!("region={} priority={:?}", args.region, args.priority)
 }
 

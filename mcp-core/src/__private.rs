@@ -20,9 +20,9 @@ mod injected;
 
 use injected::remove_injected;
 pub use injected::{
-    tool_args_select, Arg, ContextKind, ContextRefKind, Injected, ParamInfo, PlainKind, Probe,
-    ProbeInjected, ProbePlain, PromptInjected, ResourceInjected, Skip, StateKind, ToolInjected,
-    WholeArg,
+    tool_args_select, Arg, ArgsInjected, ContextKind, ContextRefKind, Injected, ParamInfo,
+    PlainKind, Probe, ProbeInjected, ProbePlain, ProbeStateInjected, ProbeStatePlain,
+    PromptInjected, ResourceInjected, Skip, StateKind, ToolInjected,
 };
 
 /// The input schema of a generated arguments struct: always `type: object`.
@@ -121,6 +121,114 @@ pub fn tool_args<A: ArgDeserialize + ArgSchema + 'static>() -> ToolArgs<A> {
         skip: Vec::new(),
     }
 }
+
+/// The input schema of an `#[args]` type: its own schema, with
+/// `type: object` added only when it names no type. A type whose schema is
+/// not an object (an enum of names, a newtype over a string) keeps its
+/// `type`, and `McpServerBuilder::build` reports the tool
+/// (`BuildError::InputSchemaNotAnObject`): the arguments object can never
+/// deserialize into it.
+#[must_use]
+pub fn whole_input_schema<T: schemars::JsonSchema>(inline: bool) -> Value {
+    let mut schema = crate::schema::schema_with::<T>(inline);
+    let object = match schema.get("type") {
+        None => {
+            schema.insert("type".into(), Value::String("object".into()));
+            true
+        }
+        Some(t) => t == "object",
+    };
+    if object {
+        schema
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    Value::Object(schema)
+}
+
+/// Checks the type of an `#[args]` parameter: the whole arguments object.
+#[must_use]
+pub fn tool_args_whole<A: ArgDeserialize + ArgSchema + 'static>() -> ToolArgs<A> {
+    ToolArgs {
+        parse: crate::handler::args::parse_args::<A>,
+        schema: whole_input_schema::<A>,
+        skip: Vec::new(),
+    }
+}
+
+/// Runs a sync tool, resource or prompt function on
+/// `tokio::task::spawn_blocking`, so that it never blocks the runtime's
+/// worker threads (and with them every other request). Outside a Tokio
+/// runtime it runs inline. A panic in `f` is resumed in the caller, where
+/// it is reported like the panic of an async function. Dropping the
+/// future (a cancelled request) does not stop `f`: a blocking function
+/// runs to its end.
+pub async fn blocking<R, F>(f: F) -> R
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return f();
+    };
+    match runtime.spawn_blocking(f).await {
+        Ok(value) => value,
+        Err(error) => match error.try_into_panic() {
+            Ok(payload) => std::panic::resume_unwind(payload),
+            // The runtime is shutting down: there is no one left to answer.
+            Err(_) => std::panic::resume_unwind(Box::new(
+                "the blocking task was cancelled by the runtime shutting down",
+            )),
+        },
+    }
+}
+
+/// [`tool_def`] for a sync function: `body` runs on
+/// `tokio::task::spawn_blocking` (see [`blocking`]).
+pub fn tool_def_blocking<A, R, F>(
+    meta: &ToolMeta,
+    args: ToolArgs<A>,
+    result: ToolResult<R>,
+    body: F,
+) -> McpToolDef
+where
+    A: Send + 'static,
+    R: Send + 'static,
+    F: Fn(A, InvokeContext) -> R + Send + Sync + 'static,
+{
+    let body = std::sync::Arc::new(body);
+    tool_def(meta, args, result, move |args, ctx| {
+        let body = std::sync::Arc::clone(&body);
+        blocking(move || body(args, ctx))
+    })
+}
+
+/// The `State<T>` types a macro-generated descriptor needs, declared on
+/// it so that `McpServerBuilder::build` reports state never registered.
+pub trait DeclareState: Sized {
+    /// Declares each `Some` of `needs`.
+    #[must_use]
+    fn declare_state(self, needs: &[Option<(std::any::TypeId, &'static str)>]) -> Self;
+}
+
+macro_rules! declare_state {
+    ($($def:ty),*) => {$(
+        impl DeclareState for $def {
+            fn declare_state(mut self, needs: &[Option<(std::any::TypeId, &'static str)>]) -> Self {
+                for need in needs.iter().flatten() {
+                    self.required_state.push(*need);
+                }
+                self
+            }
+        }
+    )*};
+}
+
+declare_state!(
+    McpToolDef,
+    crate::handler::resource::McpResourceDef,
+    crate::handler::prompt::McpPromptDef
+);
 
 /// Proof that `R` is a tool's return type.
 pub struct ToolResult<R> {

@@ -40,7 +40,7 @@ struct Filter {
 
 /// Search with a struct of arguments.
 #[mcp_tool(destructive = false, open_world)]
-async fn search(args: SearchArgs, ctx: InvokeContext) -> Vec<Content> {
+async fn search(#[args] args: SearchArgs, ctx: InvokeContext) -> Vec<Content> {
     let lang = args.filter.map(|f| f.language).unwrap_or_default();
     vec![
         Content::text(format!("{}:{}", args.query, args.limit.unwrap_or(10))),
@@ -290,18 +290,19 @@ async fn state_is_injected() {
     assert_eq!(r.text_content(), "Hello Ada");
 }
 
-#[tokio::test]
-async fn missing_state_is_an_internal_error_naming_the_type() {
-    let s = McpServer::builder()
+#[test]
+fn missing_state_fails_the_build_naming_the_tool_and_the_type() {
+    let err = McpServer::builder()
         .tool(greet::tool())
         .build()
-        .expect("valid");
-    let err = s
-        .call_tool("greet", json!({"who": "Ada"}))
-        .await
         .expect_err("no state");
-    assert_eq!(err.code, -32603);
-    assert!(err.message.contains("Greeting"), "{}", err.message);
+    assert_eq!(
+        err,
+        mcp_core::BuildError::MissingState {
+            handler: "tool `greet`".to_owned(),
+            type_name: std::any::type_name::<Greeting>(),
+        }
+    );
 }
 
 #[tokio::test]

@@ -25,8 +25,8 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let mut errors = Errors::default();
     let args = Args::parse(attr, "#[mcp_prompt(...)]", KEYS, &mut errors);
-    let descriptions = strip_param_attrs(&mut func, &mut errors);
-    let sig = analyse(&func, &descriptions, "prompt", &mut errors);
+    let attrs = strip_param_attrs(&mut func, &mut errors);
+    let sig = analyse(&func, &attrs, "prompt", &mut errors);
     let krate = krate(&args);
     let fn_ident = func.sig.ident.clone();
     for arg in sig.plain() {
@@ -105,16 +105,29 @@ fn build(
     let turbofish = sig.ret_turbofish();
     let result = quote_spanned!(sig.ret_span=> #ret::__private::prompt_result #turbofish ());
     let def = respan(krate, sig.fn_span);
-    let register = quote_spanned! {sig.fn_span=>
-        #def::McpPromptDef::new(#name, move |mut __mcp_args: #krate::PromptArgs, #ctx: #krate::InvokeContext| async move {
-            #(#fetch)*
-            #bind
-            __mcp_result.convert(#call)
-        })
+    let body = quote! {
+        #(#fetch)*
+        #bind
+        __mcp_result.convert(#call)
     };
+    let register = if sig.is_async {
+        quote_spanned! {sig.fn_span=>
+            #def::McpPromptDef::new(#name, move |mut __mcp_args: #krate::PromptArgs, #ctx: #krate::InvokeContext| async move {
+                #body
+            })
+        }
+    } else {
+        // A sync function runs on `tokio::task::spawn_blocking`, off the
+        // runtime's worker threads, so it never stalls other requests.
+        quote_spanned! {sig.fn_span=>
+            #def::McpPromptDef::new(#name, move |mut __mcp_args: #krate::PromptArgs, #ctx: #krate::InvokeContext| {
+                #def::__private::blocking(move || { #body })
+            })
+        }
+    };
+    let states = sig.state_probes(krate);
     quote! {
         let __mcp_result = #result;
-        #register
-        #chain
+        #krate::__private::DeclareState::declare_state(#register #chain, &[#(#states),*])
     }
 }

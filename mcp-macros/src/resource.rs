@@ -59,8 +59,8 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let mut errors = Errors::default();
     let args = Args::parse(attr, "#[mcp_resource(...)]", KEYS, &mut errors);
-    let descriptions = strip_param_attrs(&mut func, &mut errors);
-    let sig = analyse(&func, &descriptions, "resource", &mut errors);
+    let attrs = strip_param_attrs(&mut func, &mut errors);
+    let sig = analyse(&func, &attrs, "resource", &mut errors);
     let krate = krate(&args);
     let fn_ident = func.sig.ident.clone();
     let uri = args.str("uri").cloned();
@@ -200,17 +200,30 @@ fn build(
     let turbofish = sig.ret_turbofish();
     let result = quote_spanned!(sig.ret_span=> #ret::__private::resource_result #turbofish ());
     let def = respan(krate, sig.fn_span);
-    let register = quote_spanned! {sig.fn_span=>
-        #def::McpResourceDef::#ctor(#uri, #name, move |__mcp_req: #krate::ResourceRequest, #ctx: #krate::InvokeContext| async move {
-            #(#parse)*
-            #bind
-            __mcp_result.convert(#call)
-        })
+    let body = quote! {
+        #(#parse)*
+        #bind
+        __mcp_result.convert(#call)
     };
+    let register = if sig.is_async {
+        quote_spanned! {sig.fn_span=>
+            #def::McpResourceDef::#ctor(#uri, #name, move |__mcp_req: #krate::ResourceRequest, #ctx: #krate::InvokeContext| async move {
+                #body
+            })
+        }
+    } else {
+        // A sync function runs on `tokio::task::spawn_blocking`, off the
+        // runtime's worker threads, so it never stalls other requests.
+        quote_spanned! {sig.fn_span=>
+            #def::McpResourceDef::#ctor(#uri, #name, move |__mcp_req: #krate::ResourceRequest, #ctx: #krate::InvokeContext| {
+                #def::__private::blocking(move || { #body })
+            })
+        }
+    };
+    let states = sig.state_probes(krate);
     quote! {
         let __mcp_result = #result;
-        #register
-        #chain
+        #krate::__private::DeclareState::declare_state(#register #chain, &[#(#states),*])
     }
 }
 

@@ -5,9 +5,13 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type};
 
-use crate::attr::{Args, Kind};
 use crate::diag::Errors;
-use crate::docs::doc_text;
+
+mod borrow;
+mod param_attrs;
+
+use borrow::{borrow_in, borrow_in_arguments, OWNED};
+pub(crate) use param_attrs::{strip_param_attrs, ParamAttrs};
 
 /// What one parameter is.
 pub(crate) enum ParamKind {
@@ -26,6 +30,8 @@ pub(crate) enum ParamKind {
         name: String,
         description: Option<String>,
     },
+    /// `#[args] params: T`: the whole arguments object is one `T` (tools only).
+    Whole,
     /// A plain argument from the client, spelled as one (`String`, `u32`,
     /// `Option<_>`, `Vec<_>`, ...).
     Plain {
@@ -172,47 +178,12 @@ pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
-/// Removes `#[arg(...)]` and doc attributes from parameters (they are ours),
-/// returning the description of each parameter in order.
-pub(crate) fn strip_param_attrs(func: &mut ItemFn, errors: &mut Errors) -> Vec<Option<String>> {
-    let mut out = Vec::new();
-    for input in &mut func.sig.inputs {
-        let attrs = match input {
-            FnArg::Typed(t) => &mut t.attrs,
-            FnArg::Receiver(r) => &mut r.attrs,
-        };
-        let mut description = doc_text(attrs);
-        for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
-            match &attr.meta {
-                syn::Meta::List(list) => {
-                    let args = Args::parse(
-                        list.tokens.clone(),
-                        "#[arg(...)]",
-                        &[("description", Kind::Str)],
-                        errors,
-                    );
-                    if let Some(lit) = args.str("description") {
-                        description = Some(lit.value());
-                    }
-                }
-                other => errors.spanned(
-                    other,
-                    "write `#[arg(description = \"...\")]` (or a `///` comment on the argument)",
-                ),
-            }
-        }
-        attrs.retain(|a| !a.path().is_ident("arg") && !a.path().is_ident("doc"));
-        out.push(description);
-    }
-    out
-}
-
 /// Checks the function shape shared by all three macros and classifies its
 /// parameters. `what` is `tool`, `resource` or `prompt`.
 #[allow(clippy::too_many_lines)]
 pub(crate) fn analyse(
     func: &ItemFn,
-    descriptions: &[Option<String>],
+    attrs: &[ParamAttrs],
     what: &str,
     errors: &mut Errors,
 ) -> Signature {
@@ -252,6 +223,7 @@ pub(crate) fn analyse(
     let mut params = Vec::new();
     let mut context: Option<Span> = None;
     let mut has_receiver = false;
+    let mut wholes = 0_usize;
     for (i, input) in sig.inputs.iter().enumerate() {
         let typed = match input {
             FnArg::Receiver(r) => {
@@ -310,7 +282,31 @@ pub(crate) fn analyse(
             });
             continue;
         }
-        let description = descriptions.get(i).cloned().flatten();
+        let description = attrs.get(i).and_then(|a| a.description.clone());
+        if let Some(span) = attrs.get(i).and_then(|a| a.whole) {
+            if what != "tool" {
+                errors.push(syn::Error::new(
+                    span,
+                    format!("`#[args]` is for tools: a {what}'s arguments are read one by one"),
+                ));
+            } else if wholes > 0 {
+                errors.push(syn::Error::new(
+                    span,
+                    "only one parameter can be `#[args]`: it is the whole arguments object",
+                ));
+            } else if let Some(borrow) = borrow_in(&ty) {
+                errors.spanned(borrow, OWNED);
+            } else {
+                wholes += 1;
+                params.push(Param {
+                    kind: ParamKind::Whole,
+                    ty,
+                    local,
+                    pat_span,
+                });
+            }
+            continue;
+        }
         let ident = match &*typed.pat {
             Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
             _ if is_undecided(&ty) => {
@@ -336,6 +332,15 @@ pub(crate) fn analyse(
                 continue;
             }
         };
+        if let Some(borrow) = (what != "prompt")
+            .then(|| borrow_in_arguments(&ty))
+            .flatten()
+        {
+            // `Wrapper<&str>`: not an injected type (those are spelled
+            // without borrows) and not owned.
+            errors.spanned(borrow, OWNED);
+            continue;
+        }
         if is_undecided(&ty) {
             let name = ident.to_string().trim_start_matches("r#").to_owned();
             params.push(Param {
@@ -353,11 +358,8 @@ pub(crate) fn analyse(
         if what == "prompt" {
             // Prompt arguments must be `String` / `Option<String>`; the
             // prompt macro reports any other type with that advice.
-        } else if let Type::Reference(r) = &ty {
-            errors.spanned(
-                r,
-                "arguments from the client must be owned types: use `String` instead of `&str`, `Vec<T>` instead of `&[T]`, `T` instead of `&T`",
-            );
+        } else if let Some(borrow) = borrow_in(&ty) {
+            errors.spanned(borrow, OWNED);
             continue;
         } else if let Type::ImplTrait(t) = &ty {
             errors.spanned(
@@ -469,6 +471,28 @@ impl Signature {
         } else {
             call
         }
+    }
+
+    /// For each parameter that may be `State<T>` (spelled so, or a type the
+    /// compiler classifies), an expression of type
+    /// `Option<(TypeId, &'static str)>`: the state it needs, found by the
+    /// compiler (`mcp_core::__private::ProbeStateInjected`), so that
+    /// `build()` can report state that was never registered.
+    pub(crate) fn state_probes(&self, krate: &TokenStream) -> Vec<TokenStream> {
+        self.params
+            .iter()
+            .filter(|p| matches!(p.kind, ParamKind::State { .. } | ParamKind::Typed { .. }))
+            .map(|p| {
+                let ty = &p.ty;
+                let span = ty.span();
+                let k = respan(krate, span);
+                quote_spanned! {span=> {
+                    #[allow(unused_imports)]
+                    use #k::__private::{ProbeStateInjected as _, ProbeStatePlain as _};
+                    (&&#k::__private::Probe::<#ty>::new()).__mcp_state()
+                }}
+            })
+            .collect()
     }
 
     /// The parameters whose kind the compiler decides, in order.

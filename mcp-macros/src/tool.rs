@@ -57,8 +57,20 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let mut errors = Errors::default();
     let args = Args::parse(attr, "#[mcp_tool(...)]", KEYS, &mut errors);
-    let descriptions = strip_param_attrs(&mut func, &mut errors);
-    let sig = analyse(&func, &descriptions, "tool", &mut errors);
+    let attrs = strip_param_attrs(&mut func, &mut errors);
+    let sig = analyse(&func, &attrs, "tool", &mut errors);
+    if sig
+        .params
+        .iter()
+        .any(|p| matches!(p.kind, ParamKind::Whole))
+    {
+        for arg in sig.plain() {
+            errors.push(syn::Error::new(
+                arg.param.pat_span,
+                format!("`{}` is a client argument beside `#[args]`: with `#[args]`, the whole arguments object is that struct; add `{}` to it as a field, or remove `#[args]` to take every argument by name", arg.name, arg.name),
+            ));
+        }
+    }
     let krate = krate(&args);
     let fn_ident = func.sig.ident.clone();
     let name = if let Some(lit) = args.str("name") {
@@ -81,12 +93,20 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         .map(syn::LitStr::value)
         .or_else(|| doc_text(&func.attrs))
         .unwrap_or_default();
+    let undocumented = description.is_empty();
     emit(
         Descriptor::Tool,
         &func,
         &name,
         &krate,
-        || build(&args, &sig, &krate, &fn_ident, &name, &description),
+        || {
+            let mut body = quote!();
+            if undocumented {
+                body.extend(no_description_warning(&sig, &name));
+            }
+            body.extend(build(&args, &sig, &krate, &fn_ident, &name, &description));
+            body
+        },
         sig.has_receiver,
         &errors,
     )
@@ -130,10 +150,15 @@ fn build(
     let keep_defs = args.flag("keep_defs").unwrap_or(false);
 
     let (items, check, args_ty, unpack) = arguments(sig, krate, &args_ident, &ctx);
-    let check_binding = if sig
+    let has_whole = sig
         .params
         .iter()
-        .any(|p| matches!(p.kind, ParamKind::Typed { ident: Some(_), .. }))
+        .any(|p| matches!(p.kind, ParamKind::Whole));
+    let check_binding = if !has_whole
+        && sig
+            .params
+            .iter()
+            .any(|p| matches!(p.kind, ParamKind::Typed { ident: Some(_), .. }))
     {
         quote!(let (__mcp_check, __mcp_inject) = #check;)
     } else {
@@ -145,13 +170,26 @@ fn build(
     let turbofish = sig.ret_turbofish();
     let result = quote_spanned!(sig.ret_span=> #ret::__private::tool_result #turbofish ());
     let def = respan(krate, sig.fn_span);
-    let register = quote_spanned! {sig.fn_span=>
-        #def::__private::tool_def(&META, __mcp_check, __mcp_result, move |#args_ident: #args_ty, #ctx: #krate::InvokeContext| async move {
-            #unpack
-            #bind
-            #call
-        })
+    let register = if sig.is_async {
+        quote_spanned! {sig.fn_span=>
+            #def::__private::tool_def(&META, __mcp_check, __mcp_result, move |#args_ident: #args_ty, #ctx: #krate::InvokeContext| async move {
+                #unpack
+                #bind
+                #call
+            })
+        }
+    } else {
+        // A sync function runs on `tokio::task::spawn_blocking`, off the
+        // runtime's worker threads, so it never stalls other requests.
+        quote_spanned! {sig.fn_span=>
+            #def::__private::tool_def_blocking(&META, __mcp_check, __mcp_result, move |#args_ident: #args_ty, #ctx: #krate::InvokeContext| {
+                #unpack
+                #bind
+                #call
+            })
+        }
     };
+    let states = sig.state_probes(krate);
     quote! {
         #items
         static META: #krate::__private::ToolMeta = #krate::__private::ToolMeta {
@@ -165,7 +203,22 @@ fn build(
         };
         #check_binding
         let __mcp_result = #result;
-        #register
+        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])
+    }
+}
+
+/// A `#[deprecated]` item used at the function name: the usual way for a
+/// proc macro to emit a warning on stable Rust.
+fn no_description_warning(sig: &Signature, name: &str) -> TokenStream {
+    let note = format!(
+        "the tool `{name}` has no description, so clients and models see none: add a `///` doc comment to the function, or `#[mcp_tool(description = \"...\")]`"
+    );
+    let item = format_ident!("tool_without_description", span = sig.fn_span);
+    quote_spanned! {sig.fn_span=>
+        #[deprecated(note = #note)]
+        #[allow(non_upper_case_globals)]
+        const #item: () = ();
+        let () = #item;
     }
 }
 
@@ -198,20 +251,25 @@ fn probe(krate: &TokenStream, ty: &syn::Type) -> TokenStream {
 /// The arguments items, check, closure parameter type and unpacking
 /// statements of a tool.
 ///
-/// Plain arguments are fields of the generated struct. A parameter the
-/// compiler classifies (`ParamKind::Typed`) is a field too, of type
-/// `<K as Kind>::Wire` for its kind `K` (`Skip` when it is injected, and
-/// then left out of the schema), turned into the argument by
-/// `Kind::inject`. When the tool has no plain argument and exactly one
-/// classified parameter turns out to be a client argument, that argument
-/// is the whole arguments object (`tool_args_select`), as a single struct
-/// argument is.
+/// Plain arguments are fields of the generated struct: one property each,
+/// by name, whatever their type. A parameter the compiler classifies
+/// (`ParamKind::Typed`) is a field too, of type `<K as Kind>::Wire` for its
+/// kind `K` (`Skip` when it is injected, and then left out of the schema),
+/// turned into the argument by `Kind::inject`. Only an `#[args]` parameter
+/// is the whole arguments object (`whole_args`).
 fn arguments(
     sig: &Signature,
     krate: &TokenStream,
     args_ident: &Ident,
     ctx: &Ident,
 ) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
+    if let Some(whole) = sig
+        .params
+        .iter()
+        .find(|p| matches!(p.kind, ParamKind::Whole))
+    {
+        return whole_args(whole, sig, krate, args_ident, ctx);
+    }
     let mut fields = Vec::new();
     let mut patterns = Vec::new();
     for (i, p) in sig.params.iter().enumerate() {
@@ -263,6 +321,29 @@ fn arguments(
         plain_args(&plain, krate, args_ident)
     };
     (items, check, args_ty, quote!(#unpack #(#patterns)*))
+}
+
+/// `arguments` of a tool with an `#[args]` parameter: its type is the
+/// arguments object, and every parameter the compiler classifies must be
+/// injected.
+fn whole_args(
+    whole: &crate::signature::Param,
+    sig: &Signature,
+    krate: &TokenStream,
+    args_ident: &Ident,
+    ctx: &Ident,
+) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
+    let ty = &whole.ty;
+    let span = ty.span();
+    let k = respan(krate, span);
+    let check = quote_spanned!(span=> #k::__private::tool_args_whole::<#ty>());
+    let local = &whole.local;
+    let injected = sig.bind_typed_injected(krate, ctx, "ArgsInjected", |_| false);
+    let unpack = quote! {
+        let #local = #args_ident;
+        #injected
+    };
+    (quote!(), check, quote!(#ty), unpack)
 }
 
 /// `arguments` with classified fields: `__mcp_args` is generic over the
@@ -354,25 +435,6 @@ fn typed_args(
         let a = arg(g);
         quote!(#p::ParamInfo { name: #name, injected: #a::INJECTED })
     });
-    let has_plain = fields.iter().any(|f| !f.typed);
-    let wholes = typed.iter().filter(|_| !has_plain).map(|(f, g)| {
-        let values = fields.iter().zip(&generics).map(|(other, og)| {
-            let ident = other.ident;
-            let a = arg(og);
-            if other.ident == f.ident {
-                quote!(#ident: #a::whole_parse(__mcp_raw, __mcp_checked)?)
-            } else {
-                quote!(#ident: #a::placeholder()?)
-            }
-        });
-        let a = arg(g);
-        quote! {
-            #p::WholeArg {
-                schema: #a::whole_schema,
-                parse: |__mcp_raw, __mcp_checked| ::core::result::Result::Ok(__McpArgs { #(#values,)* }),
-            }
-        }
-    });
     let items = quote! {
         #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
         #[serde(crate = #serde_path)]
@@ -388,7 +450,7 @@ fn typed_args(
         {
             let __mcp_fields = #p::tool_args::<__McpArgs<#(#field_tys),*>>();
             (
-                #p::tool_args_select(__mcp_fields, &[#(#infos),*], &[#(#wholes),*]),
+                #p::tool_args_select(__mcp_fields, &[#(#infos),*]),
                 (#(#injectors,)*),
             )
         }

@@ -63,7 +63,7 @@ pub async fn echo(
 /// Search with a struct of arguments.
 #[mcp_tool(open_world, keep_defs)]
 #[must_use]
-pub fn search(ctx: &InvokeContext, args: SearchArgs) -> Json<Hits> {
+pub fn search(ctx: &InvokeContext, #[args] args: SearchArgs) -> Json<Hits> {
     let SearchArgs { query, limit } = args;
     let _ = ctx;
     Json(Hits {

@@ -10,9 +10,11 @@
 
 use std::marker::PhantomData;
 
-use serde_json::{Map, Value};
+use std::any::TypeId;
 
-use super::{input_schema, state_arg, ArgDeserialize, ArgSchema, ParseFn, StateValue, ToolArgs};
+use serde_json::Value;
+
+use super::{state_arg, ArgDeserialize, ArgSchema, StateValue, ToolArgs};
 use crate::context::InvokeContext;
 use crate::handler::state::State;
 
@@ -150,6 +152,31 @@ impl<T> ProbePlain<T> for Probe<T> {
     }
 }
 
+/// The state [`Probe`] finds a type needs: `State<T>` needs a `T`
+/// registered with `McpServerBuilder::state` (see [`ProbeStatePlain`]).
+pub trait ProbeStateInjected {
+    /// `TypeId` and name of the state type.
+    fn __mcp_state(&self) -> Option<(TypeId, &'static str)>;
+}
+
+impl<T: 'static> ProbeStateInjected for &Probe<State<T>> {
+    fn __mcp_state(&self) -> Option<(TypeId, &'static str)> {
+        Some((TypeId::of::<T>(), std::any::type_name::<T>()))
+    }
+}
+
+/// The fallback of [`ProbeStateInjected`]: any other type needs no state.
+pub trait ProbeStatePlain {
+    /// `None`.
+    fn __mcp_state(&self) -> Option<(TypeId, &'static str)>;
+}
+
+impl<T: ?Sized> ProbeStatePlain for Probe<T> {
+    fn __mcp_state(&self) -> Option<(TypeId, &'static str)> {
+        None
+    }
+}
+
 /// The kind of a client argument of type `T`.
 pub struct PlainKind<T>(PhantomData<fn() -> T>);
 /// The kind of `InvokeContext` by value.
@@ -180,25 +207,7 @@ pub trait Arg<K>: Sized {
     const INJECTED: bool;
     /// The argument for the call.
     fn inject(wire: Self::Wire, ctx: &InvokeContext) -> Self::Out<'_>;
-    /// The input schema when this is the tool's only client argument.
-    fn whole_schema(inline: bool) -> Value;
-    /// Parses the whole arguments object as this argument.
-    ///
-    /// # Errors
-    /// The problems found, or that the type is injected.
-    fn whole_parse(
-        raw: Map<String, Value>,
-        checked: &Map<String, Value>,
-    ) -> Result<Self::Wire, String>;
-    /// The field value of an injected argument.
-    ///
-    /// # Errors
-    /// When the type is a client argument.
-    fn placeholder() -> Result<Self::Wire, String>;
 }
-
-const NOT_INJECTED: &str = "internal error: a client argument has no injected value";
-const NOT_A_CLIENT_ARGUMENT: &str = "internal error: an injected argument is not parsed";
 
 impl<T: ArgDeserialize + ArgSchema + 'static> Arg<PlainKind<T>> for T {
     type Wire = T;
@@ -206,15 +215,6 @@ impl<T: ArgDeserialize + ArgSchema + 'static> Arg<PlainKind<T>> for T {
     const INJECTED: bool = false;
     fn inject(wire: T, _: &InvokeContext) -> T {
         wire
-    }
-    fn whole_schema(inline: bool) -> Value {
-        input_schema::<T>(inline)
-    }
-    fn whole_parse(raw: Map<String, Value>, checked: &Map<String, Value>) -> Result<T, String> {
-        crate::handler::args::parse_args::<T>(raw, checked)
-    }
-    fn placeholder() -> Result<T, String> {
-        Err(NOT_INJECTED.to_owned())
     }
 }
 
@@ -226,15 +226,6 @@ macro_rules! injected_arg {
             const INJECTED: bool = true;
             fn inject(_: Skip, ctx: &InvokeContext) -> Self::Out<'_> {
                 Injected::from_ctx(ctx)
-            }
-            fn whole_schema(inline: bool) -> Value {
-                input_schema::<()>(inline)
-            }
-            fn whole_parse(_: Map<String, Value>, _: &Map<String, Value>) -> Result<Skip, String> {
-                Err(NOT_A_CLIENT_ARGUMENT.to_owned())
-            }
-            fn placeholder() -> Result<Skip, String> {
-                Ok(Skip)
             }
         }
     };
@@ -254,37 +245,11 @@ pub struct ParamInfo {
     pub injected: bool,
 }
 
-/// How to read the whole arguments object into one [`Arg`] argument, for
-/// when it turns out to be the tool's only client argument.
-pub struct WholeArg<A> {
-    /// `Arg::whole_schema` of its type and kind.
-    pub schema: fn(bool) -> Value,
-    /// Parses the object and builds the arguments struct around it.
-    pub parse: ParseFn<A>,
-}
-
 /// The arguments of a tool with [`Arg`] arguments (`params`, in field
-/// order): when exactly one of them is a client argument and `wholes` (one
-/// per param, empty when the tool has other client arguments) is not
-/// empty, that argument is the whole arguments object, as a single struct
-/// argument is; otherwise the `fields` struct, without the injected
-/// properties.
+/// order): the `fields` struct, one property per client argument, without
+/// the injected properties.
 #[must_use]
-pub fn tool_args_select<A>(
-    fields: ToolArgs<A>,
-    params: &[ParamInfo],
-    wholes: &[WholeArg<A>],
-) -> ToolArgs<A> {
-    let mut client = params.iter().enumerate().filter(|(_, p)| !p.injected);
-    if let (Some((i, _)), None) = (client.next(), client.next()) {
-        if let Some(whole) = wholes.get(i) {
-            return ToolArgs {
-                parse: whole.parse,
-                schema: whole.schema,
-                skip: Vec::new(),
-            };
-        }
-    }
+pub fn tool_args_select<A>(fields: ToolArgs<A>, params: &[ParamInfo]) -> ToolArgs<A> {
     ToolArgs {
         skip: params
             .iter()
@@ -337,6 +302,17 @@ injected_only!(
         label = "only injected arguments (the invoke context, `State<T>`) can be destructured or ignored with `_`"
     )]
     ToolInjected
+);
+
+injected_only!(
+    /// Beside an `#[args]` parameter, every other parameter must be
+    /// injected: the arguments object is that struct.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a tool argument beside `#[args]`: with `#[args]`, the whole arguments object is that struct",
+        label = "add this argument to the `#[args]` struct as a field, or remove `#[args]` to take every argument by name",
+        note = "besides the `#[args]` struct, a tool can take the invoke context (`InvokeContext`, `&InvokeContext`) and `State<T>`"
+    )]
+    ArgsInjected
 );
 
 injected_only!(

@@ -37,6 +37,7 @@ type GetHandler = Arc<
 pub struct McpPromptDef {
     prompt: Prompt,
     handler: GetHandler,
+    pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
 }
 
 impl fmt::Debug for McpPromptDef {
@@ -68,7 +69,25 @@ impl McpPromptDef {
                 let fut = get(args, ctx);
                 Box::pin(async move { fut.await.into_prompt_result() })
             }),
+            required_state: Vec::new(),
         }
+    }
+
+    /// Declares that this handler reads state of type `T` (a `State<T>`
+    /// argument, or [`InvokeContext::state`]): `McpServerBuilder::build`
+    /// then fails with `BuildError::MissingState` unless a `T` was
+    /// registered with `McpServerBuilder::state`. The macros declare every
+    /// `State<T>` argument themselves.
+    #[must_use]
+    pub fn requires_state<T: std::any::Any + Send + Sync>(mut self) -> Self {
+        self.required_state
+            .push((std::any::TypeId::of::<T>(), std::any::type_name::<T>()));
+        self
+    }
+
+    /// The state types this handler needs, as `(TypeId, type name)`.
+    pub fn required_state(&self) -> &[(std::any::TypeId, &'static str)] {
+        &self.required_state
     }
 
     /// Sets the description.

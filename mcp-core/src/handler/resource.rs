@@ -50,6 +50,7 @@ pub struct McpResourceDef {
     handler: ReadHandler,
     template_error: Option<String>,
     pub(crate) cache: Option<crate::protocol::CacheHint>,
+    pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
 }
 
 impl fmt::Debug for McpResourceDef {
@@ -85,6 +86,7 @@ impl McpResourceDef {
             handler: boxed(read),
             template_error: None,
             cache: None,
+            required_state: Vec::new(),
         }
     }
 
@@ -124,7 +126,25 @@ impl McpResourceDef {
             handler: boxed(read),
             template_error,
             cache: None,
+            required_state: Vec::new(),
         }
+    }
+
+    /// Declares that this handler reads state of type `T` (a `State<T>`
+    /// argument, or [`InvokeContext::state`]): `McpServerBuilder::build`
+    /// then fails with `BuildError::MissingState` unless a `T` was
+    /// registered with `McpServerBuilder::state`. The macros declare every
+    /// `State<T>` argument themselves.
+    #[must_use]
+    pub fn requires_state<T: std::any::Any + Send + Sync>(mut self) -> Self {
+        self.required_state
+            .push((std::any::TypeId::of::<T>(), std::any::type_name::<T>()));
+        self
+    }
+
+    /// The state types this handler needs, as `(TypeId, type name)`.
+    pub fn required_state(&self) -> &[(std::any::TypeId, &'static str)] {
+        &self.required_state
     }
 
     /// Sets the description.

@@ -38,6 +38,26 @@ pub enum BuildError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A tool, resource or prompt takes `State<T>` (or declared it with
+    /// `requires_state::<T>()`) and no `T` was registered with
+    /// [`McpServerBuilder::state`].
+    MissingState {
+        /// The handler: `tool `name``, `resource `uri`` or `prompt `name``.
+        handler: String,
+        /// The state type, as `std::any::type_name` spells it.
+        type_name: &'static str,
+    },
+    /// A tool's input schema is not an object schema (its `type` is not
+    /// `"object"`): the arguments of `tools/call` are always a JSON object,
+    /// so no call could succeed. Typically an `#[args]` parameter whose type
+    /// is an enum of names or a newtype over a string or number: take it as
+    /// a plain argument (one property) instead.
+    InputSchemaNotAnObject {
+        /// The tool name.
+        tool: String,
+        /// The schema's `type`, as JSON.
+        found: String,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -61,6 +81,14 @@ impl fmt::Display for BuildError {
             Self::InvalidUriTemplate { template, reason } => {
                 write!(f, "invalid resource template `{template}`: {reason}")
             }
+            Self::MissingState { handler, type_name } => write!(
+                f,
+                "{handler} takes `State<{type_name}>` but no `{type_name}` was registered: call McpServer::builder().state(value) with one"
+            ),
+            Self::InputSchemaNotAnObject { tool, found } => write!(
+                f,
+                "tool `{tool}`: its input schema has type {found}, but tool arguments are always a JSON object; take the value as a named argument (`fn {tool}(value: T)`) instead of `#[args]`, or make the `#[args]` type a struct"
+            ),
         }
     }
 }
@@ -77,6 +105,8 @@ pub struct McpServerBuilder {
     resources: Vec<McpResourceDef>,
     prompts: Vec<McpPromptDef>,
     state: StateMap,
+    /// The types in `state`, to check handlers' `required_state`.
+    state_types: std::collections::HashSet<std::any::TypeId>,
     state_keys: Option<StateKeys>,
     list_cache: Option<CacheHint>,
     discover_cache: Option<CacheHint>,
@@ -102,6 +132,7 @@ impl McpServerBuilder {
     /// argument or [`InvokeContext::state`].
     pub fn state<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
         self.state.insert(value);
+        self.state_types.insert(std::any::TypeId::of::<T>());
         self
     }
 
@@ -204,8 +235,38 @@ impl McpServerBuilder {
     ///
     /// # Errors
     /// A [`BuildError`] naming the first duplicate tool name, prompt name,
-    /// resource URI or URI template, or an unparsable URI template.
+    /// resource URI or URI template, an unparsable URI template, a tool
+    /// whose input schema is not an object, or a handler whose `State<T>`
+    /// was never registered ([`BuildError::MissingState`]).
     pub fn build(self) -> Result<McpServer, BuildError> {
+        let missing = |handler: &dyn Fn() -> String, needs: &[(std::any::TypeId, &'static str)]| {
+            needs
+                .iter()
+                .find(|(id, _)| !self.state_types.contains(id))
+                .map_or(Ok(()), |(_, type_name)| {
+                    Err(BuildError::MissingState {
+                        handler: handler(),
+                        type_name,
+                    })
+                })
+        };
+        for t in &self.tools {
+            missing(&|| format!("tool `{}`", t.name()), &t.required_state)?;
+            if let Some(found) = t.tool().input_schema.get("type") {
+                if found != "object" {
+                    return Err(BuildError::InputSchemaNotAnObject {
+                        tool: t.name().to_owned(),
+                        found: found.to_string(),
+                    });
+                }
+            }
+        }
+        for r in &self.resources {
+            missing(&|| format!("resource `{}`", r.key()), &r.required_state)?;
+        }
+        for p in &self.prompts {
+            missing(&|| format!("prompt `{}`", p.name()), &p.required_state)?;
+        }
         let mut tools = Registry::default();
         for t in self.tools {
             let name = t.name().to_owned();

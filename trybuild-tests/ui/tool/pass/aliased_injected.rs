@@ -44,7 +44,7 @@ fn aliases(config: AppState, ctx: CtxRef<'_>, n: i64) -> String {
 /// A struct argument beside an aliased context: it is still the whole
 /// arguments object.
 #[mcp_tool]
-async fn search(args: SearchArgs, ctx: Ctx) -> String {
+async fn search(#[args] args: SearchArgs, ctx: Ctx) -> String {
     let _ = ctx;
     args.query
 }
