@@ -31,7 +31,9 @@
 //! session. A client that disconnects cancels its call (the call's
 //! `CallContext::signal` fires).
 //!
-//! **Sessions** ([`HttpOptions::sessions`]): a successful `initialize` gets
+//! **Sessions** ([`HttpOptions::sessions`], on by default; off with
+//! [`HttpOptions::stateless`] / [`HttpOptions::without_sessions`]): a
+//! successful legacy `initialize` gets
 //! an `Mcp-Session-Id` (32 bytes from the OS RNG, hex); every later request
 //! must carry it; `DELETE` ends it. Each session is one [`Session`](crate::Session),
 //! so a `notifications/cancelled` POSTed in the same session cancels the
@@ -40,7 +42,9 @@
 //! exist. A GET with `Accept: text/event-stream` opens the session's stream
 //! for server→client messages of calls whose POST cannot stream (one per
 //! session; a new GET replaces the old stream). Ending a session cancels
-//! its running calls. Without sessions every request is its own session.
+//! its running calls. Without sessions every request is its own session:
+//! the server forgets `initialize`, so a legacy call cannot be asked
+//! anything (`ctx.confirm` and the other questions answer `-32603`).
 //!
 //! A call the client cancelled gets no response; its response stays open
 //! (sending nothing) until the client leaves, the session ends, the server
@@ -99,9 +103,10 @@
 //! `Router::route_service`); its response body is [`McpBody`].
 //!
 //! ```no_run
-//! use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
+//! use mcp_core::transport::http::{serve_http, HttpOptions};
 //! # async fn run(server: mcp_core::McpServer) -> std::io::Result<()> {
-//! let handle = serve_http(server, HttpOptions::new().port(8080).sessions(SessionOptions::default())).await?;
+//! // Legacy sessions on (the default); `HttpOptions::stateless()` for none.
+//! let handle = serve_http(server, HttpOptions::new().port(8080)).await?;
 //! eprintln!("MCP endpoint: {}", handle.url());
 //! // ... serve until it is time to stop, then drain:
 //! handle.close().await;
