@@ -406,7 +406,14 @@ async fn wrong_path_or_method_is_404_method_not_found() {
     .await;
     assert_eq!(r.status, 404);
     assert_eq!(r.error_code(), -32601);
-    assert_eq!(r.json()["error"]["message"], "Not found: POST /other?x=1");
+    let message = r.json()["error"]["message"]
+        .as_str()
+        .expect("message")
+        .to_owned();
+    assert!(
+        message.starts_with("Not found: POST /other?x=1"),
+        "{message}"
+    );
     for method in ["PUT", "PATCH", "OPTIONS"] {
         let r = raw(f.addr(), &request(f.addr(), method, "/mcp", &[JSON], &body)).await;
         assert_eq!(r.status, 404, "{method}");
@@ -1643,6 +1650,62 @@ async fn handle_answers_a_request_value_directly() {
     assert_eq!(reply["result"]["serverInfo"]["name"], "http-test");
 }
 
+/// A service mounted under another path than its configured one (no
+/// `.path(...)`) answers a 404 whose JSON-RPC error names both paths and
+/// the fix, not a bare "not found".
+#[tokio::test]
+async fn mounted_under_another_path_the_404_names_both_paths_and_the_fix() {
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use mcp_core::McpHttpService;
+
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let service = McpHttpService::new(build_server(Arc::new(Mutex::new(tx))), HttpOptions::new());
+    let req = hyper::Request::post("/api/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(init_body(json!({})).to_string())))
+        .expect("request");
+    let response = service.handle(req).await;
+    assert_eq!(response.status(), 404);
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/json",
+        "a JSON-RPC body"
+    );
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("infallible")
+        .to_bytes();
+    let reply: Value = serde_json::from_slice(&bytes).expect("JSON");
+    assert_eq!(reply["jsonrpc"], "2.0");
+    assert_eq!(reply["error"]["code"], -32601);
+    let message = reply["error"]["message"].as_str().expect("message");
+    assert!(message.contains("`/mcp`"), "configured path: {message}");
+    assert!(message.contains("`/api/mcp`"), "requested path: {message}");
+    assert!(
+        message.contains("HttpOptions::new().path(\"/api/mcp\")"),
+        "the fix: {message}"
+    );
+    assert_eq!(reply["error"]["data"]["configuredPath"], "/mcp");
+    assert_eq!(reply["error"]["data"]["requestedPath"], "/api/mcp");
+
+    // With the fix, the same request is served.
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let fixed = McpHttpService::new(
+        build_server(Arc::new(Mutex::new(tx))),
+        HttpOptions::new().path("/api/mcp"),
+    );
+    let req = hyper::Request::post("/api/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(init_body(json!({})).to_string())))
+        .expect("request");
+    assert_eq!(fixed.handle(req).await.status(), 200);
+}
+
 #[cfg(feature = "tower")]
 #[tokio::test]
 async fn is_a_tower_service() {
@@ -1652,8 +1715,10 @@ async fn is_a_tower_service() {
 
     fn assert_tower<S: tower_service::Service<hyper::Request<Full<Bytes>>>>(_: &S) {}
     let (tx, _rx) = mpsc::unbounded_channel();
-    let mut service =
-        McpHttpService::new(build_server(Arc::new(Mutex::new(tx))), HttpOptions::new());
+    let mut service = McpHttpService::new(
+        build_server(Arc::new(Mutex::new(tx))),
+        HttpOptions::stateless(),
+    );
     assert_tower(&service);
     let req = hyper::Request::post("/mcp")
         .header("host", "127.0.0.1")

@@ -10,7 +10,7 @@
 //! | 400 | Invalid JSON (`-32700`); an id-less invalid message; an unsupported `MCP-Protocol-Version`; with sessions, a request other than `initialize` without `Mcp-Session-Id`; for 2026-07-28 requests see below |
 //! | 401 | [`HttpOptions::authorize`] returned false (or panicked) |
 //! | 403 | The `Host`/`Origin` guard refused the request (checked first) |
-//! | 404 | Another path, or a method other than POST/GET/DELETE (`-32601 Not found: <method> <url>`); with sessions, an unknown, expired, evicted or foreign session; a 2026-07-28 request for an unknown or removed method |
+//! | 404 | Another path (`-32601`, naming the requested and the configured path and the fix, [`HttpOptions::path`]; both paths in `data`), or a method other than POST/GET/DELETE (`-32601 Not found: <method> <url>`); with sessions, an unknown, expired, evicted or foreign session; a 2026-07-28 request for an unknown or removed method |
 //! | 405 | GET or DELETE while sessions are off |
 //! | 406 | A GET whose `Accept` lacks `text/event-stream` |
 //! | 408 | The body did not arrive within [`HttpOptions::body_read_timeout`] (connection closed) |

@@ -102,7 +102,9 @@ pub struct HttpOptions {
     /// bracketed (`::1`, `[::1]`). A non-loopback address is refused unless
     /// [`authorize`](Self::authorize) or [`allow_request`](Self::allow_request) is set.
     pub host: String,
-    /// The MCP endpoint (default `/mcp`); any other path answers 404.
+    /// The MCP endpoint (default `/mcp`); any other path answers 404 with a
+    /// `-32601` error naming both paths. An [`McpHttpService`](super::McpHttpService)
+    /// mounted under another path needs it set to that path.
     pub path: String,
     /// Extra `Host` names accepted besides loopback names (case-insensitive,
     /// port ignored).
