@@ -326,7 +326,7 @@ impl InvokeContext {
     ///   - the client declared elicitation but this legacy request has no
     ///     channel to the client (no outbound and no elicitation hook);
     ///   - a legacy request served over HTTP without sessions
-    ///     ([`HttpOptions::stateless`](crate::transport::http::HttpOptions::stateless)):
+    ///     (`HttpOptions::stateless()`):
     ///     the server forgot the client's `initialize`, so it cannot know
     ///     what it declared nor route its answer back; the error says so
     ///     and names the fix (keep sessions on, or use 2026-07-28), whatever
