@@ -124,7 +124,7 @@ pub async fn serve_with(server: McpServer, stdio: StdioOptions) -> std::io::Resu
         return serve_stdio(server, stdio).wait().await;
     };
     let (host, port) = split_addr(&addr).ok_or_else(|| usage(&format!("bad address {addr:?}")))?;
-    let mut options = HttpOptions::new().host(host).port(port);
+    let mut options = HttpOptions::new().host(host).port(port).without_sessions();
     if !stateless {
         options = options.sessions(SessionOptions::default());
     }

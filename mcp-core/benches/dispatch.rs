@@ -148,7 +148,7 @@ fn http_cases(rt: &tokio::runtime::Runtime, server: &McpServer, budget: Duration
     use http_body_util::BodyExt;
     use mcp_core::{HttpOptions, McpHttpService};
 
-    let service = McpHttpService::new(server.clone(), HttpOptions::new())
+    let service = McpHttpService::new(server.clone(), HttpOptions::stateless())
         .for_connection(Some(([127, 0, 0, 1], 40000).into()));
     for (name, is_modern) in [("legacy", false), ("2026-07-28", true)] {
         let body = echo_request::echo_body(is_modern);

@@ -625,7 +625,7 @@ fn http_allocations_part() {
         .tool(macro_echo::tool())
         .build()
         .expect("server");
-    let service = McpHttpService::new(server, HttpOptions::new())
+    let service = McpHttpService::new(server, HttpOptions::stateless())
         .for_connection(Some(([127, 0, 0, 1], 40000).into()));
     for (era, modern) in [("2025-11-25 (stateless)", false), ("2026-07-28", true)] {
         let body = echo_request::echo_body(modern);

@@ -37,12 +37,13 @@
 //! # /// Echo.
 //! # #[mcp_tool]
 //! # async fn echo(text: String) -> String { text }
-//! use mcp_core::{serve_http, HttpOptions, SessionOptions};
+//! use mcp_core::{serve_http, HttpOptions};
 //!
 //! # async fn run() -> std::io::Result<()> {
 //! let server = McpServer::builder().server_info("hello", "1.0.0").tool(echo::tool())
 //!     .build().map_err(std::io::Error::other)?;
-//! let handle = serve_http(server, HttpOptions::new().port(8080).sessions(SessionOptions::default())).await?;
+//! // Legacy sessions are on by default (`HttpOptions::stateless()` turns them off).
+//! let handle = serve_http(server, HttpOptions::new().port(8080)).await?;
 //! eprintln!("MCP endpoint: {}", handle.url());
 //! # Ok(()) }
 //! ```

@@ -312,7 +312,7 @@ async fn open_post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> 
 
 #[tokio::test]
 async fn request_gets_200_json_and_notification_202() {
-    let f = Fixture::start(HttpOptions::new()).await;
+    let f = Fixture::start(HttpOptions::stateless()).await;
     let r = post(f.addr(), &[], &init_body(json!({}))).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("application/json"));
@@ -364,7 +364,7 @@ async fn malformed_json_is_400_parse_error() {
 
 #[tokio::test]
 async fn wrong_content_type_is_415() {
-    let f = Fixture::start(HttpOptions::new()).await;
+    let f = Fixture::start(HttpOptions::stateless()).await;
     let body = call(1, "echo", json!({"text": "x"})).to_string();
     for ct in [
         Some("text/plain"),
@@ -397,7 +397,7 @@ async fn wrong_content_type_is_415() {
 
 #[tokio::test]
 async fn wrong_path_or_method_is_404_method_not_found() {
-    let f = Fixture::start(HttpOptions::new()).await;
+    let f = Fixture::start(HttpOptions::stateless()).await;
     let body = call(1, "echo", json!({"text": "x"})).to_string();
     let r = raw(
         f.addr(),
@@ -406,7 +406,14 @@ async fn wrong_path_or_method_is_404_method_not_found() {
     .await;
     assert_eq!(r.status, 404);
     assert_eq!(r.error_code(), -32601);
-    assert_eq!(r.json()["error"]["message"], "Not found: POST /other?x=1");
+    let message = r.json()["error"]["message"]
+        .as_str()
+        .expect("message")
+        .to_owned();
+    assert!(
+        message.starts_with("Not found: POST /other?x=1"),
+        "{message}"
+    );
     for method in ["PUT", "PATCH", "OPTIONS"] {
         let r = raw(f.addr(), &request(f.addr(), method, "/mcp", &[JSON], &body)).await;
         assert_eq!(r.status, 404, "{method}");
@@ -436,7 +443,7 @@ async fn wrong_path_or_method_is_404_method_not_found() {
 
 #[tokio::test]
 async fn foreign_host_or_origin_is_403_before_routing() {
-    let f = Fixture::start(HttpOptions::new()).await;
+    let f = Fixture::start(HttpOptions::stateless()).await;
     let body = call(1, "echo", json!({"text": "x"})).to_string();
     let port = f.addr().port().to_string();
     let rebinding = [
@@ -509,7 +516,7 @@ async fn foreign_host_or_origin_is_403_before_routing() {
 
     // Widened deliberately.
     let f = Fixture::start(
-        HttpOptions::new()
+        HttpOptions::stateless()
             .allowed_hosts(["mcp.example.com"])
             .allowed_origins(["https://app.example.com"]),
     )
@@ -535,7 +542,7 @@ async fn foreign_host_or_origin_is_403_before_routing() {
 
 #[tokio::test]
 async fn authorize_false_is_401() {
-    let f = Fixture::start(HttpOptions::new().authorize(|req| {
+    let f = Fixture::start(HttpOptions::stateless().authorize(|req| {
         req.headers
             .get("authorization")
             .and_then(|v| v.to_str().ok())
@@ -554,7 +561,7 @@ async fn authorize_false_is_401() {
     f.handle.close().await;
 
     // Asynchronous; a panicking check counts as a refusal.
-    let f = Fixture::start(HttpOptions::new().authorize_async(|req| {
+    let f = Fixture::start(HttpOptions::stateless().authorize_async(|req| {
         let token = req.headers.get("x-token").map(|v| v.as_bytes().to_vec());
         async move {
             tokio::task::yield_now().await;
@@ -587,11 +594,12 @@ async fn authorize_false_is_401() {
 
 #[tokio::test]
 async fn allow_request_replaces_the_guard() {
-    let f =
-        Fixture::start(HttpOptions::new().allow_request(|origin, host, _req| {
+    let f = Fixture::start(
+        HttpOptions::stateless().allow_request(|origin, host, _req| {
             origin.is_none() && host == Some("anything.example")
-        }))
-        .await;
+        }),
+    )
+    .await;
     let body = call(1, "echo", json!({"text": "x"})).to_string();
     let r = raw(
         f.addr(),
@@ -614,7 +622,7 @@ async fn allow_request_replaces_the_guard() {
 
 #[tokio::test]
 async fn declared_body_over_limit_is_413_without_reading_it() {
-    let f = Fixture::start(HttpOptions::new().max_body_bytes(1024)).await;
+    let f = Fixture::start(HttpOptions::stateless().max_body_bytes(1024)).await;
     // Announce 10 MB and send none of it: the answer comes anyway.
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n",
@@ -637,7 +645,7 @@ async fn declared_body_over_limit_is_413_without_reading_it() {
 
 #[tokio::test]
 async fn chunked_body_over_limit_is_413_and_cut_off() {
-    let f = Fixture::start(HttpOptions::new().max_body_bytes(4096)).await;
+    let f = Fixture::start(HttpOptions::stateless().max_body_bytes(4096)).await;
     let mut tcp = TcpStream::connect(f.addr()).await.expect("connect");
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -672,7 +680,8 @@ async fn chunked_body_over_limit_is_413_and_cut_off() {
 
 #[tokio::test]
 async fn body_that_never_finishes_times_out_and_others_are_served() {
-    let f = Fixture::start(HttpOptions::new().body_read_timeout(Duration::from_millis(300))).await;
+    let f = Fixture::start(HttpOptions::stateless().body_read_timeout(Duration::from_millis(300)))
+        .await;
     let mut stuck = TcpStream::connect(f.addr()).await.expect("connect");
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\"",
@@ -699,7 +708,8 @@ async fn body_that_never_finishes_times_out_and_others_are_served() {
 #[tokio::test]
 async fn headers_that_never_finish_are_dropped() {
     let f =
-        Fixture::start(HttpOptions::new().header_read_timeout(Duration::from_millis(300))).await;
+        Fixture::start(HttpOptions::stateless().header_read_timeout(Duration::from_millis(300)))
+            .await;
     let mut loris = TcpStream::connect(f.addr()).await.expect("connect");
     loris
         .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: 1\r\n")
@@ -720,7 +730,8 @@ async fn headers_that_never_finish_are_dropped() {
 
 #[tokio::test]
 async fn idle_keep_alive_connections_are_closed() {
-    let f = Fixture::start(HttpOptions::new().keep_alive_timeout(Duration::from_millis(200))).await;
+    let f = Fixture::start(HttpOptions::stateless().keep_alive_timeout(Duration::from_millis(200)))
+        .await;
     let mut tcp = TcpStream::connect(f.addr()).await.expect("connect");
     let body = call(1, "echo", json!({"text": "k"})).to_string();
     let req = format!(
@@ -742,7 +753,7 @@ async fn idle_keep_alive_connections_are_closed() {
 #[tokio::test]
 async fn connections_over_the_limit_are_closed() {
     let f = Fixture::start(
-        HttpOptions::new()
+        HttpOptions::stateless()
             .max_connections(1)
             .keep_alive_timeout(Duration::from_secs(30)),
     )
@@ -775,7 +786,7 @@ async fn connections_over_the_limit_are_closed() {
 
 #[tokio::test]
 async fn over_the_concurrency_limit_is_503_busy() {
-    let mut f = Fixture::start(HttpOptions::new().max_concurrent_requests(1)).await;
+    let mut f = Fixture::start(HttpOptions::stateless().max_concurrent_requests(1)).await;
     let addr = f.addr();
     let blocked = open_post_no_wait(addr, &[], &call(1, "block", json!({}))).await;
     f.wait_event("block started").await;
@@ -802,7 +813,7 @@ async fn over_the_concurrency_limit_is_503_busy() {
 
 #[tokio::test]
 async fn batch_entries_over_the_per_connection_limit_are_refused_inline() {
-    let f = Fixture::start(HttpOptions::new().max_requests_per_connection(2)).await;
+    let f = Fixture::start(HttpOptions::stateless().max_requests_per_connection(2)).await;
     let batch = json!([
         call(1, "slow", json!({"steps": 2})),
         call(2, "slow", json!({"steps": 2})),
@@ -824,7 +835,7 @@ async fn batch_entries_over_the_per_connection_limit_are_refused_inline() {
 
 #[tokio::test]
 async fn headers_and_peer_address_reach_the_tool() {
-    let f = Fixture::start(HttpOptions::new()).await;
+    let f = Fixture::start(HttpOptions::stateless()).await;
     let body = call(1, "headers", json!({})).to_string();
     let r = raw(
         f.addr(),
@@ -856,7 +867,7 @@ async fn headers_and_peer_address_reach_the_tool() {
 
 #[tokio::test]
 async fn unsupported_protocol_version_is_400() {
-    let f = Fixture::start(HttpOptions::new()).await;
+    let f = Fixture::start(HttpOptions::stateless()).await;
     let body = call(1, "echo", json!({"text": "v"}));
     let r = post(f.addr(), &[("MCP-Protocol-Version", "1999-01-01")], &body).await;
     assert_eq!(r.status, 400);
@@ -915,7 +926,7 @@ async fn ipv6_loopback_bind() {
         let (tx, _rx) = mpsc::unbounded_channel();
         let handle = serve_http(
             build_server(Arc::new(Mutex::new(tx))),
-            HttpOptions::new().host(host),
+            HttpOptions::stateless().host(host),
         )
         .await
         .expect("bind ::1");
@@ -930,7 +941,7 @@ async fn ipv6_loopback_bind() {
 
 #[tokio::test]
 async fn url_and_port_of_an_ephemeral_bind() {
-    let f = Fixture::start(HttpOptions::new().path("api/mcp")).await;
+    let f = Fixture::start(HttpOptions::stateless().path("api/mcp")).await;
     assert_ne!(f.handle.port(), 0);
     assert_eq!(
         f.handle.url(),
@@ -1167,7 +1178,7 @@ async fn get_stream_needs_sse_accept_and_a_session() {
 
 #[tokio::test]
 async fn progress_streams_over_sse_then_the_result() {
-    let f = Fixture::start(HttpOptions::new()).await;
+    let f = Fixture::start(HttpOptions::stateless()).await;
     let mut s = open_post(
         f.addr(),
         &[ACCEPT_BOTH],
@@ -1199,7 +1210,7 @@ async fn progress_streams_over_sse_then_the_result() {
 
 #[tokio::test]
 async fn a_client_without_sse_gets_plain_json() {
-    let f = Fixture::start(HttpOptions::new()).await;
+    let f = Fixture::start(HttpOptions::stateless()).await;
     let mut s = open_post(
         f.addr(),
         &[("Accept", "application/json")],
@@ -1262,11 +1273,59 @@ async fn elicitation_round_trip_over_sse_and_post() {
     f.handle.close().await;
 }
 
+/// The default options keep legacy sessions: a 2025-era client that
+/// declared elicitation in `initialize` is really asked, over the POST's
+/// event stream, and its answer (its own POST) reaches the tool.
 #[tokio::test]
-async fn without_sessions_there_is_no_elicitation() {
+async fn default_options_ask_a_legacy_client_that_declared_elicitation() {
     let mut f = Fixture::start(HttpOptions::new()).await;
-    let r = post(f.addr(), &[ACCEPT_BOTH], &call(1, "confirm", json!({}))).await;
-    assert_eq!(tool_text(&r.json()), "not confirmed");
+    let sid = open_session(f.addr(), &[], json!({"elicitation": {}})).await;
+    let mut s = open_post(
+        f.addr(),
+        &[ACCEPT_BOTH, ("Mcp-Session-Id", &sid)],
+        &call(12, "confirm", json!({})),
+    )
+    .await;
+    assert!(s.is_sse());
+    let ask = s.next_event().await.expect("elicitation request");
+    assert_eq!(ask["method"], "elicitation/create");
+    assert_eq!(ask["params"]["message"], "Proceed?");
+    let reply = json!({"jsonrpc": "2.0", "id": ask["id"].clone(),
+        "result": {"action": "accept", "content": {"confirm": true}}});
+    let r = post(f.addr(), &[("Mcp-Session-Id", &sid)], &reply).await;
+    assert_eq!(r.status, 202);
+    let result = s.next_event().await.expect("the tool result");
+    assert_eq!(result["id"], 12);
+    assert_eq!(tool_text(&result), "confirmed");
+    assert_eq!(s.next_event().await, None);
+    assert_eq!(f.event().await, "confirm elicitation=true");
+    f.handle.close().await;
+}
+
+/// Explicitly stateless legacy serving forgets `initialize`: a question
+/// cannot reach the client, so `confirm` ends the call with a `-32603`
+/// error that says why and how to fix it, never a silent `false`.
+#[tokio::test]
+async fn without_sessions_confirm_is_a_clear_error_not_a_silent_false() {
+    let mut f = Fixture::start(HttpOptions::stateless()).await;
+    let init = post(f.addr(), &[], &init_body(json!({"elicitation": {}}))).await;
+    assert_eq!(init.status, 200);
+    assert_eq!(init.header("mcp-session-id"), None);
+    let r = post(
+        f.addr(),
+        &[ACCEPT_BOTH, ("MCP-Protocol-Version", "2025-06-18")],
+        &call(1, "confirm", json!({})),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let reply = r.json();
+    assert_eq!(reply["id"], 1);
+    assert!(reply.get("result").is_none(), "not a tool result: {reply}");
+    assert_eq!(reply["error"]["code"], -32603, "{reply}");
+    let message = reply["error"]["message"].as_str().expect("message");
+    assert!(message.contains("without sessions"), "{message}");
+    assert!(message.contains("HttpOptions::stateless()"), "{message}");
+    assert!(message.contains("HttpOptions::new()"), "{message}");
     assert_eq!(f.event().await, "confirm elicitation=false");
     f.handle.close().await;
 }
@@ -1340,7 +1399,7 @@ async fn cancel_from_another_session_is_ignored() {
 
 #[tokio::test]
 async fn client_disconnect_cancels_the_call() {
-    let mut f = Fixture::start(HttpOptions::new()).await;
+    let mut f = Fixture::start(HttpOptions::stateless()).await;
     // Plain JSON: the response future is pending when the client leaves.
     let s = open_post_no_wait(f.addr(), &[], &call(41, "block", json!({}))).await;
     f.wait_event("block started").await;
@@ -1446,7 +1505,7 @@ async fn get_stream_carries_messages_of_calls_that_cannot_stream() {
 
 #[tokio::test]
 async fn close_drains_in_flight_calls_then_stops_accepting() {
-    let f = Fixture::start(HttpOptions::new()).await;
+    let f = Fixture::start(HttpOptions::stateless()).await;
     let addr = f.addr();
     let mut s = open_post(
         addr,
@@ -1470,7 +1529,8 @@ async fn close_drains_in_flight_calls_then_stops_accepting() {
 
 #[tokio::test]
 async fn close_cancels_calls_past_the_drain_deadline() {
-    let mut f = Fixture::start(HttpOptions::new().drain_timeout(Duration::from_millis(200))).await;
+    let mut f =
+        Fixture::start(HttpOptions::stateless().drain_timeout(Duration::from_millis(200))).await;
     let addr = f.addr();
     let _s = open_post_no_wait(addr, &[], &call(81, "block", json!({}))).await;
     f.wait_event("block started").await;
@@ -1530,7 +1590,7 @@ async fn mounts_in_your_own_hyper_server() {
     let (tx, _rx) = mpsc::unbounded_channel();
     let service = McpHttpService::new(
         build_server(Arc::new(Mutex::new(tx))),
-        HttpOptions::new().path("/rpc"),
+        HttpOptions::stateless().path("/rpc"),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -1590,6 +1650,62 @@ async fn handle_answers_a_request_value_directly() {
     assert_eq!(reply["result"]["serverInfo"]["name"], "http-test");
 }
 
+/// A service mounted under another path than its configured one (no
+/// `.path(...)`) answers a 404 whose JSON-RPC error names both paths and
+/// the fix, not a bare "not found".
+#[tokio::test]
+async fn mounted_under_another_path_the_404_names_both_paths_and_the_fix() {
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use mcp_core::McpHttpService;
+
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let service = McpHttpService::new(build_server(Arc::new(Mutex::new(tx))), HttpOptions::new());
+    let req = hyper::Request::post("/api/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(init_body(json!({})).to_string())))
+        .expect("request");
+    let response = service.handle(req).await;
+    assert_eq!(response.status(), 404);
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/json",
+        "a JSON-RPC body"
+    );
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("infallible")
+        .to_bytes();
+    let reply: Value = serde_json::from_slice(&bytes).expect("JSON");
+    assert_eq!(reply["jsonrpc"], "2.0");
+    assert_eq!(reply["error"]["code"], -32601);
+    let message = reply["error"]["message"].as_str().expect("message");
+    assert!(message.contains("`/mcp`"), "configured path: {message}");
+    assert!(message.contains("`/api/mcp`"), "requested path: {message}");
+    assert!(
+        message.contains("HttpOptions::new().path(\"/api/mcp\")"),
+        "the fix: {message}"
+    );
+    assert_eq!(reply["error"]["data"]["configuredPath"], "/mcp");
+    assert_eq!(reply["error"]["data"]["requestedPath"], "/api/mcp");
+
+    // With the fix, the same request is served.
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let fixed = McpHttpService::new(
+        build_server(Arc::new(Mutex::new(tx))),
+        HttpOptions::new().path("/api/mcp"),
+    );
+    let req = hyper::Request::post("/api/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(init_body(json!({})).to_string())))
+        .expect("request");
+    assert_eq!(fixed.handle(req).await.status(), 200);
+}
+
 #[cfg(feature = "tower")]
 #[tokio::test]
 async fn is_a_tower_service() {
@@ -1599,8 +1715,10 @@ async fn is_a_tower_service() {
 
     fn assert_tower<S: tower_service::Service<hyper::Request<Full<Bytes>>>>(_: &S) {}
     let (tx, _rx) = mpsc::unbounded_channel();
-    let mut service =
-        McpHttpService::new(build_server(Arc::new(Mutex::new(tx))), HttpOptions::new());
+    let mut service = McpHttpService::new(
+        build_server(Arc::new(Mutex::new(tx))),
+        HttpOptions::stateless(),
+    );
     assert_tower(&service);
     let req = hyper::Request::post("/mcp")
         .header("host", "127.0.0.1")

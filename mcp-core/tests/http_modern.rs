@@ -501,7 +501,7 @@ async fn legacy_sessions_share_the_endpoint() {
 
 #[tokio::test]
 async fn get_and_delete_are_405_without_sessions() {
-    let f = Fixture::start(HttpOptions::new()).await;
+    let f = Fixture::start(HttpOptions::stateless()).await;
     let addr = f.addr();
     for method in ["GET", "DELETE"] {
         for version in [None, Some(MODERN)] {

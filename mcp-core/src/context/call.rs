@@ -134,6 +134,10 @@ pub struct CallContext {
     pub remote_addr: Option<Arc<str>>,
     /// Who is calling (an authenticated principal); binds `requestState`.
     pub principal: Option<Arc<str>>,
+    /// A legacy request served without a session that remembers its
+    /// `initialize` (HTTP with sessions off): what the client declared is
+    /// unknown here, and nothing can carry a question to it.
+    pub(crate) sessionless_legacy: bool,
 }
 
 impl fmt::Debug for CallContext {
@@ -216,6 +220,15 @@ impl CallContext {
     #[must_use]
     pub fn with_principal(mut self, principal: impl Into<Arc<str>>) -> Self {
         self.principal = Some(principal.into());
+        self
+    }
+
+    /// Marks a legacy request served without a session (see
+    /// `sessionless_legacy`).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    #[must_use]
+    pub(crate) fn sessionless_legacy(mut self) -> Self {
+        self.sessionless_legacy = true;
         self
     }
 

@@ -171,6 +171,8 @@ impl InvokeContext {
     fn missing(&self, required: Value) -> ErrorObject {
         if self.modern {
             protocol::meta::missing_capability(required)
+        } else if let Some(why) = self.sessionless_unknown() {
+            why
         } else {
             ErrorObject::internal(format!(
                 "this call needs client capabilities the client did not announce: {required}"
@@ -206,7 +208,9 @@ impl InvokeContext {
     ///
     /// # Errors
     /// `-32021` (modern) / `-32603` (legacy) when the client did not declare
-    /// a needed capability; the client's error; `-32603` when nothing can
+    /// a needed capability (on a legacy request served over HTTP without
+    /// sessions the client's declaration is unknown, and the `-32603` says
+    /// so and names the fix); the client's error; `-32603` when nothing can
     /// carry requests to the client.
     ///
     /// # Cancel safety
@@ -305,16 +309,72 @@ impl InvokeContext {
         self.modern
     }
 
-    /// Asks the user to confirm. Fails closed: false when elicitation is
-    /// unavailable, the user declined or cancelled, or the request failed.
+    /// Asks the user to confirm (a form elicitation with one boolean) and
+    /// returns the answer.
+    ///
+    /// - **Asked** when the client declared form elicitation and the
+    ///   request can carry a question: a legacy request with a channel to
+    ///   the client (stdio; HTTP with sessions, the default), or any
+    ///   2026-07-28 request (`input_required`, then the retry).
+    /// - **`false`** (fails closed) when the client is known not to have
+    ///   declared elicitation, when the user declined or cancelled, when the
+    ///   client answered an error, when the connection closed before the
+    ///   answer, and on a [`detached`](Self::detached) context.
+    /// - **A `-32603` error ends the call** (through [`fail`](Self::fail);
+    ///   the future never completes) when the question cannot be carried
+    ///   although the client may be waiting for it:
+    ///   - the client declared elicitation but this legacy request has no
+    ///     channel to the client (no outbound and no elicitation hook);
+    ///   - a legacy request served over HTTP without sessions
+    ///     (`HttpOptions::stateless()`):
+    ///     the server forgot the client's `initialize`, so it cannot know
+    ///     what it declared nor route its answer back; the error says so
+    ///     and names the fix (keep sessions on, or use 2026-07-28), whatever
+    ///     the client declared.
     ///
     /// # Cancel safety
     /// As for [`input`](Self::input).
     pub async fn confirm(&self, prompt: &str) -> bool {
-        match self.elicitation() {
-            Some(e) => e.confirm(prompt).await.unwrap_or(false),
-            None => false,
+        if let Some(e) = self.elicitation() {
+            return e.confirm(prompt).await.unwrap_or(false);
         }
+        if let Some(why) = self.cannot_carry_elicitation() {
+            // A served call ends here; a detached context fails closed.
+            let _ = self.fail(why).await;
+        }
+        false
+    }
+
+    /// Why a question the client may be waiting for cannot reach it, when
+    /// [`elicitation`](Self::elicitation) is `None`.
+    fn cannot_carry_elicitation(&self) -> Option<ErrorObject> {
+        if self.modern {
+            return None;
+        }
+        if let Some(why) = self.sessionless_unknown() {
+            return Some(why);
+        }
+        self.can_elicit.then(|| {
+            ErrorObject::internal(
+                "cannot ask the user: the client declared elicitation, but this request \
+                 has no channel to send it an `elicitation/create` request on (for HTTP: \
+                 serve with sessions and POST with `Accept: text/event-stream`)",
+            )
+        })
+    }
+
+    /// The error for a legacy request whose client is unknown because the
+    /// transport keeps no sessions (stateless legacy HTTP).
+    fn sessionless_unknown(&self) -> Option<ErrorObject> {
+        (self.call.sessionless_legacy && self.client.is_none()).then(|| {
+            ErrorObject::internal(
+                "cannot ask the client: this server serves legacy (2025-era) HTTP requests \
+                 without sessions (`HttpOptions::stateless()` / `sessions: None`), so it does \
+                 not know what the client declared in `initialize` and cannot route an \
+                 answer back; serve with sessions (the default `HttpOptions::new()`) or \
+                 send 2026-07-28 requests",
+            )
+        })
     }
 
     /// Request headers (lower-case names).

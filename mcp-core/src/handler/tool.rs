@@ -253,11 +253,14 @@ impl IntoToolResult for Vec<Content> {
     }
 }
 
+/// `Err(e)` is an error result (`isError: true`) whose text is `{e:#}`, the
+/// alternate form (`anyhow` prints its context chain with it), cut to
+/// [`MAX_ERROR_TEXT`](crate::protocol::MAX_ERROR_TEXT) bytes.
 impl<T: IntoToolResult, E: fmt::Display> IntoToolResult for Result<T, E> {
     fn into_tool_result(self) -> CallToolResult {
         match self {
             Ok(v) => v.into_tool_result(),
-            Err(e) => CallToolResult::error(e.to_string()),
+            Err(e) => CallToolResult::error(crate::protocol::jsonrpc::display_chain(&e)),
         }
     }
 

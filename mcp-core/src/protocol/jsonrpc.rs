@@ -222,10 +222,60 @@ impl fmt::Display for ErrorObject {
 
 // `ErrorObject` deliberately does not implement `std::error::Error`: that
 // lets any Rust error convert into it with `?` (as an internal error).
+/// An `std::error::Error` becomes `-32603` (`?` in a handler returning
+/// `Result<_, ErrorObject>`). The message is the error and its whole
+/// [`source`](std::error::Error::source) chain, joined with `": "` (a
+/// source whose text the message already ends with is not repeated), cut
+/// to [`MAX_ERROR_TEXT`] bytes.
 impl<E: std::error::Error> From<E> for ErrorObject {
     fn from(error: E) -> Self {
-        Self::internal(error.to_string())
+        Self::internal(error_chain(&error))
     }
+}
+
+/// The longest error text a handler's error becomes on the wire (4 KiB):
+/// a longer one is cut at a character boundary and ends with `…`.
+pub const MAX_ERROR_TEXT: usize = 4096;
+
+/// `error` and its `source()` chain, `"outer: inner: root"`, bounded by
+/// [`MAX_ERROR_TEXT`].
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        if text.len() > MAX_ERROR_TEXT {
+            break;
+        }
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    bounded(text)
+}
+
+/// A `Display` error in its alternate form (`{:#}`: `anyhow` prints its
+/// context chain with it), bounded by [`MAX_ERROR_TEXT`].
+pub(crate) fn display_chain(error: &dyn std::fmt::Display) -> String {
+    bounded(format!("{error:#}"))
+}
+
+/// `text` cut to at most [`MAX_ERROR_TEXT`] bytes at a character boundary,
+/// ending with `…` when cut.
+pub(crate) fn bounded(mut text: String) -> String {
+    if text.len() <= MAX_ERROR_TEXT {
+        return text;
+    }
+    const ELLIPSIS: &str = "…";
+    let mut end = MAX_ERROR_TEXT - ELLIPSIS.len();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(ELLIPSIS);
+    text
 }
 
 /// Builds a success response `{"jsonrpc":"2.0","id":…,"result":…}`.

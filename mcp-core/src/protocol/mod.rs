@@ -27,6 +27,7 @@ pub use common::{Annotations, Icon, Role};
 pub use content::Content;
 pub use jsonrpc::{
     fail, is_notification, notification, ok, ErrorCode, ErrorObject, MessageKind, RequestId,
+    MAX_ERROR_TEXT,
 };
 pub use lifecycle::{ClientInfo, Implementation};
 pub use logging::{LoggingLevel, UnknownLevel};

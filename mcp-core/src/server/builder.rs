@@ -136,7 +136,10 @@ impl McpServerBuilder {
         self
     }
 
-    /// Sets the name and version `initialize` reports.
+    /// Sets the name and version `initialize` reports. Without this (or
+    /// [`implementation`](Self::implementation)) the server reports
+    /// `mcp-core <version>` and [`build`](Self::build) warns once on stderr;
+    /// [`server_info!`](crate::server_info) gives your crate's name and version.
     pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.info = Some(Implementation::new(name, version));
         self
@@ -231,7 +234,10 @@ impl McpServerBuilder {
         self
     }
 
-    /// Builds the server.
+    /// Builds the server. A server given no name
+    /// ([`server_info`](Self::server_info), [`implementation`](Self::implementation))
+    /// reports `mcp-core <version>`, and the first such build in a process
+    /// writes one warning line on stderr naming the fix.
     ///
     /// # Errors
     /// A [`BuildError`] naming the first duplicate tool name, prompt name,
@@ -329,7 +335,8 @@ impl McpServerBuilder {
                 CacheScope::Public
             },
         ));
-        let info = self.info.unwrap_or_default();
+        // None set: the framework's name, and a warning naming the fix.
+        let info = self.info.unwrap_or_else(super::info::unnamed);
         let server_info_json = Arc::new(serde_json::to_value(&info).unwrap_or(Value::Null));
         // Serializing a `Value` cannot fail; `null` keeps this total.
         let server_info_raw: Arc<serde_json::value::RawValue> =

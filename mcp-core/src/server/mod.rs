@@ -29,6 +29,7 @@ mod encode;
 mod entry;
 pub(crate) mod features;
 mod inflight;
+mod info;
 mod lifecycle;
 mod methods;
 mod outcome;

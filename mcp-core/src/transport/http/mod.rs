@@ -10,7 +10,7 @@
 //! | 400 | Invalid JSON (`-32700`); an id-less invalid message; an unsupported `MCP-Protocol-Version`; with sessions, a request other than `initialize` without `Mcp-Session-Id`; for 2026-07-28 requests see below |
 //! | 401 | [`HttpOptions::authorize`] returned false (or panicked) |
 //! | 403 | The `Host`/`Origin` guard refused the request (checked first) |
-//! | 404 | Another path, or a method other than POST/GET/DELETE (`-32601 Not found: <method> <url>`); with sessions, an unknown, expired, evicted or foreign session; a 2026-07-28 request for an unknown or removed method |
+//! | 404 | Another path (`-32601`, naming the requested and the configured path and the fix, [`HttpOptions::path`]; both paths in `data`), or a method other than POST/GET/DELETE (`-32601 Not found: <method> <url>`); with sessions, an unknown, expired, evicted or foreign session; a 2026-07-28 request for an unknown or removed method |
 //! | 405 | GET or DELETE while sessions are off |
 //! | 406 | A GET whose `Accept` lacks `text/event-stream` |
 //! | 408 | The body did not arrive within [`HttpOptions::body_read_timeout`] (connection closed) |
@@ -31,7 +31,9 @@
 //! session. A client that disconnects cancels its call (the call's
 //! `CallContext::signal` fires).
 //!
-//! **Sessions** ([`HttpOptions::sessions`]): a successful `initialize` gets
+//! **Sessions** ([`HttpOptions::sessions`], on by default; off with
+//! [`HttpOptions::stateless`] / [`HttpOptions::without_sessions`]): a
+//! successful legacy `initialize` gets
 //! an `Mcp-Session-Id` (32 bytes from the OS RNG, hex); every later request
 //! must carry it; `DELETE` ends it. Each session is one [`Session`](crate::Session),
 //! so a `notifications/cancelled` POSTed in the same session cancels the
@@ -40,7 +42,9 @@
 //! exist. A GET with `Accept: text/event-stream` opens the session's stream
 //! for server→client messages of calls whose POST cannot stream (one per
 //! session; a new GET replaces the old stream). Ending a session cancels
-//! its running calls. Without sessions every request is its own session.
+//! its running calls. Without sessions every request is its own session:
+//! the server forgets `initialize`, so a legacy call cannot be asked
+//! anything (`ctx.confirm` and the other questions answer `-32603`).
 //!
 //! A call the client cancelled gets no response; its response stays open
 //! (sending nothing) until the client leaves, the session ends, the server
@@ -99,9 +103,10 @@
 //! `Router::route_service`); its response body is [`McpBody`].
 //!
 //! ```no_run
-//! use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
+//! use mcp_core::transport::http::{serve_http, HttpOptions};
 //! # async fn run(server: mcp_core::McpServer) -> std::io::Result<()> {
-//! let handle = serve_http(server, HttpOptions::new().port(8080).sessions(SessionOptions::default())).await?;
+//! // Legacy sessions on (the default); `HttpOptions::stateless()` for none.
+//! let handle = serve_http(server, HttpOptions::new().port(8080)).await?;
 //! eprintln!("MCP endpoint: {}", handle.url());
 //! // ... serve until it is time to stop, then drain:
 //! handle.close().await;

@@ -64,7 +64,21 @@ impl SessionOptions {
 ///
 /// The defaults are a loopback development surface: bound to `127.0.0.1`
 /// on an ephemeral port, `Host`/`Origin` restricted to loopback names,
-/// stateless (no sessions), 1 MiB bodies.
+/// 1 MiB bodies, and legacy sessions on ([`SessionOptions::default`]).
+///
+/// **Sessions and eras.** By default a 2025-era (legacy) client gets an
+/// `Mcp-Session-Id` from `initialize`, so what it declared there reaches its
+/// later calls and the server can talk back: elicitation (`ctx.confirm`,
+/// `ctx.elicitation()`), progress, log messages and the GET stream all work.
+/// 2026-07-28 requests are stateless whatever these options say (they never
+/// get or need a session). Serving legacy clients statelessly too — every
+/// request its own session, nothing kept between requests, which is what
+/// lets several replicas share one endpoint without sticky routing — is an
+/// explicit choice: [`HttpOptions::stateless`] (or
+/// [`without_sessions`](Self::without_sessions), or `sessions = None`). There
+/// a legacy call cannot ask the client anything: `ctx.confirm` and the other
+/// questions answer a `-32603` error saying so (see
+/// [`InvokeContext::confirm`](crate::InvokeContext::confirm)).
 ///
 /// ```
 /// use std::time::Duration;
@@ -88,7 +102,9 @@ pub struct HttpOptions {
     /// bracketed (`::1`, `[::1]`). A non-loopback address is refused unless
     /// [`authorize`](Self::authorize) or [`allow_request`](Self::allow_request) is set.
     pub host: String,
-    /// The MCP endpoint (default `/mcp`); any other path answers 404.
+    /// The MCP endpoint (default `/mcp`); any other path answers 404 with a
+    /// `-32601` error naming both paths. An [`McpHttpService`](super::McpHttpService)
+    /// mounted under another path needs it set to that path.
     pub path: String,
     /// Extra `Host` names accepted besides loopback names (case-insensitive,
     /// port ignored).
@@ -103,7 +119,10 @@ pub struct HttpOptions {
     /// Largest accepted request body (default 1 MiB); larger ones answer 413
     /// without being buffered.
     pub max_body_bytes: usize,
-    /// `Mcp-Session-Id` sessions; `None` (the default) is stateless.
+    /// Legacy `Mcp-Session-Id` sessions (default:
+    /// `Some(SessionOptions::default())`); `None` serves legacy requests
+    /// statelessly (see [`HttpOptions::stateless`]). 2026-07-28 requests
+    /// are stateless either way.
     pub sessions: Option<SessionOptions>,
     /// Who a session is bound to; default: a keyed hash of the
     /// `Authorization` header (no header: anonymous).
@@ -154,7 +173,7 @@ impl Default for HttpOptions {
             allow_request: None,
             authorize: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            sessions: None,
+            sessions: Some(SessionOptions::default()),
             principal: None,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
@@ -201,9 +220,31 @@ impl fmt::Debug for HttpOptions {
 }
 
 impl HttpOptions {
-    /// The defaults (same as `Default`).
+    /// The defaults (same as `Default`): legacy sessions on, see the
+    /// type's docs.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The defaults, but legacy requests are served statelessly too (no
+    /// `Mcp-Session-Id`, no GET stream, no DELETE): the scale-out setting,
+    /// where any replica may answer any request. Same as
+    /// `HttpOptions::new().without_sessions()`.
+    ///
+    /// What a legacy client loses: its `initialize` is forgotten, so its
+    /// calls cannot be asked anything (`ctx.confirm` and the other questions
+    /// answer a clear `-32603` error, never a silent `false`), cancelled
+    /// through `notifications/cancelled`, or sent messages once their POST is
+    /// answered. 2026-07-28 clients lose nothing.
+    ///
+    /// ```
+    /// use mcp_core::transport::http::HttpOptions;
+    ///
+    /// assert!(HttpOptions::new().sessions.is_some());
+    /// assert!(HttpOptions::stateless().sessions.is_none());
+    /// ```
+    pub fn stateless() -> Self {
+        Self::default().without_sessions()
     }
 
     /// Sets the port (0: ephemeral).
@@ -305,10 +346,19 @@ impl HttpOptions {
         self
     }
 
-    /// Turns on `Mcp-Session-Id` sessions.
+    /// Turns on legacy `Mcp-Session-Id` sessions with these settings (on by
+    /// default with [`SessionOptions::default`]).
     #[must_use]
     pub fn sessions(mut self, sessions: SessionOptions) -> Self {
         self.sessions = Some(sessions);
+        self
+    }
+
+    /// Turns legacy sessions off: legacy requests are served statelessly
+    /// (see [`HttpOptions::stateless`]).
+    #[must_use]
+    pub fn without_sessions(mut self) -> Self {
+        self.sessions = None;
         self
     }
 

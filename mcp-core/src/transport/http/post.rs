@@ -91,6 +91,11 @@ impl McpHttpService {
         if let Some(principal) = principal.clone() {
             ctx = ctx.with_principal(principal);
         }
+        // Legacy without sessions: `initialize` is forgotten, so a handler's
+        // question must fail clearly instead of quietly answering `false`.
+        if !modern && self.shared.sessions.is_none() {
+            ctx = ctx.sessionless_legacy();
+        }
 
         if !payload.has_request() {
             // Notifications and responses (an elicitation answer, a

@@ -58,6 +58,28 @@ pub(super) fn not_found(parts: &Parts) -> Response<McpBody> {
     )
 }
 
+/// 404 for a request whose path is not the endpoint's: a JSON-RPC
+/// `-32601` naming the requested path, the configured one and the fix
+/// (`HttpOptions::path`), with both paths in `data`.
+pub(super) fn path_mismatch(parts: &Parts, configured: &str) -> Response<McpBody> {
+    let requested = parts.uri.path();
+    let message = format!(
+        "Not found: {} {}: this MCP endpoint is configured at `{configured}`, not \
+         `{requested}`; mounted under another path, build it with \
+         `HttpOptions::new().path(\"{requested}\")` (HttpOptions::path), or send \
+         requests to `{configured}`",
+        parts.method, parts.uri,
+    );
+    json_response(
+        StatusCode::NOT_FOUND,
+        &json!({ "jsonrpc": "2.0", "id": null, "error": {
+            "code": ErrorCode::METHOD_NOT_FOUND,
+            "message": message,
+            "data": { "configuredPath": configured, "requestedPath": requested },
+        } }),
+    )
+}
+
 pub(super) fn status_only(status: StatusCode) -> Response<McpBody> {
     let mut r = Response::new(McpBody::empty());
     *r.status_mut() = status;

@@ -22,7 +22,7 @@ use super::guard;
 use super::modern::ToolHeaders;
 use super::names::{accepts_sse, check_protocol_version, SESSION_NAME};
 use super::options::HttpOptions;
-use super::respond::{error_response, not_found, sse_response};
+use super::respond::{error_response, not_found, path_mismatch, sse_response};
 use super::sessions::{default_principal, SessionEntry, SessionTable};
 use super::sse::{Hold, McpBody};
 use crate::cancel::CancelToken;
@@ -37,7 +37,10 @@ use crate::server::McpServer;
 /// [`for_connection`](Self::for_connection) for each accepted connection
 /// (it supplies the peer address and the per-connection request limit);
 /// then serve it with `hyper::server::conn::http1`. The request path must
-/// still equal [`HttpOptions::path`]. With the `tower` feature it is also a
+/// still equal [`HttpOptions::path`] (default `/mcp`): mounted under
+/// `/api/mcp`, build it with `HttpOptions::new().path("/api/mcp")`; a
+/// request for any other path is answered 404 with a `-32601` error naming
+/// both paths and that fix. With the `tower` feature it is also a
 /// `tower::Service`, for axum's `Router::route_service`.
 ///
 /// It spawns the calls it runs on the current Tokio runtime.
@@ -161,7 +164,7 @@ impl McpHttpService {
             }
         }
         if parts.uri.path() != opts.path {
-            return not_found(&parts);
+            return path_mismatch(&parts, &opts.path);
         }
         // A POST's version header is judged with its body (a 2026-07-28
         // claim in the body decides, see `post`).
