@@ -112,7 +112,7 @@ pub use protocol::{
 pub use request_state::{StateKey, StateKeys};
 pub use schema::{schema_for, schema_with};
 pub use server::{
-    parse_payload, Admission, Admit, BuildError, Call, CompletionRequest, Frame, McpServer,
+    parse_payload, Admission, Admit, BuildError, DEFAULT_CLIENT_REQUEST_TIMEOUT, Call, CompletionRequest, Frame, McpServer,
     McpServerBuilder, PendingCall, Response, Started,
 };
 pub use session::Session;
