@@ -112,8 +112,8 @@ pub use protocol::{
 pub use request_state::{StateKey, StateKeys};
 pub use schema::{schema_for, schema_with};
 pub use server::{
-    parse_payload, Admission, Admit, BuildError, DEFAULT_CLIENT_REQUEST_TIMEOUT, Call, CompletionRequest, Frame, McpServer,
-    McpServerBuilder, PendingCall, Response, Started,
+    parse_payload, Admission, Admit, BuildError, Call, CompletionRequest, Frame, McpServer,
+    McpServerBuilder, PendingCall, Response, Started, DEFAULT_CLIENT_REQUEST_TIMEOUT,
 };
 pub use session::Session;
 #[cfg(feature = "http")]

@@ -1,6 +1,7 @@
-//! A legacy client that never answers a server→client request does not
-//! hold the asking call (and its concurrency slot) for ever: after
-//! `client_request_timeout` the call gets a clear error.
+//! Limits a client cannot exceed: a legacy client that never answers a
+//! server→client request does not hold the asking call (and its slot) for
+//! ever — after `client_request_timeout` the call gets a clear error — and a
+//! `progressToken` is bounded in size.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,4 +76,33 @@ async fn an_unanswered_elicitation_ends_with_a_clear_error() {
         "{reply}"
     );
     assert_eq!(ctx.session.as_ref().map(Session::inflight_len), Some(0));
+}
+
+/// Every progress notification repeats the request's `progressToken`, so a
+/// huge one is refused before the call runs rather than multiplied.
+#[tokio::test]
+async fn an_oversized_progress_token_is_refused() {
+    let server = server(Duration::from_secs(30));
+    let ctx = CallContext::new()
+        .with_session(Session::new())
+        .with_outbound(Arc::new(Silent));
+    let call = |id: i64, token: String| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "ask", "_meta": {"progressToken": token}}})
+    };
+    let reply = server
+        .handle_message(call(1, "t".repeat(257)), &ctx)
+        .await
+        .expect("answered");
+    assert_eq!(
+        reply["error"],
+        json!({"code": -32602, "message": "`progressToken` is longer than 256 bytes"}),
+        "{reply}"
+    );
+    // At the limit the call runs (it cannot ask: no elicitation declared).
+    let reply = server
+        .handle_message(call(2, "t".repeat(256)), &ctx)
+        .await
+        .expect("answered");
+    assert!(reply.get("result").is_some(), "{reply}");
 }

@@ -22,8 +22,7 @@ use crate::request_state::StateKeys;
 use crate::session::Session;
 
 /// Default of [`McpServerBuilder::client_request_timeout`]: 5 minutes.
-pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: std::time::Duration =
-    std::time::Duration::from_secs(300);
+pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// A problem found while building a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
