@@ -618,6 +618,55 @@ async fn allow_request_replaces_the_guard() {
     f.handle.close().await;
 }
 
+/// A panicking hook answers an HTTP error; the connection is not dropped
+/// without a response, and the server goes on serving.
+#[tokio::test]
+async fn panicking_hooks_answer_an_http_error() {
+    let body = call(1, "echo", json!({"text": "x"})).to_string();
+    let f = Fixture::start(
+        HttpOptions::stateless().allow_request(|_origin, host, _req| {
+            if host == Some("boom.example") {
+                panic!("allow_request blew up");
+            }
+            true
+        }),
+    )
+    .await;
+    let r = raw(
+        f.addr(),
+        &request(
+            f.addr(),
+            "POST",
+            "/mcp",
+            &[("Host", "boom.example"), JSON],
+            &body,
+        ),
+    )
+    .await;
+    assert_eq!(r.status, 403, "a panicking allow_request refuses");
+    let r = raw(f.addr(), &request(f.addr(), "POST", "/mcp", &[JSON], &body)).await;
+    assert_eq!(r.status, 200, "and the server goes on");
+    f.handle.close().await;
+
+    let f = Fixture::start(HttpOptions::stateless().principal(|req| {
+        if req.headers.contains_key("x-boom") {
+            panic!("principal blew up");
+        }
+        None
+    }))
+    .await;
+    let r = raw(
+        f.addr(),
+        &request(f.addr(), "POST", "/mcp", &[("X-Boom", "1"), JSON], &body),
+    )
+    .await;
+    assert_eq!(r.status, 500, "a panicking principal hook is a 500");
+    assert_eq!(r.json()["error"]["code"], -32603, "{}", r.text());
+    let r = raw(f.addr(), &request(f.addr(), "POST", "/mcp", &[JSON], &body)).await;
+    assert_eq!(r.status, 200);
+    f.handle.close().await;
+}
+
 // ---------------------------------------------------------------- bodies and timeouts
 
 #[tokio::test]

@@ -8,6 +8,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -144,9 +145,13 @@ impl McpHttpService {
         B::Data: Send,
     {
         let activity = self.conn.activity.as_ref().map(Activity::begin);
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
         let opts = &self.shared.options;
-        if !guard::allowed(opts, &parts) {
+        // User hooks run under a panic guard: a panicking `allow_request`
+        // refuses the request as `authorize` does, a panicking `principal`
+        // answers 500; neither drops the connection without a response.
+        let allowed = catch_unwind(AssertUnwindSafe(|| guard::allowed(opts, &parts)));
+        if !matches!(allowed, Ok(true)) {
             return error_response(
                 StatusCode::FORBIDDEN,
                 ErrorCode::INVALID_REQUEST,
@@ -165,6 +170,19 @@ impl McpHttpService {
         }
         if parts.uri.path() != opts.path {
             return path_mismatch(&parts, &opts.path);
+        }
+        // Who is calling, asked once per request and kept with it.
+        match catch_unwind(AssertUnwindSafe(|| self.principal_of(&parts))) {
+            Ok(principal) => {
+                parts.extensions.insert(Principal(principal));
+            }
+            Err(_) => {
+                return error_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorCode::INTERNAL_ERROR,
+                    "Internal error: the principal hook failed",
+                )
+            }
         }
         // A POST's version header is judged with its body (a 2026-07-28
         // claim in the body decides, see `post`).
@@ -192,7 +210,16 @@ impl McpHttpService {
         }
     }
 
+    /// Who is calling, as [`handle`](Self::handle) found it.
     pub(super) fn principal(&self, parts: &Parts) -> Option<Arc<str>> {
+        match parts.extensions.get::<Principal>() {
+            Some(Principal(principal)) => principal.clone(),
+            None => self.principal_of(parts),
+        }
+    }
+
+    /// Asks the principal hook (or the default) who is calling.
+    fn principal_of(&self, parts: &Parts) -> Option<Arc<str>> {
         match &self.shared.options.principal {
             Some(f) => f(parts),
             None => default_principal(parts),
@@ -285,6 +312,10 @@ impl McpHttpService {
         }
     }
 }
+
+/// The principal of one request, computed once by [`McpHttpService::handle`].
+#[derive(Clone)]
+struct Principal(Option<Arc<str>>);
 
 impl<B> hyper::service::Service<Request<B>> for McpHttpService
 where
