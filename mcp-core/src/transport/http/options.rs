@@ -29,8 +29,10 @@ pub type PrincipalFn = dyn Fn(&Parts) -> Option<String> + Send + Sync;
 pub struct SessionOptions {
     /// A session unused for this long expires (default 30 min).
     pub ttl: Duration,
-    /// At most this many sessions live at once; creating one more evicts the
-    /// least recently used (default 1000).
+    /// At most this many sessions live at once (default 1000). Creating one
+    /// more evicts the least recently used session of the principal holding
+    /// the most (counting the new one), so a principal that creates many
+    /// sessions evicts its own, never another's.
     pub max: usize,
 }
 
