@@ -904,6 +904,45 @@ async fn batch_entries_over_the_per_connection_limit_are_refused_inline() {
     f.handle.close().await;
 }
 
+#[tokio::test]
+async fn requests_over_the_per_principal_limit_are_refused_for_that_principal_only() {
+    let f = Fixture::start(
+        HttpOptions::stateless()
+            .max_requests_per_principal(2)
+            .principal(|req| {
+                req.headers
+                    .get("x-user")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            }),
+    )
+    .await;
+    let batch = json!([
+        call(1, "slow", json!({"steps": 2})),
+        call(2, "slow", json!({"steps": 2})),
+        call(3, "echo", json!({"text": "third"})),
+    ]);
+    let r = post(f.addr(), &[("X-User", "alice")], &batch).await;
+    let replies = r.json();
+    let replies = replies.as_array().expect("batch reply");
+    assert_eq!(tool_text(&replies[0]), "done 2");
+    assert_eq!(tool_text(&replies[1]), "done 2");
+    assert_eq!(replies[2]["error"]["code"], -32000, "{}", replies[2]);
+    assert!(
+        replies[2]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("for this principal")),
+        "{}",
+        replies[2]
+    );
+    // Without a principal only the other limits apply: all three run.
+    let r = post(f.addr(), &[], &batch).await;
+    let replies = r.json();
+    let replies = replies.as_array().expect("batch reply");
+    assert_eq!(tool_text(&replies[2]), "third");
+    f.handle.close().await;
+}
+
 // ---------------------------------------------------------------- metadata
 
 #[tokio::test]

@@ -5,12 +5,13 @@
 // per request, so its size in a `Result` does not matter.
 #![allow(clippy::result_large_err)]
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use http_body::Body;
 use hyper::header::HeaderValue as HttpHeaderValue;
@@ -75,6 +76,8 @@ pub(crate) struct Shared {
     pub(crate) options: HttpOptions,
     pub(crate) sessions: Option<SessionTable>,
     pub(super) global: Arc<Semaphore>,
+    /// Requests running per principal (entries only while some run).
+    pub(super) per_principal: Arc<Mutex<HashMap<Arc<str>, usize>>>,
     pub(crate) calls: Tracker,
     /// The server started draining: lingering streams end.
     pub(crate) closing: CancelToken,
@@ -95,6 +98,7 @@ impl McpHttpService {
                 options,
                 sessions,
                 global,
+                per_principal: Arc::default(),
                 calls: Tracker::default(),
                 closing: CancelToken::new(),
                 abort: CancelToken::new(),
