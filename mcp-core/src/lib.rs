@@ -113,7 +113,7 @@ pub use request_state::{StateKey, StateKeys};
 pub use schema::{schema_for, schema_with};
 pub use server::{
     parse_payload, Admission, Admit, BuildError, Call, CompletionRequest, Frame, McpServer,
-    McpServerBuilder, PendingCall, Response, Started,
+    McpServerBuilder, PendingCall, Response, Started, DEFAULT_CLIENT_REQUEST_TIMEOUT,
 };
 pub use session::Session;
 #[cfg(feature = "http")]

@@ -611,11 +611,16 @@ fn deeply_nested_json_is_a_parse_error_not_a_stack_overflow() {
     assert_eq!(parse_payload(arrays.as_bytes()), Err(parse_error_reply()));
     let objects = format!("{}1{}", r#"{"a":"#.repeat(DEPTH), "}".repeat(DEPTH));
     assert_eq!(parse_payload(objects.as_bytes()), Err(parse_error_reply()));
-    // Nested inside a real request.
+    // Nested inside a real request whose own id is readable: answered to
+    // that id, as an invalid request.
     let request = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":{arrays}}}}}}}"#
     );
-    assert_eq!(parse_payload(request.as_bytes()), Err(parse_error_reply()));
+    assert_eq!(
+        parse_payload(request.as_bytes()),
+        Err(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600,
+            "message": "Invalid JSON-RPC request: nested deeper than 128 levels"}}))
+    );
     // Unbalanced deep nesting too.
     assert_eq!(
         parse_payload("[".repeat(DEPTH).as_bytes()),

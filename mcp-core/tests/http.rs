@@ -618,6 +618,79 @@ async fn allow_request_replaces_the_guard() {
     f.handle.close().await;
 }
 
+/// A panicking hook answers an HTTP error; the connection is not dropped
+/// without a response, and the server goes on serving.
+#[tokio::test]
+async fn panicking_hooks_answer_an_http_error() {
+    let body = call(1, "echo", json!({"text": "x"})).to_string();
+    let f = Fixture::start(
+        HttpOptions::stateless().allow_request(|_origin, host, _req| {
+            if host == Some("boom.example") {
+                panic!("allow_request blew up");
+            }
+            true
+        }),
+    )
+    .await;
+    let r = raw(
+        f.addr(),
+        &request(
+            f.addr(),
+            "POST",
+            "/mcp",
+            &[("Host", "boom.example"), JSON],
+            &body,
+        ),
+    )
+    .await;
+    assert_eq!(r.status, 403, "a panicking allow_request refuses");
+    let r = raw(f.addr(), &request(f.addr(), "POST", "/mcp", &[JSON], &body)).await;
+    assert_eq!(r.status, 200, "and the server goes on");
+    f.handle.close().await;
+
+    let f = Fixture::start(HttpOptions::stateless().principal(|req| {
+        if req.headers.contains_key("x-boom") {
+            panic!("principal blew up");
+        }
+        None
+    }))
+    .await;
+    let r = raw(
+        f.addr(),
+        &request(f.addr(), "POST", "/mcp", &[("X-Boom", "1"), JSON], &body),
+    )
+    .await;
+    assert_eq!(r.status, 500, "a panicking principal hook is a 500");
+    assert_eq!(r.json()["error"]["code"], -32603, "{}", r.text());
+    let r = raw(f.addr(), &request(f.addr(), "POST", "/mcp", &[JSON], &body)).await;
+    assert_eq!(r.status, 200);
+    f.handle.close().await;
+}
+
+/// A client that half-closes its socket after the request (shutdown of its
+/// writing side) still gets the answer of a call that takes a while.
+#[tokio::test]
+async fn a_half_closed_client_is_answered() {
+    let f = Fixture::start(HttpOptions::stateless()).await;
+    let body = call(1, "slow", json!({"steps": 4, "delay_ms": 50})).to_string();
+    let mut stream = tokio::net::TcpStream::connect(f.addr())
+        .await
+        .expect("connect");
+    stream
+        .write_all(&request(f.addr(), "POST", "/mcp", &[JSON], &body))
+        .await
+        .expect("write");
+    stream.shutdown().await.expect("half-close");
+    let mut buf = Vec::new();
+    guard("the response", stream.read_to_end(&mut buf))
+        .await
+        .expect("read");
+    let r = parse_response(&buf);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["content"][0]["text"], "done 4");
+    f.handle.close().await;
+}
+
 // ---------------------------------------------------------------- bodies and timeouts
 
 #[tokio::test]
@@ -828,6 +901,45 @@ async fn batch_entries_over_the_per_connection_limit_are_refused_inline() {
     assert_eq!(tool_text(&replies[0]), "done 2");
     assert_eq!(tool_text(&replies[1]), "done 2");
     assert_eq!(replies[2]["error"]["code"], -32000);
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn requests_over_the_per_principal_limit_are_refused_for_that_principal_only() {
+    let f = Fixture::start(
+        HttpOptions::stateless()
+            .max_requests_per_principal(2)
+            .principal(|req| {
+                req.headers
+                    .get("x-user")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            }),
+    )
+    .await;
+    let batch = json!([
+        call(1, "slow", json!({"steps": 2})),
+        call(2, "slow", json!({"steps": 2})),
+        call(3, "echo", json!({"text": "third"})),
+    ]);
+    let r = post(f.addr(), &[("X-User", "alice")], &batch).await;
+    let replies = r.json();
+    let replies = replies.as_array().expect("batch reply");
+    assert_eq!(tool_text(&replies[0]), "done 2");
+    assert_eq!(tool_text(&replies[1]), "done 2");
+    assert_eq!(replies[2]["error"]["code"], -32000, "{}", replies[2]);
+    assert!(
+        replies[2]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("for this principal")),
+        "{}",
+        replies[2]
+    );
+    // Without a principal only the other limits apply: all three run.
+    let r = post(f.addr(), &[], &batch).await;
+    let replies = r.json();
+    let replies = replies.as_array().expect("batch reply");
+    assert_eq!(tool_text(&replies[2]), "third");
     f.handle.close().await;
 }
 

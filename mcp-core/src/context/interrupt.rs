@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -119,6 +120,8 @@ pub(crate) struct OutboundRequester {
     pub(crate) session: Session,
     pub(crate) outbound: Arc<dyn Outbound>,
     pub(crate) next: AtomicUsize,
+    /// How long the client has to answer each request.
+    pub(crate) timeout: Duration,
 }
 
 #[async_trait]
@@ -141,7 +144,17 @@ impl Requester for OutboundRequester {
             if !self.outbound.send(request).await {
                 return Err(ErrorObject::internal("the client connection closed"));
             }
-            answers.insert(key, pending.wait().await?);
+            let answer = tokio::time::timeout(self.timeout, pending.wait())
+                .await
+                .map_err(|_| {
+                    // Dropping the pending reply forgets the request: a late
+                    // answer is ignored.
+                    ErrorObject::internal(format!(
+                        "the client did not answer `{method}` within {} s",
+                        self.timeout.as_secs_f64()
+                    ))
+                })??;
+            answers.insert(key, answer);
         }
         Ok(answers)
     }
@@ -209,6 +222,8 @@ pub(crate) enum Channel {
     Legacy {
         session: Session,
         outbound: Arc<dyn Outbound>,
+        /// How long the client has to answer each request.
+        timeout: Duration,
     },
     /// 2026-07-28: `input_required` round trips.
     RoundTrip(Arc<Interrupt>),
@@ -219,10 +234,15 @@ impl Channel {
     pub(crate) fn requester(&self) -> Option<Arc<dyn Requester>> {
         match self {
             Self::None => None,
-            Self::Legacy { session, outbound } => Some(Arc::new(OutboundRequester {
+            Self::Legacy {
+                session,
+                outbound,
+                timeout,
+            } => Some(Arc::new(OutboundRequester {
                 session: session.clone(),
                 outbound: Arc::clone(outbound),
                 next: AtomicUsize::new(0),
+                timeout: *timeout,
             })),
             Self::RoundTrip(interrupt) => Some(Arc::new(RoundTripRequester {
                 interrupt: Arc::clone(interrupt),

@@ -21,6 +21,9 @@ use crate::protocol::{
 use crate::request_state::StateKeys;
 use crate::session::Session;
 
+/// Default of [`McpServerBuilder::client_request_timeout`]: 5 minutes.
+pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// A problem found while building a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -108,6 +111,7 @@ pub struct McpServerBuilder {
     /// The types in `state`, to check handlers' `required_state`.
     state_types: std::collections::HashSet<std::any::TypeId>,
     state_keys: Option<StateKeys>,
+    client_request_timeout: Option<std::time::Duration>,
     list_cache: Option<CacheHint>,
     discover_cache: Option<CacheHint>,
     logging: bool,
@@ -163,6 +167,17 @@ impl McpServerBuilder {
     /// give those the same configured keys. The first key seals; all open.
     pub fn request_state_keys(mut self, keys: StateKeys) -> Self {
         self.state_keys = Some(keys);
+        self
+    }
+
+    /// Sets how long a legacy client has to answer each server→client
+    /// request (`elicitation/create`, `sampling/createMessage`,
+    /// `roots/list`) before the asking call gets a `-32603` error saying
+    /// so (default: [`DEFAULT_CLIENT_REQUEST_TIMEOUT`], 5 minutes, long
+    /// enough for a person to fill a form). A client that never answers
+    /// then never holds a call, and its concurrency slot, for ever.
+    pub fn client_request_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.client_request_timeout = Some(timeout);
         self
     }
 
@@ -351,6 +366,9 @@ impl McpServerBuilder {
                 tools_listing,
                 state_keys: self.state_keys.unwrap_or_default(),
                 logging: self.logging,
+                client_request_timeout: self
+                    .client_request_timeout
+                    .unwrap_or(DEFAULT_CLIENT_REQUEST_TIMEOUT),
                 completer: self.completer,
                 resource_subscriptions: self.resource_subscriptions && has_resources,
                 subscriptions: Subscriptions::default(),

@@ -19,7 +19,71 @@ use crate::protocol::{fail, ErrorObject, RequestId};
 /// The ready-to-send `-32700 Parse error` response (id `null`) for invalid
 /// JSON, invalid UTF-8 or nesting deeper than serde_json's limit.
 pub fn parse_payload(bytes: &[u8]) -> Result<Value, Value> {
-    serde_json::from_slice(bytes).map_err(|_| fail(Value::Null, &ErrorObject::parse_error()))
+    serde_json::from_slice(bytes).map_err(|e| {
+        // Valid JSON nested deeper than serde_json's limit is refused, but
+        // its id is answered when the envelope's own `id` is readable.
+        if e.to_string().starts_with("recursion limit exceeded") {
+            if let Some(id) = top_level_id(bytes) {
+                return fail(
+                    id.to_value(),
+                    &ErrorObject::invalid_request(
+                        "Invalid JSON-RPC request: nested deeper than 128 levels",
+                    ),
+                );
+            }
+        }
+        fail(Value::Null, &ErrorObject::parse_error())
+    })
+}
+
+/// The `id` member of a top-level JSON object, read without building the
+/// message (iteratively: any depth of nesting elsewhere is skipped).
+fn top_level_id(bytes: &[u8]) -> Option<RequestId> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    // At depth 1, after a key: the key's text.
+    let mut key: Option<(usize, usize)> = None;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                let end = i.min(bytes.len());
+                // A string at depth 1 followed by `:` is a key.
+                let after = bytes.get(end + 1..).unwrap_or_default().trim_ascii_start();
+                if depth == 1 && after.first() == Some(&b':') {
+                    key = Some((start, end));
+                }
+            }
+            b':' if depth == 1 => {
+                if key.is_some_and(|(s, e)| &bytes[s..e] == b"id") {
+                    let value = bytes.get(i + 1..)?.trim_ascii_start();
+                    let len = if value.first() == Some(&b'"') {
+                        let mut j = 1;
+                        while j < value.len() && value[j] != b'"' {
+                            j += if value[j] == b'\\' { 2 } else { 1 };
+                        }
+                        j + 1
+                    } else {
+                        value
+                            .iter()
+                            .position(|b| matches!(b, b',' | b'}') || b.is_ascii_whitespace())
+                            .unwrap_or(value.len())
+                    };
+                    let id: Value = serde_json::from_slice(value.get(..len)?).ok()?;
+                    return RequestId::from_value(&id);
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// One decoded frame: a message or a batch, ready for
@@ -254,6 +318,35 @@ mod tests {
             Ok(Incoming::Json(v)) => v,
             other => panic!("expected the long way for {text}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn the_id_of_an_over_deep_message_is_recovered() {
+        let deep = format!("{}{}", "[".repeat(500), "]".repeat(500));
+        for (text, id) in [
+            (
+                format!(r#"{{"jsonrpc":"2.0","id":7,"method":"x","params":{{"a":{deep}}}}}"#),
+                json!(7),
+            ),
+            (
+                format!(r#"{{"params":{{"a":{deep},"id":9}},"id":"q\"}}","method":"x"}}"#),
+                json!("q\"}"),
+            ),
+        ] {
+            let reply = parse_payload(text.as_bytes()).expect_err("too deep");
+            assert_eq!(reply["id"], id, "{reply}");
+            assert_eq!(reply["error"]["code"], -32600, "{reply}");
+        }
+        // Unreadable id, or no object: the usual parse error.
+        let text = format!(r#"{{"id":{deep}}}"#);
+        assert_eq!(
+            parse_payload(text.as_bytes()).expect_err("too deep")["id"],
+            Value::Null
+        );
+        assert_eq!(
+            parse_payload(deep.as_bytes()).expect_err("too deep")["id"],
+            Value::Null
+        );
     }
 
     #[test]

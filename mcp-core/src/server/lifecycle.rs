@@ -135,6 +135,7 @@ impl McpServer {
                     Some(outbound) => Channel::Legacy {
                         session: scope.session.clone(),
                         outbound: Arc::clone(outbound),
+                        timeout: self.inner.client_request_timeout,
                     },
                     None => Channel::None,
                 },

@@ -61,7 +61,7 @@ use features::{Completer, Subscriptions};
 use outcome::{Answer, Outcome};
 use registry::Registry;
 
-pub use builder::{BuildError, McpServerBuilder};
+pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use decode::{parse_payload, Frame};
 pub use encode::Response;
 pub use entry::{Admission, Admit, Call, PendingCall, Started};
@@ -116,6 +116,8 @@ pub(crate) struct Inner {
     /// (`None` when a tool's visibility depends on the caller).
     pub(crate) tools_listing: Option<Arc<Box<serde_json::value::RawValue>>>,
     pub(crate) logging: bool,
+    /// How long a client has to answer a server→client request (legacy).
+    pub(crate) client_request_timeout: std::time::Duration,
     pub(crate) completer: Option<Completer>,
     pub(crate) resource_subscriptions: bool,
     pub(crate) subscriptions: Subscriptions,

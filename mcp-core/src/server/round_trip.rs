@@ -15,6 +15,10 @@ use crate::context::interrupt::{Interrupt, Interruption};
 use crate::context::{InvokeContext, Progress};
 use crate::protocol::{Era, ErrorObject};
 
+/// The longest `progressToken` accepted, in bytes (a string token; an
+/// integer is always short).
+pub(crate) const MAX_PROGRESS_TOKEN: usize = 256;
+
 /// A call that a handler may interrupt.
 pub(crate) struct RoundTrip<'a> {
     pub(crate) interrupt: Arc<Interrupt>,
@@ -111,27 +115,40 @@ impl McpServer {
     }
 
     /// The context a handler of this request receives.
+    ///
+    /// # Errors
+    /// `-32602` for a `progressToken` longer than [`MAX_PROGRESS_TOKEN`]
+    /// bytes: every progress notification repeats it, so a huge one would
+    /// multiply into the output.
     pub(crate) fn invoke_context(
         &self,
         scope: &RequestScope,
         params: &Map<String, Value>,
         round: &RoundTrip<'_>,
-    ) -> InvokeContext {
+    ) -> Result<InvokeContext, ErrorObject> {
         let ctx = &scope.ctx;
         let progress = match (&ctx.progress, &ctx.outbound) {
             (Some(sink), _) => Some(Progress::sink(Arc::clone(sink))),
-            (None, Some(outbound)) => params
-                .get("_meta")
-                .and_then(|m| m.get("progressToken"))
-                .filter(|t| t.is_string() || t.as_i64().is_some())
-                .map(|t| Progress::notify(t.clone(), Arc::clone(outbound))),
+            (None, Some(outbound)) => {
+                match params.get("_meta").and_then(|m| m.get("progressToken")) {
+                    Some(Value::String(t)) if t.len() > MAX_PROGRESS_TOKEN => {
+                        return Err(ErrorObject::invalid_params(format!(
+                            "`progressToken` is longer than {MAX_PROGRESS_TOKEN} bytes"
+                        )))
+                    }
+                    Some(t) if t.is_string() || t.as_i64().is_some() => {
+                        Some(Progress::notify(t.clone(), Arc::clone(outbound)))
+                    }
+                    _ => None,
+                }
+            }
             (None, None) => None,
         };
         let (client, channel) = self.client_and_channel(scope, round);
         let can_elicit = client
             .as_deref()
             .is_some_and(|c| c.capabilities.supports_form_elicitation());
-        InvokeContext {
+        Ok(InvokeContext {
             cancel: scope.token().clone(),
             progress,
             elicitor: std::sync::OnceLock::new(),
@@ -144,7 +161,7 @@ impl McpServer {
             channel,
             modern: scope.is_modern(),
             log_threshold: self.log_threshold(scope),
-        }
+        })
     }
 }
 

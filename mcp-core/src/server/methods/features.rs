@@ -37,7 +37,7 @@ pub(crate) async fn complete(
         return Err(ErrorObject::method_not_found(&scope.method).into());
     };
     let round = server.no_round_trip(scope);
-    let ctx = server.invoke_context(scope, params, &round);
+    let ctx = server.invoke_context(scope, params, &round)?;
     let work = catch_panic(complete(request, ctx));
     let values = round.run(work).await?.map_err(panic_error)??;
     Ok(completion_result(values))

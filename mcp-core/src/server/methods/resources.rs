@@ -71,7 +71,7 @@ pub(crate) async fn read(
             })?,
     };
     let round = server.round_trip(scope, &uri, &Map::new(), &params)?;
-    let ctx = server.invoke_context(scope, &params, &round);
+    let ctx = server.invoke_context(scope, &params, &round)?;
     let cache = def.cache;
     let work = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ctx)));
     let contents = round.run(work).await?.map_err(panic_error)??;

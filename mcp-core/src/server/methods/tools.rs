@@ -78,7 +78,7 @@ pub(crate) async fn call(
 ) -> Result<CallToolResult, Stop> {
     let (name, tool, args) = resolve(server, &mut params)?;
     let round = server.round_trip(scope, &name, &args, &params)?;
-    let ctx = server.invoke_context(scope, &params, &round);
+    let ctx = server.invoke_context(scope, &params, &round)?;
     let work = catch_panic(tool.invoke(args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).
     let result = round.run(work).await?.map_err(panic_error)?;

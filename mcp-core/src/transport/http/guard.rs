@@ -115,7 +115,12 @@ pub(crate) fn hostname_of(value: &str) -> Option<Cow<'_, str>> {
 }
 
 fn valid_port(port: &str) -> bool {
-    port.is_empty() || (port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit()))
+    // Empty (`host:`) is allowed by RFC 3986; otherwise digits naming a
+    // port that exists (at most 65535).
+    port.is_empty()
+        || (port.len() <= 5
+            && port.bytes().all(|b| b.is_ascii_digit())
+            && port.parse::<u16>().is_ok())
 }
 
 /// `localhost` or a loopback IP literal (127.0.0.0/8, ::1).
@@ -138,6 +143,10 @@ mod tests {
         assert_eq!(hostname_of("[::1]").as_deref(), Some("::1"));
         assert_eq!(hostname_of("127.0.0.1").as_deref(), Some("127.0.0.1"));
         assert_eq!(hostname_of("evil.com:x"), None);
+        // A port that cannot exist.
+        assert_eq!(hostname_of("localhost:99999"), None);
+        assert_eq!(hostname_of("[::1]:65536"), None);
+        assert_eq!(hostname_of("localhost:65535").as_deref(), Some("localhost"));
         assert_eq!(hostname_of("[::1]x"), None);
         assert_eq!(hostname_of(""), None);
         assert!(is_loopback_name("127.8.9.1"));

@@ -29,8 +29,10 @@ pub type PrincipalFn = dyn Fn(&Parts) -> Option<String> + Send + Sync;
 pub struct SessionOptions {
     /// A session unused for this long expires (default 30 min).
     pub ttl: Duration,
-    /// At most this many sessions live at once; creating one more evicts the
-    /// least recently used (default 1000).
+    /// At most this many sessions live at once (default 1000). Creating one
+    /// more evicts the least recently used session of the principal holding
+    /// the most (counting the new one), so a principal that creates many
+    /// sessions evicts its own, never another's.
     pub max: usize,
 }
 
@@ -144,6 +146,11 @@ pub struct HttpOptions {
     /// JSON-RPC requests running at once on one connection (batches count
     /// each entry; default 16).
     pub max_requests_per_connection: usize,
+    /// JSON-RPC requests running at once for one principal, over all its
+    /// connections and sessions (default 64, a quarter of the server-wide
+    /// limit), so no principal can take every slot from the others.
+    /// Requests without a principal are bounded by the other limits only.
+    pub max_requests_per_principal: usize,
     /// Open connections at once (default 256); one more is closed at once.
     pub max_connections: usize,
     /// Server→client messages of one stream that may wait for the client to
@@ -180,6 +187,7 @@ impl Default for HttpOptions {
             keep_alive_timeout: Duration::from_secs(5),
             max_concurrent_requests: 256,
             max_requests_per_connection: 16,
+            max_requests_per_principal: 64,
             max_connections: 256,
             stream_queue: 64,
             sse_keep_alive: Some(Duration::from_secs(15)),
@@ -209,6 +217,10 @@ impl fmt::Debug for HttpOptions {
             .field(
                 "max_requests_per_connection",
                 &self.max_requests_per_connection,
+            )
+            .field(
+                "max_requests_per_principal",
+                &self.max_requests_per_principal,
             )
             .field("max_connections", &self.max_connections)
             .field("stream_queue", &self.stream_queue)
@@ -398,6 +410,13 @@ impl HttpOptions {
     #[must_use]
     pub fn max_concurrent_requests(mut self, n: usize) -> Self {
         self.max_concurrent_requests = n.max(1);
+        self
+    }
+
+    /// Sets the per-principal concurrency limit (at least 1).
+    #[must_use]
+    pub fn max_requests_per_principal(mut self, n: usize) -> Self {
+        self.max_requests_per_principal = n.max(1);
         self
     }
 

@@ -4,9 +4,10 @@
 // per request, so its size in a `Result` does not matter.
 #![allow(clippy::result_large_err)]
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Poll;
 
 use http_body::Body;
@@ -129,7 +130,8 @@ impl McpHttpService {
         let (work, admission) = if payload.is_batch() {
             // Each entry of a batch is admitted (or refused inline) on its own.
             let this = self.clone();
-            let admit: Admit = Arc::new(move || this.admit());
+            let who = principal.clone();
+            let admit: Admit = Arc::new(move || this.admit(who.as_ref()));
             let call = self.shared.server.accept(payload, &ctx, Some(&admit));
             (Work::Batch(call), None)
         } else {
@@ -142,7 +144,7 @@ impl McpHttpService {
             let admission = if call.is_done() {
                 None
             } else {
-                match self.admit() {
+                match self.admit(principal.as_ref()) {
                     Ok(permit) => Some(permit),
                     Err(e) => {
                         // Dropping the call unregisters its id.
@@ -405,7 +407,17 @@ impl McpHttpService {
     }
 
     /// Takes a server-wide and a per-connection slot for one request.
-    fn admit(&self) -> Result<Admission, ErrorObject> {
+    /// Takes a server-wide, a per-principal and a per-connection slot for
+    /// one request.
+    fn admit(&self, principal: Option<&Arc<str>>) -> Result<Admission, ErrorObject> {
+        let mine = match principal {
+            Some(principal) => Some(PrincipalSlot::take(
+                &self.shared.per_principal,
+                principal,
+                self.shared.options.max_requests_per_principal,
+            )?),
+            None => None,
+        };
         let global = Arc::clone(&self.shared.global)
             .try_acquire_owned()
             .map_err(|_| busy(self.shared.options.max_concurrent_requests))?;
@@ -417,7 +429,47 @@ impl McpHttpService {
             ),
             None => None,
         };
-        Ok(Box::new((global, local)))
+        Ok(Box::new((global, local, mine)))
+    }
+}
+
+/// One running request of a principal; leaves its count when dropped.
+struct PrincipalSlot {
+    counts: Arc<Mutex<HashMap<Arc<str>, usize>>>,
+    principal: Arc<str>,
+}
+
+impl PrincipalSlot {
+    fn take(
+        counts: &Arc<Mutex<HashMap<Arc<str>, usize>>>,
+        principal: &Arc<str>,
+        max: usize,
+    ) -> Result<Self, ErrorObject> {
+        let mut map = counts.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = map.entry(Arc::clone(principal)).or_default();
+        if *n >= max {
+            return Err(ErrorObject::new(
+                ErrorCode::SERVER_BUSY,
+                format!("Too many requests in flight for this principal (max {max}); retry later"),
+            ));
+        }
+        *n += 1;
+        Ok(Self {
+            counts: Arc::clone(counts),
+            principal: Arc::clone(principal),
+        })
+    }
+}
+
+impl Drop for PrincipalSlot {
+    fn drop(&mut self) {
+        let mut map = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = map.get_mut(&self.principal) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.principal);
+            }
+        }
     }
 }
 

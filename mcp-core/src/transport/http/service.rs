@@ -5,11 +5,13 @@
 // per request, so its size in a `Result` does not matter.
 #![allow(clippy::result_large_err)]
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use http_body::Body;
 use hyper::header::HeaderValue as HttpHeaderValue;
@@ -74,6 +76,8 @@ pub(crate) struct Shared {
     pub(crate) options: HttpOptions,
     pub(crate) sessions: Option<SessionTable>,
     pub(super) global: Arc<Semaphore>,
+    /// Requests running per principal (entries only while some run).
+    pub(super) per_principal: Arc<Mutex<HashMap<Arc<str>, usize>>>,
     pub(crate) calls: Tracker,
     /// The server started draining: lingering streams end.
     pub(crate) closing: CancelToken,
@@ -94,6 +98,7 @@ impl McpHttpService {
                 options,
                 sessions,
                 global,
+                per_principal: Arc::default(),
                 calls: Tracker::default(),
                 closing: CancelToken::new(),
                 abort: CancelToken::new(),
@@ -144,9 +149,13 @@ impl McpHttpService {
         B::Data: Send,
     {
         let activity = self.conn.activity.as_ref().map(Activity::begin);
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
         let opts = &self.shared.options;
-        if !guard::allowed(opts, &parts) {
+        // User hooks run under a panic guard: a panicking `allow_request`
+        // refuses the request as `authorize` does, a panicking `principal`
+        // answers 500; neither drops the connection without a response.
+        let allowed = catch_unwind(AssertUnwindSafe(|| guard::allowed(opts, &parts)));
+        if !matches!(allowed, Ok(true)) {
             return error_response(
                 StatusCode::FORBIDDEN,
                 ErrorCode::INVALID_REQUEST,
@@ -165,6 +174,19 @@ impl McpHttpService {
         }
         if parts.uri.path() != opts.path {
             return path_mismatch(&parts, &opts.path);
+        }
+        // Who is calling, asked once per request and kept with it.
+        match catch_unwind(AssertUnwindSafe(|| self.principal_of(&parts))) {
+            Ok(principal) => {
+                parts.extensions.insert(Principal(principal));
+            }
+            Err(_) => {
+                return error_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorCode::INTERNAL_ERROR,
+                    "Internal error: the principal hook failed",
+                )
+            }
         }
         // A POST's version header is judged with its body (a 2026-07-28
         // claim in the body decides, see `post`).
@@ -192,7 +214,16 @@ impl McpHttpService {
         }
     }
 
+    /// Who is calling, as [`handle`](Self::handle) found it.
     pub(super) fn principal(&self, parts: &Parts) -> Option<Arc<str>> {
+        match parts.extensions.get::<Principal>() {
+            Some(Principal(principal)) => principal.clone(),
+            None => self.principal_of(parts),
+        }
+    }
+
+    /// Asks the principal hook (or the default) who is calling.
+    fn principal_of(&self, parts: &Parts) -> Option<Arc<str>> {
         match &self.shared.options.principal {
             Some(f) => f(parts),
             None => default_principal(parts),
@@ -285,6 +316,10 @@ impl McpHttpService {
         }
     }
 }
+
+/// The principal of one request, computed once by [`McpHttpService::handle`].
+#[derive(Clone)]
+struct Principal(Option<Arc<str>>);
 
 impl<B> hyper::service::Service<Request<B>> for McpHttpService
 where

@@ -130,10 +130,14 @@ impl SessionTable {
             let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
             self.sweep(&mut t, now, &mut ended);
             while t.map.len() >= self.options.max.max(1) {
-                let Some((_, oldest)) = t.lru.pop_first() else {
+                // Full: the principal holding the most sessions (counting
+                // the one being created) gives up its least recently used,
+                // so no principal can evict another's by creating many.
+                let Some(victim) = victim(&t.map, entry.principal.as_deref()) else {
                     break;
                 };
-                if let Some(slot) = t.map.remove(&oldest) {
+                if let Some(slot) = t.map.remove(&victim) {
+                    t.lru.remove(&slot.tick);
                     ended.push(slot.entry);
                 }
             }
@@ -300,6 +304,36 @@ pub(crate) fn default_principal(parts: &Parts) -> Option<String> {
     Some(format!("auth:{}", hex(&out)))
 }
 
+/// The session to evict from a full table: the least recently used one of
+/// the principal holding the most sessions, counting `creating` (the
+/// principal about to get one more) — on a tie, the creator's own.
+fn victim(map: &HashMap<Arc<str>, Slot>, creating: Option<&str>) -> Option<Arc<str>> {
+    let mut counts: HashMap<Option<&str>, usize> = HashMap::new();
+    *counts.entry(creating).or_default() += 1;
+    for slot in map.values() {
+        *counts.entry(slot.entry.principal.as_deref()).or_default() += 1;
+    }
+    let most = counts.values().copied().max()?;
+    let heaviest = if counts.get(&creating) == Some(&most) {
+        creating
+    } else {
+        counts
+            .iter()
+            .filter(|(_, n)| **n == most)
+            .map(|(p, _)| *p)
+            .min()?
+    };
+    let oldest = |only: Option<Option<&str>>| {
+        map.iter()
+            .filter(|(_, slot)| only.is_none_or(|p| slot.entry.principal.as_deref() == p))
+            .min_by_key(|(_, slot)| slot.tick)
+            .map(|(id, _)| Arc::clone(id))
+    };
+    // The creator may hold none yet (every principal at one session): then
+    // the least recently used of all goes.
+    oldest(Some(heaviest)).or_else(|| oldest(None))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -334,6 +368,26 @@ mod tests {
         assert_eq!(t.delete(&b, None), Err(NotFound));
         assert_eq!(t.delete(&b, Some("p")), Ok(()));
         assert_eq!(t.delete(&b, Some("p")), Err(NotFound));
+    }
+
+    #[test]
+    fn a_principal_creating_many_sessions_evicts_its_own() {
+        let t = SessionTable::new(SessionOptions::default().max(4));
+        let (alice, alice_entry) = t.create(Session::new(), Some("alice".into()));
+        let mut mallory = Vec::new();
+        for _ in 0..10 {
+            mallory.push(t.create(Session::new(), Some("mallory".into())).0);
+        }
+        assert_eq!(t.len(), 4);
+        assert!(t.get(&alice, Some("alice")).is_ok(), "alice keeps hers");
+        assert!(!alice_entry.ended.is_cancelled());
+        // Mallory keeps her three most recent.
+        for id in &mallory[..7] {
+            assert!(t.get(id, Some("mallory")).is_err());
+        }
+        for id in &mallory[7..] {
+            assert!(t.get(id, Some("mallory")).is_ok());
+        }
     }
 
     #[test]
