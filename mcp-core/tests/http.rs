@@ -1462,6 +1462,85 @@ async fn deleting_a_session_cancels_its_calls() {
     f.handle.close().await;
 }
 
+/// Opens an event-stream call of `slow` (progress every 20 ms, for far
+/// longer than any test runs) and waits until the stream has started.
+async fn open_streaming_call(addr: SocketAddr, sid: Option<&str>, id: i64) -> Stream {
+    let mut h = vec![ACCEPT_BOTH];
+    if let Some(sid) = sid {
+        h.push(("Mcp-Session-Id", sid));
+    }
+    let mut s = open_post(
+        addr,
+        &h,
+        &call_with_progress(id, "slow", json!({"steps": 100_000, "delay_ms": 20})),
+    )
+    .await;
+    assert_eq!(s.status, 200);
+    assert!(s.is_sse());
+    let first = s.next_event().await.expect("a progress event");
+    assert_eq!(first["method"], "notifications/progress");
+    s
+}
+
+/// Reads a stream to its end and returns its last event, which must be the
+/// JSON-RPC error of a call the server stopped, carrying the call's id.
+async fn assert_stream_ends_with_stopped_error(s: &mut Stream, id: i64) {
+    let mut last = None;
+    while let Some(event) = guard("the stream's end", s.next_event()).await {
+        last = Some(event);
+    }
+    let last = last.expect("events");
+    assert_eq!(last["id"], id, "the last event answers the call: {last}");
+    assert_eq!(last["error"]["code"], -32000, "{last}");
+    assert_eq!(
+        last["error"]["message"],
+        "The session ended or the server is closing; the call was cancelled"
+    );
+    assert!(last.get("result").is_none(), "{last}");
+}
+
+#[tokio::test]
+async fn deleting_a_session_answers_its_event_stream_calls() {
+    let f = Fixture::start(sessions()).await;
+    let sid = open_session(f.addr(), &[], json!({})).await;
+    let mut s = open_streaming_call(f.addr(), Some(&sid), 52).await;
+    let r = raw(
+        f.addr(),
+        &request(f.addr(), "DELETE", "/mcp", &[("Mcp-Session-Id", &sid)], ""),
+    )
+    .await;
+    assert_eq!(r.status, 204);
+    assert_stream_ends_with_stopped_error(&mut s, 52).await;
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn an_evicted_session_answers_its_event_stream_calls() {
+    let f = Fixture::start(HttpOptions::new().sessions(SessionOptions::default().max(1))).await;
+    let a = open_session(f.addr(), &[], json!({})).await;
+    let mut s = open_streaming_call(f.addr(), Some(&a), 53).await;
+    // A second session evicts the first (the table holds one).
+    let _b = open_session(f.addr(), &[], json!({})).await;
+    assert_stream_ends_with_stopped_error(&mut s, 53).await;
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn close_answers_event_stream_calls_past_the_drain_deadline() {
+    for (options, with_session) in [(HttpOptions::stateless(), false), (sessions(), true)] {
+        let f = Fixture::start(options.drain_timeout(Duration::from_millis(200))).await;
+        let sid = if with_session {
+            Some(open_session(f.addr(), &[], json!({})).await)
+        } else {
+            None
+        };
+        let mut s = open_streaming_call(f.addr(), sid.as_deref(), 54).await;
+        let closing = tokio::spawn(f.handle.close());
+        assert_stream_ends_with_stopped_error(&mut s, 54).await;
+        guard("close", closing).await.expect("close task");
+    }
+}
+
 #[tokio::test]
 async fn get_stream_carries_messages_of_calls_that_cannot_stream() {
     let f = Fixture::start(sessions()).await;
