@@ -678,6 +678,79 @@ async fn chunked_body_over_limit_is_413_and_cut_off() {
     f.handle.close().await;
 }
 
+/// Sends `head`, then `body` in 64 KiB pieces with a pause between them,
+/// reading nothing until all is sent (as Node's `fetch` does), then reads
+/// the whole response. Any write failure (the server reset the connection
+/// while the client was still sending) fails the test.
+async fn send_slowly_then_read(addr: SocketAddr, head: &str, body: &[u8]) -> Resp {
+    let mut tcp = TcpStream::connect(addr).await.expect("connect");
+    tcp.write_all(head.as_bytes()).await.expect("head");
+    for (i, piece) in body.chunks(64 * 1024).enumerate() {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        if let Err(e) = guard("body piece", tcp.write_all(piece)).await {
+            panic!("the server broke the connection at piece {i} of the body: {e}");
+        }
+    }
+    let mut buf = Vec::new();
+    guard("413 response", tcp.read_to_end(&mut buf))
+        .await
+        .expect("the response, not a reset");
+    parse_response(&buf)
+}
+
+#[tokio::test]
+async fn a_refused_body_still_sent_gets_its_413() {
+    // The default limit (1 MiB) and a 3 MiB body, declared and then chunked.
+    let f = Fixture::start(HttpOptions::stateless()).await;
+    let body = vec![b'x'; 3 * 1024 * 1024];
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        f.addr(),
+        body.len()
+    );
+    let r = send_slowly_then_read(f.addr(), &head, &body).await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.error_code(), -32600);
+    assert_eq!(
+        r.json()["error"]["message"],
+        "Request body exceeds 1048576 bytes"
+    );
+    assert_eq!(r.header("connection"), Some("close"));
+
+    let mut chunked = Vec::new();
+    for piece in body.chunks(16 * 1024) {
+        chunked.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        chunked.extend_from_slice(piece);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        f.addr()
+    );
+    let r = send_slowly_then_read(f.addr(), &head, &chunked).await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.error_code(), -32600);
+    // The server is still fine.
+    let r = post(f.addr(), &[], &call(1, "echo", json!({"text": "alive"}))).await;
+    assert_eq!(tool_text(&r.json()), "alive");
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn a_client_waiting_for_100_continue_is_refused_without_sending_its_body() {
+    let f = Fixture::start(HttpOptions::stateless()).await;
+    // No `100 Continue` ever comes: the refusal is the answer, at once.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 3145728\r\nExpect: 100-continue\r\n\r\n",
+        f.addr()
+    );
+    let r = raw(f.addr(), head.as_bytes()).await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.error_code(), -32600);
+    f.handle.close().await;
+}
+
 #[tokio::test]
 async fn body_that_never_finishes_times_out_and_others_are_served() {
     let f = Fixture::start(HttpOptions::stateless().body_read_timeout(Duration::from_millis(300)))
