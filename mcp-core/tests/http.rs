@@ -1615,6 +1615,20 @@ async fn close_answers_event_stream_calls_past_the_drain_deadline() {
 }
 
 #[tokio::test]
+async fn close_answers_json_calls_past_the_drain_deadline_503() {
+    let mut f =
+        Fixture::start(HttpOptions::stateless().drain_timeout(Duration::from_millis(200))).await;
+    let addr = f.addr();
+    let pending = tokio::spawn(async move { post(addr, &[], &call(55, "block", json!({}))).await });
+    f.wait_event("block started").await;
+    guard("close", f.handle.close()).await;
+    let r = guard("cancelled call", pending).await.expect("task");
+    assert_eq!(r.status, 503);
+    assert_eq!(r.json()["id"], 55);
+    assert_eq!(r.error_code(), -32000);
+}
+
+#[tokio::test]
 async fn get_stream_carries_messages_of_calls_that_cannot_stream() {
     let f = Fixture::start(sessions()).await;
     let sid = open_session(f.addr(), &[], json!({})).await;
