@@ -751,6 +751,79 @@ async fn chunked_body_over_limit_is_413_and_cut_off() {
     f.handle.close().await;
 }
 
+/// Sends `head`, then `body` in 64 KiB pieces with a pause between them,
+/// reading nothing until all is sent (as Node's `fetch` does), then reads
+/// the whole response. Any write failure (the server reset the connection
+/// while the client was still sending) fails the test.
+async fn send_slowly_then_read(addr: SocketAddr, head: &str, body: &[u8]) -> Resp {
+    let mut tcp = TcpStream::connect(addr).await.expect("connect");
+    tcp.write_all(head.as_bytes()).await.expect("head");
+    for (i, piece) in body.chunks(64 * 1024).enumerate() {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        if let Err(e) = guard("body piece", tcp.write_all(piece)).await {
+            panic!("the server broke the connection at piece {i} of the body: {e}");
+        }
+    }
+    let mut buf = Vec::new();
+    guard("413 response", tcp.read_to_end(&mut buf))
+        .await
+        .expect("the response, not a reset");
+    parse_response(&buf)
+}
+
+#[tokio::test]
+async fn a_refused_body_still_sent_gets_its_413() {
+    // The default limit (1 MiB) and a 3 MiB body, declared and then chunked.
+    let f = Fixture::start(HttpOptions::stateless()).await;
+    let body = vec![b'x'; 3 * 1024 * 1024];
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        f.addr(),
+        body.len()
+    );
+    let r = send_slowly_then_read(f.addr(), &head, &body).await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.error_code(), -32600);
+    assert_eq!(
+        r.json()["error"]["message"],
+        "Request body exceeds 1048576 bytes"
+    );
+    assert_eq!(r.header("connection"), Some("close"));
+
+    let mut chunked = Vec::new();
+    for piece in body.chunks(16 * 1024) {
+        chunked.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        chunked.extend_from_slice(piece);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        f.addr()
+    );
+    let r = send_slowly_then_read(f.addr(), &head, &chunked).await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.error_code(), -32600);
+    // The server is still fine.
+    let r = post(f.addr(), &[], &call(1, "echo", json!({"text": "alive"}))).await;
+    assert_eq!(tool_text(&r.json()), "alive");
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn a_client_waiting_for_100_continue_is_refused_without_sending_its_body() {
+    let f = Fixture::start(HttpOptions::stateless()).await;
+    // No `100 Continue` ever comes: the refusal is the answer, at once.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 3145728\r\nExpect: 100-continue\r\n\r\n",
+        f.addr()
+    );
+    let r = raw(f.addr(), head.as_bytes()).await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.error_code(), -32600);
+    f.handle.close().await;
+}
+
 #[tokio::test]
 async fn body_that_never_finishes_times_out_and_others_are_served() {
     let f = Fixture::start(HttpOptions::stateless().body_read_timeout(Duration::from_millis(300)))
@@ -1572,6 +1645,99 @@ async fn deleting_a_session_cancels_its_calls() {
     let r = guard("cancelled call", pending).await.expect("task");
     assert_eq!(r.status, 503);
     f.handle.close().await;
+}
+
+/// Opens an event-stream call of `slow` (progress every 20 ms, for far
+/// longer than any test runs) and waits until the stream has started.
+async fn open_streaming_call(addr: SocketAddr, sid: Option<&str>, id: i64) -> Stream {
+    let mut h = vec![ACCEPT_BOTH];
+    if let Some(sid) = sid {
+        h.push(("Mcp-Session-Id", sid));
+    }
+    let mut s = open_post(
+        addr,
+        &h,
+        &call_with_progress(id, "slow", json!({"steps": 100_000, "delay_ms": 20})),
+    )
+    .await;
+    assert_eq!(s.status, 200);
+    assert!(s.is_sse());
+    let first = s.next_event().await.expect("a progress event");
+    assert_eq!(first["method"], "notifications/progress");
+    s
+}
+
+/// Reads a stream to its end and returns its last event, which must be the
+/// JSON-RPC error of a call the server stopped, carrying the call's id.
+async fn assert_stream_ends_with_stopped_error(s: &mut Stream, id: i64) {
+    let mut last = None;
+    while let Some(event) = guard("the stream's end", s.next_event()).await {
+        last = Some(event);
+    }
+    let last = last.expect("events");
+    assert_eq!(last["id"], id, "the last event answers the call: {last}");
+    assert_eq!(last["error"]["code"], -32000, "{last}");
+    assert_eq!(
+        last["error"]["message"],
+        "The session ended or the server is closing; the call was cancelled"
+    );
+    assert!(last.get("result").is_none(), "{last}");
+}
+
+#[tokio::test]
+async fn deleting_a_session_answers_its_event_stream_calls() {
+    let f = Fixture::start(sessions()).await;
+    let sid = open_session(f.addr(), &[], json!({})).await;
+    let mut s = open_streaming_call(f.addr(), Some(&sid), 52).await;
+    let r = raw(
+        f.addr(),
+        &request(f.addr(), "DELETE", "/mcp", &[("Mcp-Session-Id", &sid)], ""),
+    )
+    .await;
+    assert_eq!(r.status, 204);
+    assert_stream_ends_with_stopped_error(&mut s, 52).await;
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn an_evicted_session_answers_its_event_stream_calls() {
+    let f = Fixture::start(HttpOptions::new().sessions(SessionOptions::default().max(1))).await;
+    let a = open_session(f.addr(), &[], json!({})).await;
+    let mut s = open_streaming_call(f.addr(), Some(&a), 53).await;
+    // A second session evicts the first (the table holds one).
+    let _b = open_session(f.addr(), &[], json!({})).await;
+    assert_stream_ends_with_stopped_error(&mut s, 53).await;
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn close_answers_event_stream_calls_past_the_drain_deadline() {
+    for (options, with_session) in [(HttpOptions::stateless(), false), (sessions(), true)] {
+        let f = Fixture::start(options.drain_timeout(Duration::from_millis(200))).await;
+        let sid = if with_session {
+            Some(open_session(f.addr(), &[], json!({})).await)
+        } else {
+            None
+        };
+        let mut s = open_streaming_call(f.addr(), sid.as_deref(), 54).await;
+        let closing = tokio::spawn(f.handle.close());
+        assert_stream_ends_with_stopped_error(&mut s, 54).await;
+        guard("close", closing).await.expect("close task");
+    }
+}
+
+#[tokio::test]
+async fn close_answers_json_calls_past_the_drain_deadline_503() {
+    let mut f =
+        Fixture::start(HttpOptions::stateless().drain_timeout(Duration::from_millis(200))).await;
+    let addr = f.addr();
+    let pending = tokio::spawn(async move { post(addr, &[], &call(55, "block", json!({}))).await });
+    f.wait_event("block started").await;
+    guard("close", f.handle.close()).await;
+    let r = guard("cancelled call", pending).await.expect("task");
+    assert_eq!(r.status, 503);
+    assert_eq!(r.json()["id"], 55);
+    assert_eq!(r.error_code(), -32000);
 }
 
 #[tokio::test]

@@ -7,11 +7,12 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
+use std::time::Duration;
 
 use bytes::{Buf, Bytes};
-use http_body::Body;
+use http_body::{Body, Frame};
 use http_body_util::BodyExt;
-use hyper::header::{HeaderMap, CONTENT_LENGTH};
+use hyper::header::{HeaderMap, CONTENT_LENGTH, EXPECT};
 use hyper::{Response, StatusCode};
 
 use super::names::header_str;
@@ -20,9 +21,25 @@ use super::respond::{close_after, error_response};
 use super::sse::McpBody;
 use crate::protocol::ErrorCode;
 
-/// Reads the body up to the limit: a declared length over it is refused
-/// before reading, a streamed body is cut off at the limit, a body slower
-/// than the read timeout is abandoned. The connection closes after either.
+/// How much of a refused body is still read and discarded, as a multiple of
+/// [`HttpOptions::max_body_bytes`] (the whole body counts): see [`read_body`].
+pub(super) const LINGER_BYTES_PER_LIMIT: usize = 4;
+
+/// How long a refused body is still read and discarded at most: see [`read_body`].
+pub(super) const LINGER_TIME: Duration = Duration::from_secs(2);
+
+/// Reads the body up to the limit. A body over the limit is refused 413
+/// and never buffered; a body slower than the read timeout is abandoned
+/// (408). The connection closes after either.
+///
+/// Before a 413 the rest of the body is read and thrown away, as nginx's
+/// lingering close does, up to [`LINGER_BYTES_PER_LIMIT`] times the limit
+/// and for at most [`LINGER_TIME`]: a server that answers and closes while
+/// the client is still sending makes the kernel reset the connection, and a
+/// client that only reads once it has sent everything (Node's `fetch`, so
+/// the official TypeScript SDK) then sees `EPIPE`/`ECONNRESET` instead of
+/// the 413. A declared length past that budget, or a client waiting for
+/// `100 Continue`, is answered at once without reading.
 pub(super) async fn read_body<B>(
     body: B,
     headers: &HeaderMap,
@@ -41,29 +58,24 @@ where
         close_after(&mut r);
         r
     };
+    let linger_budget = max.saturating_mul(LINGER_BYTES_PER_LIMIT) as u64;
     let declared = header_str(headers, CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
+    let mut body = std::pin::pin!(body);
     if declared.is_some_and(|n| n > max as u64) {
+        // `100 Continue` goes out only once the body is read: a client
+        // that waits for it has sent nothing, and is simply answered.
+        let waits = header_str(headers, EXPECT).is_some_and(|v| v.contains("100-continue"));
+        if !waits && declared.is_some_and(|n| n <= linger_budget) {
+            discard(body.as_mut(), 0, linger_budget).await;
+        }
         return Err(too_large());
     }
-    let mut body = std::pin::pin!(body);
     let mut buf: Vec<u8> = Vec::with_capacity(declared.map_or(0, |n| n as usize).min(max));
     // Armed at the first frame that is not already buffered: a small body
     // usually arrives with its head, and then no timer is built at all.
     let mut deadline = None;
     loop {
-        // (The body's own error type need not be `Send`: it is dropped here.)
-        let buffered = {
-            let mut next = body.frame();
-            std::future::poll_fn(|cx| {
-                Poll::Ready(
-                    Pin::new(&mut next)
-                        .poll(cx)
-                        .map(|frame| frame.map(|r| r.map_err(drop))),
-                )
-            })
-            .await
-        };
-        let next = match buffered {
+        let next = match next_frame(body.as_mut()).await {
             Poll::Ready(frame) => Ok(frame),
             Poll::Pending => {
                 let deadline = *deadline
@@ -84,7 +96,7 @@ where
                 return Err(r);
             }
             Ok(None) => break,
-            Ok(Some(Err(_))) => {
+            Ok(Some(Err(()))) => {
                 let mut r = error_response(
                     StatusCode::BAD_REQUEST,
                     ErrorCode::INVALID_REQUEST,
@@ -96,6 +108,9 @@ where
             Ok(Some(Ok(frame))) => {
                 if let Ok(mut data) = frame.into_data() {
                     if buf.len() + data.remaining() > max {
+                        let seen = (buf.len() + data.remaining()) as u64;
+                        drop(buf);
+                        discard(body.as_mut(), seen, linger_budget).await;
                         return Err(too_large());
                     }
                     while data.has_remaining() {
@@ -109,4 +124,39 @@ where
         }
     }
     Ok(Bytes::from(buf))
+}
+
+/// The body's next frame if it is already there, without arming a timer.
+/// (The body's own error type need not be `Send`: it is dropped here.)
+async fn next_frame<B: Body>(mut body: Pin<&mut B>) -> Poll<Option<Result<Frame<B::Data>, ()>>> {
+    let mut next = body.frame();
+    std::future::poll_fn(|cx| {
+        Poll::Ready(
+            Pin::new(&mut next)
+                .poll(cx)
+                .map(|frame| frame.map(|r| r.map_err(drop))),
+        )
+    })
+    .await
+}
+
+/// Reads and drops the rest of a refused body until it ends, fails, or
+/// `budget` bytes of it (counting the `seen` ones) or [`LINGER_TIME`] have
+/// passed: the client has then sent everything and reads the answer.
+async fn discard<B: Body>(mut body: Pin<&mut B>, mut seen: u64, budget: u64) {
+    let deadline = tokio::time::Instant::now() + LINGER_TIME;
+    while seen <= budget {
+        let next = tokio::time::timeout_at(deadline, body.frame())
+            .await
+            .map(|frame| frame.map(|r| r.map_err(drop)));
+        match next {
+            Ok(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    seen += data.remaining() as u64;
+                }
+            }
+            // The end, a broken body, or out of time.
+            Ok(None | Some(Err(()))) | Err(_) => return,
+        }
+    }
 }

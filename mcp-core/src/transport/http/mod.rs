@@ -14,7 +14,7 @@
 //! | 405 | GET or DELETE while sessions are off |
 //! | 406 | A GET whose `Accept` lacks `text/event-stream` |
 //! | 408 | The body did not arrive within [`HttpOptions::body_read_timeout`] (connection closed) |
-//! | 413 | The body exceeds [`HttpOptions::max_body_bytes`]: refused on `Content-Length` before reading, or cut off while streaming (connection closed) |
+//! | 413 | The body exceeds [`HttpOptions::max_body_bytes`]: never buffered; the rest of it is read and discarded (up to 4× the limit, 2 s) so that a client still sending sees the 413, not a reset; a larger declared `Content-Length` or `Expect: 100-continue` is refused before reading (connection closed) |
 //! | 415 | A POST whose `Content-Type` is not `application/json` |
 //! | 503 | Over [`HttpOptions::max_concurrent_requests`] or the per-connection limit (`-32000`, `Retry-After: 1`) |
 //! | 204 | DELETE of a live session |
@@ -41,8 +41,12 @@
 //! ([`HttpOptions::principal`]); another principal gets 404 as if it did not
 //! exist. A GET with `Accept: text/event-stream` opens the session's stream
 //! for server→client messages of calls whose POST cannot stream (one per
-//! session; a new GET replaces the old stream). Ending a session cancels
-//! its running calls. Without sessions every request is its own session:
+//! session; a new GET replaces the old stream). Ending a session (DELETE,
+//! expiry, eviction) cancels its running calls, and each still gets one
+//! answer: the JSON-RPC error `-32000` with its id ("The session ended or
+//! the server is closing; the call was cancelled"), as a 503 JSON response
+//! or as the last event of its event stream; so do calls cancelled at the
+//! drain deadline of [`HttpHandle::close`]. Without sessions every request is its own session:
 //! the server forgets `initialize`, so a legacy call cannot be asked
 //! anything (`ctx.confirm` and the other questions answer `-32603`).
 //!

@@ -119,7 +119,10 @@ pub struct HttpOptions {
     /// Authenticates a request that passed the guard; `false` answers 401.
     pub authorize: Option<Arc<AuthorizeFn>>,
     /// Largest accepted request body (default 1 MiB); larger ones answer 413
-    /// without being buffered.
+    /// without being buffered. Before that answer, the rest of the body is
+    /// read and discarded, up to 4× this limit and for at most 2 s, so that a
+    /// client that reads only once it has sent everything (Node's `fetch`)
+    /// gets the 413 rather than a reset connection.
     pub max_body_bytes: usize,
     /// Legacy `Mcp-Session-Id` sessions (default:
     /// `Some(SessionOptions::default())`); `None` serves legacy requests

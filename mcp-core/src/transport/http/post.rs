@@ -212,7 +212,10 @@ impl McpHttpService {
                     // Session ended or server closing: cancel through the
                     // dispatcher so the tool sees its token fire.
                     signal.cancel();
-                    work.await.map_or(Event::Closed, |reply| Event::Done(Some(reply)))
+                    work.await
+                        .map_or_else(|| Event::Closed(closed_error(reply_id)), |reply| {
+                            Event::Done(Some(reply))
+                        })
                 }
             };
             drop(admission);
@@ -258,16 +261,7 @@ impl McpHttpService {
                     status_only(StatusCode::ACCEPTED)
                 }
             }
-            Some(Event::Closed) => json_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &crate::protocol::fail(
-                    reply_id,
-                    &ErrorObject::new(
-                        ErrorCode::SERVER_BUSY,
-                        "The session ended or the server is closing; the call was cancelled",
-                    ),
-                ),
-            ),
+            Some(Event::Closed(error)) => json_response(StatusCode::SERVICE_UNAVAILABLE, &error),
             Some(Event::Done(Some(reply))) => {
                 self.reply_response(reply, is_init, modern, session, principal)
             }
@@ -471,6 +465,19 @@ impl Drop for PrincipalSlot {
             }
         }
     }
+}
+
+/// The final response of a call the server stopped (its session ended, the
+/// server is closing): answered 503 as JSON, or as the last event of the
+/// call's event stream. `id` is the request's (null for a batch).
+fn closed_error(id: serde_json::Value) -> serde_json::Value {
+    crate::protocol::fail(
+        id,
+        &ErrorObject::new(
+            ErrorCode::SERVER_BUSY,
+            "The session ended or the server is closing; the call was cancelled",
+        ),
+    )
 }
 
 /// What a POST's task runs.

@@ -146,6 +146,10 @@ async fn resolve(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
     Ok(addrs)
 }
 
+/// After the drain deadline of [`HttpHandle::close`]: how long cancelled
+/// calls have to send their final error before their connections are dropped.
+const ABORT_GRACE: Duration = Duration::from_secs(1);
+
 async fn run(listener: TcpListener, service: McpHttpService, stop: CancelToken) {
     let shared = Arc::clone(service.shared());
     let slots = Arc::new(Semaphore::new(shared.options.max_connections.max(1)));
@@ -192,10 +196,17 @@ async fn run(listener: TcpListener, service: McpHttpService, stop: CancelToken) 
     .await;
     if drained.is_err() {
         shared.abort.cancel();
+        // Cancelled calls return promptly with their final error response
+        // (503 JSON, or the last event of their stream): let the connections
+        // deliver it and close on their own, within a bound, before dropping
+        // whatever is left.
+        let _ = tokio::time::timeout(ABORT_GRACE, async {
+            shared.calls.idle().await;
+            while conns.join_next().await.is_some() {}
+        })
+        .await;
         conns.abort_all();
         while conns.join_next().await.is_some() {}
-        // Cancelled calls return promptly; bound the wait all the same.
-        let _ = tokio::time::timeout(Duration::from_secs(1), shared.calls.idle()).await;
     }
     if let Some(table) = &shared.sessions {
         table.clear();

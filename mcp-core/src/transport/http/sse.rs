@@ -23,8 +23,9 @@ pub(crate) enum Event {
     /// The call finished: its reply, or `None` when the client cancelled it
     /// (then the stream lingers, see [`McpBody::sse`]).
     Done(Option<Replies>),
-    /// The call was stopped by the server (session ended, shutdown): end now.
-    Closed,
+    /// The call was stopped by the server (session ended, shutdown): this
+    /// final JSON-RPC error response (with the call's id), then the end.
+    Closed(Value),
 }
 
 /// Completes when a stream whose call was cancelled may end.
@@ -216,7 +217,15 @@ impl SseStream {
                         self.rx.close();
                         continue;
                     }
-                    Poll::Ready(Some(Event::Closed) | None) => {
+                    Poll::Ready(Some(Event::Closed(error))) => {
+                        // The call gets its answer all the same: the error
+                        // the JSON path answers 503, as the stream's last event.
+                        self.queue.push_back(frame(&error));
+                        self.finished = true;
+                        self.rx.close();
+                        continue;
+                    }
+                    Poll::Ready(None) => {
                         self.finished = true;
                         continue;
                     }
