@@ -58,24 +58,22 @@ fn top_level_id(bytes: &[u8]) -> Option<RequestId> {
                     key = Some((start, end));
                 }
             }
-            b':' if depth == 1 => {
-                if key.is_some_and(|(s, e)| &bytes[s..e] == b"id") {
-                    let value = bytes.get(i + 1..)?.trim_ascii_start();
-                    let len = if value.first() == Some(&b'"') {
-                        let mut j = 1;
-                        while j < value.len() && value[j] != b'"' {
-                            j += if value[j] == b'\\' { 2 } else { 1 };
-                        }
-                        j + 1
-                    } else {
-                        value
-                            .iter()
-                            .position(|b| matches!(b, b',' | b'}') || b.is_ascii_whitespace())
-                            .unwrap_or(value.len())
-                    };
-                    let id: Value = serde_json::from_slice(value.get(..len)?).ok()?;
-                    return RequestId::from_value(&id);
-                }
+            b':' if depth == 1 && key.is_some_and(|(s, e)| &bytes[s..e] == b"id") => {
+                let value = bytes.get(i + 1..)?.trim_ascii_start();
+                let len = if value.first() == Some(&b'"') {
+                    let mut j = 1;
+                    while j < value.len() && value[j] != b'"' {
+                        j += if value[j] == b'\\' { 2 } else { 1 };
+                    }
+                    j + 1
+                } else {
+                    value
+                        .iter()
+                        .position(|b| matches!(b, b',' | b'}') || b.is_ascii_whitespace())
+                        .unwrap_or(value.len())
+                };
+                let id: Value = serde_json::from_slice(value.get(..len)?).ok()?;
+                return RequestId::from_value(&id);
             }
             b'{' | b'[' => depth += 1,
             b'}' | b']' => depth = depth.saturating_sub(1),
