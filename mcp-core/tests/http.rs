@@ -667,30 +667,6 @@ async fn panicking_hooks_answer_an_http_error() {
     f.handle.close().await;
 }
 
-/// A client that half-closes its socket after the request (shutdown of its
-/// writing side) still gets the answer of a call that takes a while.
-#[tokio::test]
-async fn a_half_closed_client_is_answered() {
-    let f = Fixture::start(HttpOptions::stateless()).await;
-    let body = call(1, "slow", json!({"steps": 4, "delay_ms": 50})).to_string();
-    let mut stream = tokio::net::TcpStream::connect(f.addr())
-        .await
-        .expect("connect");
-    stream
-        .write_all(&request(f.addr(), "POST", "/mcp", &[JSON], &body))
-        .await
-        .expect("write");
-    stream.shutdown().await.expect("half-close");
-    let mut buf = Vec::new();
-    guard("the response", stream.read_to_end(&mut buf))
-        .await
-        .expect("read");
-    let r = parse_response(&buf);
-    assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.json()["result"]["content"][0]["text"], "done 4");
-    f.handle.close().await;
-}
-
 // ---------------------------------------------------------------- bodies and timeouts
 
 #[tokio::test]

@@ -230,9 +230,6 @@ async fn serve_connection(
         .timer(TokioTimer::new())
         .header_read_timeout(service.shared().options.header_read_timeout)
         .keep_alive(true)
-        // A client that sends its request and then shuts down its writing
-        // side (`shutdown(SHUT_WR)`) still gets its answer.
-        .half_close(true)
         .max_buf_size(64 * 1024);
     let conn = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(conn);
