@@ -15,10 +15,18 @@
 //!   still being handled. A call that has to wait gets its own task.
 //! - Replies, progress notifications and `elicitation/create` requests share
 //!   the output; a single writer task batches whatever is queued into one write.
-//!   The queue is bounded, so a client that stops reading stalls the server
-//!   instead of growing its memory.
+//!   The queue is bounded in bytes ([`StdioOptions::output_budget_bytes`],
+//!   8 MiB by default) as well as in messages
+//!   ([`StdioOptions::output_queue`]): a message waits for room before it is
+//!   queued, and while the budget is spent the transport reads no more input
+//!   (batches included). A client that stops reading stalls the server —
+//!   the handlers reporting progress, the answering of further lines —
+//!   instead of growing its memory; a message larger than the whole budget
+//!   goes alone.
 //! - At end of input the transport stops reading, lets in-flight calls finish
-//!   (up to [`StdioOptions::drain_timeout`]), flushes, and returns.
+//!   (up to [`StdioOptions::drain_timeout`]; a call still running then is
+//!   ended and answered `-32000` with its id), writes every reply made, and
+//!   returns.
 //!
 //! # A guarded stdout
 //!
@@ -46,7 +54,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::Semaphore;
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::cancel::CancelToken;
@@ -62,13 +70,15 @@ mod output;
 mod reader;
 
 use lines::LineReader;
-use output::{write_loop, LineSender};
+use output::{write_loop, Budget, LineSender};
 use reader::Reader;
 
 /// Default [`StdioOptions::max_line_length`]: 4 MiB.
 pub const DEFAULT_MAX_LINE_LENGTH: usize = 4 * 1024 * 1024;
 /// Default [`StdioOptions::max_concurrent_requests`].
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 16;
+/// Default [`StdioOptions::output_budget_bytes`]: 8 MiB.
+pub const DEFAULT_OUTPUT_BUDGET_BYTES: usize = 8 * 1024 * 1024;
 
 /// Options for [`serve_stdio`] and [`serve_io`].
 #[derive(Debug, Clone)]
@@ -85,6 +95,16 @@ pub struct StdioOptions {
     pub drain_timeout: Duration,
     /// Outgoing messages that may wait for the writer (default 256).
     pub output_queue: usize,
+    /// Bytes of outgoing messages that may wait for the writer (default
+    /// 8 MiB, [`DEFAULT_OUTPUT_BUDGET_BYTES`]; at least 1, at most
+    /// `u32::MAX`). Replies, progress notifications and server→client
+    /// requests take their size from this budget before they are queued and
+    /// get it back once written; a sender waits while it is spent, and the
+    /// transport reads no more input. A message larger than the whole
+    /// budget waits until nothing else is queued and then goes alone. So
+    /// what a client that stops reading can make the server buffer is
+    /// bounded by this budget (plus one message), whatever it asks for.
+    pub output_budget_bytes: usize,
     /// Whether [`serve_stdio`] points file descriptor 1 at stderr while it
     /// serves, writing protocol messages to a private duplicate (default
     /// `true`; Unix only; see [the module docs](self#a-guarded-stdout)).
@@ -100,6 +120,7 @@ impl Default for StdioOptions {
             max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
             drain_timeout: Duration::from_secs(10),
             output_queue: 256,
+            output_budget_bytes: DEFAULT_OUTPUT_BUDGET_BYTES,
             guard_stdout: true,
         }
     }
@@ -134,6 +155,14 @@ impl StdioOptions {
         self
     }
 
+    /// Sets the output budget in bytes (see
+    /// [`output_budget_bytes`](Self::output_budget_bytes)).
+    #[must_use]
+    pub fn output_budget_bytes(mut self, bytes: usize) -> Self {
+        self.output_budget_bytes = bytes;
+        self
+    }
+
     /// Whether [`serve_stdio`] guards stdout (default `true`): `false` keeps
     /// fd 1 as it is, so anything printed there mixes with the protocol
     /// messages. See [the module docs](self#a-guarded-stdout).
@@ -149,6 +178,7 @@ impl StdioOptions {
 pub struct StdioHandle {
     stop: CancelToken,
     task: JoinHandle<io::Result<()>>,
+    budget: Arc<Budget>,
 }
 
 impl StdioHandle {
@@ -156,6 +186,20 @@ impl StdioHandle {
     /// drain timeout) and their replies are written; the streams are not closed.
     pub fn close(&self) {
         self.stop.cancel();
+    }
+
+    /// Bytes of output queued for the writer or being written now.
+    /// For tests of the output budget; not a stable API.
+    #[doc(hidden)]
+    pub fn queued_output_bytes(&self) -> usize {
+        self.budget.queued()
+    }
+
+    /// The most bytes of output that were queued at once so far.
+    /// For tests of the output budget; not a stable API.
+    #[doc(hidden)]
+    pub fn peak_queued_output_bytes(&self) -> usize {
+        self.budget.peak()
     }
 
     /// Waits until the server has stopped: input ended or [`close`](Self::close)
@@ -196,16 +240,18 @@ pub fn serve_stdio(server: McpServer, options: StdioOptions) -> StdioHandle {
             let reader = std_reader();
             let writer = guard::protocol_writer(protocol_fd);
             let stop = CancelToken::new();
+            let budget = Budget::new(options.output_budget_bytes);
             let task = tokio::spawn({
                 let stop = stop.clone();
+                let budget = Arc::clone(&budget);
                 async move {
-                    let result = run(server, reader, writer, options, stop).await;
+                    let result = run(server, reader, writer, options, stop, budget).await;
                     // Every message is written: fd 1 may be the real stdout again.
                     drop(guard);
                     result
                 }
             });
-            return StdioHandle { stop, task };
+            return StdioHandle { stop, task, budget };
         }
     }
     let (reader, writer) = std_streams();
@@ -259,8 +305,16 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let stop = CancelToken::new();
-    let task = tokio::spawn(run(server, reader, writer, options, stop.clone()));
-    StdioHandle { stop, task }
+    let budget = Budget::new(options.output_budget_bytes);
+    let task = tokio::spawn(run(
+        server,
+        reader,
+        writer,
+        options,
+        stop.clone(),
+        Arc::clone(&budget),
+    ));
+    StdioHandle { stop, task, budget }
 }
 
 async fn run<R, W>(
@@ -269,14 +323,14 @@ async fn run<R, W>(
     writer: W,
     options: StdioOptions,
     stop: CancelToken,
+    budget: Arc<Budget>,
 ) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, rx) = mpsc::channel(options.output_queue.max(1));
-    let writer_task = tokio::spawn(write_loop(writer, rx));
-    let out = LineSender(tx);
+    let (out, rx) = LineSender::new(options.output_queue, Arc::clone(&budget));
+    let writer_task = tokio::spawn(write_loop(writer, rx, budget));
     let session = Session::new();
     let ctx = CallContext::new()
         .with_headers(options.headers.clone())
@@ -296,6 +350,7 @@ where
             })
     });
     let mut tasks = JoinSet::new();
+    let drain_over = CancelToken::new();
     let mut lines = LineReader::new(reader, options.max_line_length);
 
     let read_result = {
@@ -305,6 +360,7 @@ where
             admit: &admit,
             out: &out,
             tasks: &mut tasks,
+            drain_over: &drain_over,
             max_line: options.max_line_length,
             pending: Vec::with_capacity(4096),
             pending_count: 0,
@@ -316,10 +372,16 @@ where
                 reader.line(line).await;
             }
             reader.flush().await;
+            // No more input while the output budget is spent (by these
+            // replies, a batch's, a progress report's): a client that does
+            // not read stalls its own input instead of growing our memory.
             let more = tokio::select! {
                 biased;
                 () = stop.cancelled() => break Ok(()),
-                more = lines.fill() => more,
+                more = async {
+                    out.wait_for_room().await;
+                    lines.fill().await
+                } => more,
             };
             match more {
                 Ok(true) => {}
@@ -349,7 +411,11 @@ where
     })
     .await;
     if drained.is_err() {
-        tasks.abort_all();
+        // Calls still running are ended and answered with an error; replies
+        // already made (waiting for output budget) are not dropped: they
+        // are queued as the client reads.
+        drain_over.cancel();
+        while tasks.join_next().await.is_some() {}
     }
     drop(ctx);
     drop(out);

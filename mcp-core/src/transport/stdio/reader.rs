@@ -7,8 +7,9 @@ use tokio::task::JoinSet;
 
 use super::lines::Line;
 use super::output::LineSender;
+use crate::cancel::CancelToken;
 use crate::context::CallContext;
-use crate::protocol::ErrorObject;
+use crate::protocol::{ErrorCode, ErrorObject};
 use crate::server::{Admit, Frame, McpServer, Response, Started};
 
 /// Replies answered in place during one read, sent as one write. Flushed
@@ -34,6 +35,8 @@ pub(super) struct Reader<'a> {
     pub(super) admit: &'a Admit,
     pub(super) out: &'a LineSender,
     pub(super) tasks: &'a mut JoinSet<()>,
+    /// Cancelled when the drain after end of input runs out of time.
+    pub(super) drain_over: &'a CancelToken,
     pub(super) max_line: usize,
     /// Replies of the current read, not yet queued for the writer.
     pub(super) pending: Vec<u8>,
@@ -127,8 +130,21 @@ impl Reader<'_> {
             }
             Started::Pending(rest) => {
                 let out = self.out.clone();
+                let drain_over = self.drain_over.clone();
                 self.tasks.spawn(async move {
-                    if let Some(reply) = rest.await {
+                    let id = rest.id().cloned();
+                    // A call cut short by the drain deadline is answered
+                    // (when it has an id); a reply already computed is
+                    // queued however long the client takes to read it.
+                    let reply = tokio::select! {
+                        biased;
+                        reply = rest => reply,
+                        () = drain_over.cancelled() => {
+                            tracing::warn!(?id, "stdio: a call outlived the drain timeout");
+                            id.map(|id| Response::error(Some(id), drain_error()))
+                        }
+                    };
+                    if let Some(reply) = reply {
                         out.send_response(&reply).await;
                     }
                 });
@@ -139,4 +155,12 @@ impl Reader<'_> {
     fn max_line_length(&self) -> usize {
         self.max_line
     }
+}
+
+/// The answer to a call still running when the drain after end of input ends.
+fn drain_error() -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::SERVER_BUSY,
+        "Server shutting down: the call did not finish within the drain timeout",
+    )
 }
