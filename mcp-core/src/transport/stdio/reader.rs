@@ -82,7 +82,18 @@ impl Reader<'_> {
         if !self.pending.is_empty() {
             self.pending_count = 0;
             self.pending_since = None;
-            let lines = std::mem::replace(&mut self.pending, Vec::with_capacity(4096));
+            let len = self.pending.len();
+            let lines = if self.pending.capacity() - len > len / 4
+                && self.pending.capacity() <= 2 * FLUSH_AT
+            {
+                // Queued at its size (the budget charges what a line
+                // holds); this buffer is kept for the next replies.
+                let exact = self.pending.as_slice().to_vec();
+                self.pending.clear();
+                exact
+            } else {
+                std::mem::replace(&mut self.pending, Vec::with_capacity(4096))
+            };
             self.out.send_bytes(lines).await;
         }
     }
