@@ -1227,7 +1227,7 @@ async fn elicitation_started_after_input_closed_fails_instead_of_hanging() {
     // the input has ended: no answer can arrive any more, so the elicitation
     // must fail at once and the call still completes with a reply, rather
     // than wait for an answer until the drain deadline (10 s by default)
-    // aborts it unanswered.
+    // ends it with an error.
     let (mut conn, mut probe) = raw(StdioOptions::default());
     conn.send_json(&initialize_request(1, json!({"elicitation": {}})))
         .await;

@@ -302,3 +302,38 @@ fn ping_batches_unread_stay_within_the_output_budget_and_all_arrive() {
         println!("all {TOTAL} replies arrived; peak queued over the whole run {final_peak} B");
     });
 }
+
+/// A message larger than the whole budget takes all of it and goes alone:
+/// it never waits forever (here 100 progress notifications and a reply,
+/// each 64 KiB, through a 1 KiB budget).
+#[test]
+fn a_message_larger_than_the_budget_goes_alone() {
+    run_alone(async {
+        const BUDGET: usize = KIB;
+        let (mut client_w, server_r) = tokio::io::duplex(4 * KIB);
+        let (server_w, client_r) = tokio::io::duplex(4 * KIB);
+        let options = StdioOptions::default().output_budget_bytes(BUDGET);
+        let reported = Arc::new(AtomicUsize::new(0));
+        let handle = serve_io(progress_server(reported), server_r, server_w, options);
+        let token = "t".repeat(64 * KIB);
+        let mut request = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "slow", "arguments": {}, "_meta": {"progressToken": token}}})
+        .to_string()
+        .into_bytes();
+        request.push(b'\n');
+        client_w.write_all(&request).await.expect("server reads");
+        let mut lines = BufReader::new(client_r).lines();
+        for _ in 0..100 {
+            let line = lines.next_line().await.expect("readable").expect("a line");
+            assert!(line.len() > 64 * KIB);
+        }
+        let line = lines.next_line().await.expect("readable").expect("a line");
+        let reply: Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(reply["id"], 7, "{reply}");
+        let peak = handle.peak_queued_output_bytes();
+        assert!(peak > BUDGET, "a long line counts whole: {peak}");
+        assert!(peak < 2 * 64 * KIB, "but goes alone: {peak}");
+        drop(client_w);
+        handle.wait().await.expect("clean stop");
+    });
+}
