@@ -81,6 +81,13 @@ impl std::fmt::Debug for PendingCall {
     }
 }
 
+impl PendingCall {
+    /// The request's id (`None` for a batch).
+    pub(crate) fn id(&self) -> Option<&RequestId> {
+        self.id.as_ref()
+    }
+}
+
 impl Future for PendingCall {
     type Output = Option<Response>;
 
