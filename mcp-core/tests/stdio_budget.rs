@@ -205,10 +205,7 @@ fn progress_with_large_reports_stays_within_the_output_budget() {
             let note: Value = serde_json::from_str(&line).expect("JSON");
             assert_eq!(note["method"], "notifications/progress");
             assert_eq!(note["params"]["progress"], f64::from(i));
-            assert_eq!(
-                note["params"]["message"].as_str().map(str::len),
-                Some(PAD)
-            );
+            assert_eq!(note["params"]["message"].as_str().map(str::len), Some(PAD));
         }
         let line = lines.next_line().await.expect("readable").expect("a line");
         let reply: Value = serde_json::from_str(&line).expect("JSON");

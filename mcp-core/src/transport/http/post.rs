@@ -139,7 +139,6 @@ impl McpHttpService {
             // so a cancel sent right after it always finds the call. Only a
             // call that runs a handler takes a slot: `ping`, `initialize`
             // and the like are never refused as busy.
-            let id = payload.id_value();
             let call = self.shared.server.accept(payload, &ctx, None);
             let admission = if call.is_done() {
                 None
@@ -151,7 +150,7 @@ impl McpHttpService {
                         drop(call);
                         let mut r = json_response(
                             StatusCode::SERVICE_UNAVAILABLE,
-                            &crate::protocol::fail(id, &e),
+                            &crate::protocol::fail(reply_id.clone(), &e),
                         );
                         r.headers_mut().insert(
                             hyper::header::RETRY_AFTER,

@@ -175,17 +175,21 @@ impl McpHttpService {
         if parts.uri.path() != opts.path {
             return path_mismatch(&parts, &opts.path);
         }
-        // Who is calling, asked once per request and kept with it.
-        match catch_unwind(AssertUnwindSafe(|| self.principal_of(&parts))) {
-            Ok(principal) => {
-                parts.extensions.insert(Principal(principal));
-            }
-            Err(_) => {
-                return error_response(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    ErrorCode::INTERNAL_ERROR,
-                    "Internal error: the principal hook failed",
-                )
+        // A principal hook is the user's code: asked once per request,
+        // under a panic guard, and kept with it (the default principal is
+        // ours and asked where needed).
+        if opts.principal.is_some() {
+            match catch_unwind(AssertUnwindSafe(|| self.principal_of(&parts))) {
+                Ok(principal) => {
+                    parts.extensions.insert(Principal(principal));
+                }
+                Err(_) => {
+                    return error_response(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        ErrorCode::INTERNAL_ERROR,
+                        "Internal error: the principal hook failed",
+                    )
+                }
             }
         }
         // A POST's version header is judged with its body (a 2026-07-28
