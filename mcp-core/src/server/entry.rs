@@ -83,7 +83,7 @@ impl std::fmt::Debug for PendingCall {
 
 impl PendingCall {
     /// The request's id (`None` for a batch).
-    pub(crate) fn id(&self) -> Option<&RequestId> {
+    pub fn id(&self) -> Option<&RequestId> {
         self.id.as_ref()
     }
 }

@@ -177,7 +177,6 @@ impl Subscriptions {
 
     /// Drops every subscription of a closed session (so nothing keeps its
     /// output channel alive).
-    #[cfg(feature = "stdio")]
     pub(crate) fn forget_closed(&self) {
         self.with(|_| ());
     }

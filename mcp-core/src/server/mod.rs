@@ -168,9 +168,10 @@ impl McpServer {
         self.inner.subscriptions.notify_updated(uri).await
     }
 
-    /// Called by transports after a session closed: releases what the server
-    /// kept for it (resource subscriptions hold its output channel).
-    pub(crate) fn release_closed_sessions(&self) {
+    /// Call after closing a [`Session`](crate::Session) (a custom
+    /// transport's connection ended): releases what the server kept for
+    /// closed sessions (resource subscriptions hold their output channel).
+    pub fn release_closed_sessions(&self) {
         self.inner.subscriptions.forget_closed();
     }
 
