@@ -31,13 +31,21 @@ fn single(key: &str, value: Value) -> Value {
     Value::Object(map)
 }
 
-/// A listing result `{key: items}`, with the list cache hint on 2026-07-28.
-fn listing(server: &McpServer, scope: &RequestScope, key: &str, items: Vec<Value>) -> Value {
-    let mut result = single(key, Value::Array(items));
+/// A listing result `{key: items}` (one page: a cursor is refused), with
+/// the list cache hint on 2026-07-28.
+fn listing(
+    server: &McpServer,
+    scope: &RequestScope,
+    params: &Map<String, Value>,
+    key: &str,
+    items: impl Iterator<Item = Value>,
+) -> Result<Value, ErrorObject> {
+    check_cursor(params)?;
+    let mut result = single(key, Value::Array(items.collect()));
     if let (true, Value::Object(map)) = (scope.is_modern(), &mut result) {
         server.inner.list_cache.apply(map);
     }
-    result
+    Ok(result)
 }
 
 fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Value {

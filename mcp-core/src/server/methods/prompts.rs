@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::{check_cursor, listing, to_json};
+use super::{listing, to_json};
 use crate::panic::{catch_panic, panic_error};
 use crate::protocol::ErrorObject;
 use crate::server::outcome::Stop;
@@ -17,14 +17,8 @@ pub(crate) fn list(
     scope: &RequestScope,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    check_cursor(params)?;
-    let items = server
-        .inner
-        .prompts
-        .iter()
-        .map(|p| to_json(p.prompt()))
-        .collect();
-    Ok(listing(server, scope, "prompts", items))
+    let items = server.inner.prompts.iter().map(|p| to_json(p.prompt()));
+    listing(server, scope, params, "prompts", items)
 }
 
 /// `prompts/get`.

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::{check_cursor, listing, single, to_json};
+use super::{listing, single, to_json};
 use crate::handler::resource::ResourceRequest;
 use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{CacheHint, CacheScope, ErrorObject};
@@ -18,14 +18,14 @@ pub(crate) fn list(
     scope: &RequestScope,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    check_cursor(params)?;
-    let items = server
-        .inner
-        .resources
-        .iter()
-        .filter_map(|r| r.resource().map(to_json))
-        .collect();
-    Ok(listing(server, scope, "resources", items))
+    let items = server.inner.resources.iter();
+    listing(
+        server,
+        scope,
+        params,
+        "resources",
+        items.filter_map(|r| r.resource().map(to_json)),
+    )
 }
 
 /// `resources/templates/list`.
@@ -34,14 +34,9 @@ pub(crate) fn templates(
     scope: &RequestScope,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    check_cursor(params)?;
-    let items = server
-        .inner
-        .templates
-        .iter()
-        .filter_map(|r| r.resource_template().map(to_json))
-        .collect();
-    Ok(listing(server, scope, "resourceTemplates", items))
+    let items = server.inner.templates.iter();
+    let items = items.filter_map(|r| r.resource_template().map(to_json));
+    listing(server, scope, params, "resourceTemplates", items)
 }
 
 /// `resources/read`: a registered URI, else the first template it matches.

@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{check_cursor, listing, to_json};
+use super::{listing, to_json};
 use crate::handler::tool::McpToolDef;
 use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{CallToolResult, ErrorObject};
@@ -27,15 +27,18 @@ pub(crate) fn list(
     scope: &RequestScope,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    check_cursor(params)?;
-    let tools: Vec<Value> = server
+    let tools = server
         .inner
         .tools
         .iter()
-        .filter(|t| t.is_visible(&scope.ctx))
-        .map(|t| to_json(t.tool()))
-        .collect();
-    Ok(listing(server, scope, "tools", tools))
+        .filter(|t| t.is_visible(&scope.ctx));
+    listing(
+        server,
+        scope,
+        params,
+        "tools",
+        tools.map(|t| to_json(t.tool())),
+    )
 }
 
 /// Point 1: the tool named by `tools/call`, and its arguments object (not
