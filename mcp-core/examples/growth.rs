@@ -13,12 +13,13 @@
 //!
 //! Run: `cargo run --release -p mcp-core --example growth`
 
+#[path = "../benches/support/counting_alloc.rs"]
+mod counting_alloc;
 #[path = "../benches/support/echo_request.rs"]
 mod echo_request;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
@@ -27,82 +28,7 @@ use serde_json::{json, Map, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// A [`System`] wrapper that counts live, peak and cumulative bytes.
-struct Counting;
-
-/// Bytes currently allocated.
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-/// Highest value of [`LIVE`] since the last [`reset_peak`].
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-/// Bytes ever allocated (reallocations count their new size).
-static TOTAL: AtomicU64 = AtomicU64::new(0);
-/// Number of allocations (reallocations included).
-static COUNT: AtomicU64 = AtomicU64::new(0);
-
-/// Records `size` newly allocated bytes.
-fn on_alloc(size: usize) {
-    let now = LIVE.fetch_add(size, Ordering::Relaxed) + size;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-    TOTAL.fetch_add(size as u64, Ordering::Relaxed);
-    COUNT.fetch_add(1, Ordering::Relaxed);
-}
-
-// SAFETY: every method forwards to `System` unchanged; the counters are
-// plain atomics and never allocate.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            on_alloc(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            on_alloc(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            // Counted as "new block, then old block freed": a moving
-            // realloc briefly holds both.
-            on_alloc(new_size);
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-}
-
-/// The process allocator: counts every allocation.
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Bytes currently allocated.
-fn live() -> usize {
-    LIVE.load(Ordering::Relaxed)
-}
-
-/// Starts a new peak window at the current live size; returns that size.
-fn reset_peak() -> usize {
-    let now = live();
-    PEAK.store(now, Ordering::Relaxed);
-    now
-}
+use counting_alloc::{live, reset_peak, COUNT, PEAK, TOTAL};
 
 /// `VmRSS` of this process in KiB (0 when unavailable).
 fn rss_kib() -> u64 {

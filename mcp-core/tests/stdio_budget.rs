@@ -9,7 +9,9 @@
 //! everything the process holds. The tests run one at a time (a lock) so
 //! the allocator's figures are theirs.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+#[path = "../benches/support/counting_alloc.rs"]
+mod counting_alloc;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -18,72 +20,7 @@ use mcp_core::{serve_io, InvokeContext, McpServer, McpToolDef, StdioOptions};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-/// A [`System`] wrapper that counts live and peak bytes.
-struct Counting;
-
-/// Bytes currently allocated.
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-/// Highest value of [`LIVE`] since the last [`reset_peak`].
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn on_alloc(size: usize) {
-    let now = LIVE.fetch_add(size, Ordering::Relaxed) + size;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every method forwards to `System` unchanged; the counters are
-// plain atomics and never allocate.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            on_alloc(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            on_alloc(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            on_alloc(new_size);
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Starts a new peak window at the current live size; returns that size.
-fn reset_peak() -> usize {
-    let now = LIVE.load(Ordering::Relaxed);
-    PEAK.store(now, Ordering::Relaxed);
-    now
-}
-
-/// The most bytes allocated since [`reset_peak`] returned `base`, above it.
-fn peak_above(base: usize) -> usize {
-    PEAK.load(Ordering::Relaxed).saturating_sub(base)
-}
+use counting_alloc::{peak_above, reset_peak};
 
 /// One test at a time: the allocator counts the whole process.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -257,7 +194,7 @@ fn ping_batches_unread_stay_within_the_output_budget_and_all_arrive() {
         });
         tokio::time::sleep(NOT_READING).await;
         let grown = peak_above(base);
-        eprintln!("live now +{}", LIVE.load(Ordering::Relaxed) - base);
+        eprintln!("live now +{}", counting_alloc::live() - base);
         let peak_queued = handle.peak_queued_output_bytes();
         let input_all_read = writer.is_finished();
         println!(
