@@ -93,10 +93,8 @@ fn main() {
         });
     }
     if wants("tools/call 2026") {
-        let line = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{
-            "io.modelcontextprotocol/protocolVersion":"2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities":{},
-            "io.modelcontextprotocol/clientInfo":{"name":"bench","version":"0"}}}}).to_string();
+        let line = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},
+            "_meta": echo_request::modern_meta()}}).to_string();
         measure("tools/call 2026-07-28 (bytes to bytes)", budget, || {
             black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
         });

@@ -404,10 +404,7 @@ fn big_argument_part() {
         let mut m = json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
                "params":{"name":tool,"arguments":{"text":big}}});
         if modern {
-            m["params"]["_meta"] = json!({
-                "io.modelcontextprotocol/protocolVersion":"2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities":{},
-                "io.modelcontextprotocol/clientInfo":{"name":"growth","version":"0"}});
+            m["params"]["_meta"] = echo_request::modern_meta();
         }
         m
     };
@@ -484,9 +481,7 @@ fn allocations_part() {
             let mut m = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
                    "params":{"name":"echo","arguments":{"text":"hello world"}}});
             if modern {
-                m["params"]["_meta"] = json!({
-                    "io.modelcontextprotocol/protocolVersion":"2026-07-28",
-                    "io.modelcontextprotocol/clientCapabilities":{}});
+                m["params"]["_meta"] = echo_request::modern_meta();
             }
             let mut bytes = m.to_string().into_bytes();
             bytes.push(b'\n');

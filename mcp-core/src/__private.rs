@@ -52,6 +52,10 @@ pub struct ToolMeta {
     pub meta: Option<&'static str>,
     /// Keep `$defs` instead of inlining.
     pub keep_defs: bool,
+    /// The function can reach the invoke context (and so ask the client
+    /// something): it takes the context, or a pattern parameter (always
+    /// injected). Named parameters found injected are added by `tool_def`.
+    pub asks: bool,
 }
 
 /// Fetches `State<T>` for an injected argument.
@@ -270,6 +274,8 @@ where
 {
     let mut schema = (args.schema)(!meta.keep_defs);
     remove_injected(&mut schema, &args.skip);
+    // An injected argument may be the invoke context under another name.
+    let asks = meta.asks || !args.skip.is_empty();
     let checked = schema.as_object().cloned().unwrap_or_default();
     let parse = args.parse;
     let convert = result.convert;
@@ -284,6 +290,9 @@ where
             }
         }
     });
+    if !asks {
+        def = def.never_asks();
+    }
     if let Some(title) = meta.title {
         def = def.with_title(title);
     }

@@ -164,6 +164,17 @@ fn build(
     } else {
         quote!(let __mcp_check = #check;)
     };
+    // Only a function that can reach the invoke context can ask the client
+    // something; for the others a 2026-07-28 call skips binding its
+    // arguments into a `requestState` it will never need. A named
+    // parameter of an unsettled type counts when the compiler finds it
+    // injected (`tool_def` adds those); a pattern one always does.
+    let asks = sig.params.iter().any(|p| {
+        matches!(
+            p.kind,
+            ParamKind::Context { .. } | ParamKind::Typed { ident: None, .. }
+        )
+    });
     let bind = sig.bind_injected(krate, &ctx);
     let call = sig.call(fn_ident, &ctx);
     let ret = respan(krate, sig.ret_span);
@@ -200,6 +211,7 @@ fn build(
             icons: &[#(#icons),*],
             meta: #meta,
             keep_defs: #keep_defs,
+            asks: #asks,
         };
         #check_binding
         let __mcp_result = #result;

@@ -3,16 +3,25 @@
 
 use bytes::Bytes;
 use http_body_util::Full;
-use serde_json::json;
+use serde_json::{json, Value};
+
+/// The `_meta` envelope of a 2026-07-28 request as a desktop client sends it
+/// on every call (the official SDK clients declare their `clientInfo` and
+/// capabilities each time): what `../shared/bench/compare.sh`'s driver sends.
+pub fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "mcp-bench", "version": "0.1.0"},
+        "io.modelcontextprotocol/clientCapabilities":
+            {"elicitation": {"form": {}}, "roots": {}, "sampling": {}}})
+}
 
 /// The JSON-RPC body: legacy, or 2026-07-28 with its `_meta` envelope.
 pub fn echo_body(modern: bool) -> Bytes {
     let mut body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
         "params":{"name":"echo","arguments":{"text":"hello world"}}});
     if modern {
-        body["params"]["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}});
+        body["params"]["_meta"] = modern_meta();
     }
     Bytes::from(body.to_string())
 }

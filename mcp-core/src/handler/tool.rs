@@ -38,6 +38,8 @@ pub struct McpToolDef {
     handler: ToolHandler,
     visible: Option<VisibleHook>,
     pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
+    /// False once [`never_asks`](Self::never_asks) said so.
+    asks: bool,
 }
 
 impl fmt::Debug for McpToolDef {
@@ -97,6 +99,7 @@ impl McpToolDef {
             },
             visible: None,
             required_state: Vec::new(),
+            asks: true,
         }
     }
 
@@ -115,6 +118,25 @@ impl McpToolDef {
     /// The state types this handler needs, as `(TypeId, type name)`.
     pub fn required_state(&self) -> &[(std::any::TypeId, &'static str)] {
         &self.required_state
+    }
+
+    /// Declares that the handler never asks the client anything
+    /// (elicitation, sampling, roots) during a call. A 2026-07-28 call then
+    /// skips binding its arguments (a SHA-256 over them) for a
+    /// `requestState` it will never need. `#[mcp_tool]` declares this
+    /// itself for a function that takes no invoke context.
+    ///
+    /// A handler that asks anyway gets an error from the context (its
+    /// question cannot be sent), never a wrong answer.
+    #[must_use]
+    pub fn never_asks(mut self) -> Self {
+        self.asks = false;
+        self
+    }
+
+    /// False when the handler declared it [never asks](Self::never_asks).
+    pub(crate) fn may_ask(&self) -> bool {
+        self.asks
     }
 
     /// Sets the human-readable title.

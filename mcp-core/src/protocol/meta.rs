@@ -3,14 +3,19 @@
 //! era is read from each request; nothing is inferred from earlier
 //! requests on the same connection.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::fmt;
 use std::sync::Arc;
 
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
+use serde_json::value::{to_raw_value, RawValue};
 use serde_json::{json, Map, Value};
 
 use super::capabilities::ClientCapabilities;
 use super::jsonrpc::{ErrorCode, ErrorObject};
-use super::lifecycle::{ClientInfo, Implementation};
+use super::lifecycle::ClientInfo;
 use super::logging::LoggingLevel;
 use super::version::MODERN_PROTOCOL_VERSIONS;
 
@@ -57,15 +62,197 @@ pub enum Era {
 /// protocol version in `_meta`; otherwise the validated metadata or the
 /// error to answer (`-32602` malformed, `-32022` unsupported version).
 ///
+/// (Requests decoded from bytes take the quicker [`DecodedMeta`] way; this
+/// one serves messages handed over as JSON values.)
+///
 /// # Errors
 /// See above.
 pub fn modern_claim(params: &Map<String, Value>) -> Option<Result<ModernMeta, ErrorObject>> {
     let meta = params.get("_meta")?.as_object()?;
     let version = meta.get(meta_keys::PROTOCOL_VERSION)?;
-    Some(validate(meta, version))
+    let raw = |key: &str| meta.get(key).and_then(|v| to_raw_value(v).ok());
+    let caps = raw(meta_keys::CLIENT_CAPABILITIES);
+    let info = raw(meta_keys::CLIENT_INFO);
+    Some(validate(
+        version,
+        caps.as_deref(),
+        info.as_deref(),
+        meta.get(meta_keys::LOG_LEVEL),
+    ))
 }
 
-fn validate(meta: &Map<String, Value>, version: &Value) -> Result<ModernMeta, ErrorObject> {
+/// A modern claim read while a request was decoded: the version as sent
+/// (the HTTP transport compares it with the request's headers) and the
+/// validated metadata or the error to answer.
+#[derive(Debug, Clone)]
+pub(crate) struct MetaClaim {
+    /// `_meta["io.modelcontextprotocol/protocolVersion"]` as sent.
+    pub(crate) version: ClaimedVersion,
+    /// What [`modern_claim`] would have answered.
+    pub(crate) meta: Result<ModernMeta, ErrorObject>,
+}
+
+/// The protocol version a `_meta` claims.
+#[derive(Debug, Clone)]
+pub(crate) enum ClaimedVersion {
+    /// One this crate serves (no copy of the text is kept).
+    Supported(&'static str),
+    /// Anything else, as sent.
+    Other(Value),
+}
+
+impl ClaimedVersion {
+    /// The version, when it is a string.
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::Supported(v) => Some(v),
+            Self::Other(v) => v.as_str(),
+        }
+    }
+}
+
+/// A request's `_meta` object taken apart while it is parsed: the reserved
+/// keys are read as borrowed text (the client's declaration is parsed once
+/// per distinct text and thread, see [`declared_client`]); every other
+/// member is kept as JSON for the handler's context.
+#[derive(Debug)]
+pub(crate) struct DecodedMeta {
+    /// Set when `_meta` carries a protocol version (a modern request).
+    pub(crate) claim: Option<MetaClaim>,
+    /// The other members (all of them, for a legacy request).
+    pub(crate) rest: Map<String, Value>,
+}
+
+impl<'de> Deserialize<'de> for DecodedMeta {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(MetaVisitor)
+    }
+}
+
+struct MetaVisitor;
+
+impl<'de> Visitor<'de> for MetaVisitor {
+    type Value = DecodedMeta;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a `_meta` object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DecodedMeta, A::Error> {
+        let mut version: Option<Value> = None;
+        let mut caps: Option<&'de RawValue> = None;
+        let mut info: Option<&'de RawValue> = None;
+        let mut level: Option<Value> = None;
+        let mut rest = Map::new();
+        // A repeated key: the last one counts, as in a parsed JSON object.
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            match &*key.0 {
+                meta_keys::PROTOCOL_VERSION => version = Some(map.next_value()?),
+                meta_keys::CLIENT_CAPABILITIES => caps = Some(map.next_value()?),
+                meta_keys::CLIENT_INFO => info = Some(map.next_value()?),
+                meta_keys::LOG_LEVEL => level = Some(map.next_value()?),
+                _ => {
+                    let value = map.next_value()?;
+                    rest.insert(key.0.into_owned(), value);
+                }
+            }
+        }
+        let Some(version) = version else {
+            // Not a modern request: every member stays as it was sent.
+            let mut put = |key: &str, raw: Option<&RawValue>| -> Result<(), A::Error> {
+                if let Some(raw) = raw {
+                    let value = serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
+                    rest.insert(key.to_owned(), value);
+                }
+                Ok(())
+            };
+            put(meta_keys::CLIENT_CAPABILITIES, caps)?;
+            put(meta_keys::CLIENT_INFO, info)?;
+            if let Some(level) = level {
+                rest.insert(meta_keys::LOG_LEVEL.to_owned(), level);
+            }
+            return Ok(DecodedMeta { claim: None, rest });
+        };
+        let meta = validate(&version, caps, info, level.as_ref());
+        let version = match &meta {
+            Ok(meta) => ClaimedVersion::Supported(meta.client.protocol_version),
+            Err(_) => ClaimedVersion::Other(version),
+        };
+        Ok(DecodedMeta {
+            claim: Some(MetaClaim { version, meta }),
+            rest,
+        })
+    }
+}
+
+impl DecodedMeta {
+    /// Decodes a `_meta` object from its text. A client sends the same
+    /// `_meta` on every request unless it asks for progress, so the last
+    /// valid modern one without other members is kept per thread and
+    /// reused when the text is the same.
+    ///
+    /// # Errors
+    /// The text is not an object.
+    pub(crate) fn from_raw(raw: &RawValue) -> Result<Self, serde_json::Error> {
+        let text = raw.get();
+        let hit = LAST_META.with(|last| {
+            last.borrow()
+                .as_ref()
+                .and_then(|(seen, claim)| (**seen == *text).then(|| claim.clone()))
+        });
+        if let Some(claim) = hit {
+            return Ok(Self {
+                claim: Some(claim),
+                rest: Map::new(),
+            });
+        }
+        let decoded: Self = serde_json::from_str(text)?;
+        if let Some(claim @ MetaClaim { meta: Ok(_), .. }) = &decoded.claim {
+            if decoded.rest.is_empty() {
+                let claim = claim.clone();
+                LAST_META.with(|last| *last.borrow_mut() = Some((text.into(), claim)));
+            }
+        }
+        Ok(decoded)
+    }
+}
+
+thread_local! {
+    /// The last `_meta` text [`DecodedMeta::from_raw`] kept, and its claim.
+    static LAST_META: RefCell<Option<(Box<str>, MetaClaim)>> = const { RefCell::new(None) };
+}
+
+/// An object key, borrowed from the input unless it has escapes.
+pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+fn validate(
+    version: &Value,
+    caps: Option<&RawValue>,
+    info: Option<&RawValue>,
+    level: Option<&Value>,
+) -> Result<ModernMeta, ErrorObject> {
     let Some(version) = version.as_str() else {
         return Err(ErrorObject::invalid_params(format!(
             "`_meta[\"{}\"]` must be a string",
@@ -79,72 +266,97 @@ fn validate(meta: &Map<String, Value>, version: &Value) -> Result<ModernMeta, Er
     else {
         return Err(unsupported_version(version));
     };
-    let client_info = meta.get(meta_keys::CLIENT_INFO);
-    let capabilities = match meta.get(meta_keys::CLIENT_CAPABILITIES) {
-        // A client that declares nothing (the common case for simple
-        // clients): one shared description, nothing to deserialize.
-        Some(Value::Object(members)) if members.is_empty() && client_info.is_none() => {
-            static NOTHING_DECLARED: std::sync::OnceLock<Arc<ClientInfo>> =
-                std::sync::OnceLock::new();
-            let client = NOTHING_DECLARED.get_or_init(|| {
-                Arc::new(ClientInfo {
-                    protocol_version: version,
-                    capabilities: ClientCapabilities::default(),
-                    implementation: None,
-                })
-            });
-            if client.protocol_version == version {
-                return Ok(ModernMeta {
-                    client: Arc::clone(client),
-                    log_level: log_level(meta)?,
-                });
-            }
-            ClientCapabilities::default()
-        }
-        Some(caps @ Value::Object(members)) => {
-            for (name, value) in members {
-                if !value.is_object() {
-                    return Err(ErrorObject::invalid_params(format!(
-                        "`_meta[\"{}\"].{name}` must be an object",
-                        meta_keys::CLIENT_CAPABILITIES
-                    )));
-                }
-            }
-            // Deserialized from the borrowed value: one copy, not two.
-            ClientCapabilities::deserialize(caps).map_err(|e| {
-                ErrorObject::invalid_params(format!(
-                    "`_meta[\"{}\"]` is malformed: {e}",
-                    meta_keys::CLIENT_CAPABILITIES
-                ))
-            })?
-        }
-        Some(_) => {
-            return Err(ErrorObject::invalid_params(format!(
-                "`_meta[\"{}\"]` must be an object",
-                meta_keys::CLIENT_CAPABILITIES
-            )))
-        }
-        None => {
-            return Err(ErrorObject::invalid_params(format!(
-                "missing required `_meta[\"{}\"]`",
-                meta_keys::CLIENT_CAPABILITIES
-            )))
-        }
+    let Some(caps) = caps else {
+        return Err(ErrorObject::invalid_params(format!(
+            "missing required `_meta[\"{}\"]`",
+            meta_keys::CLIENT_CAPABILITIES
+        )));
     };
-    let client_info = client_info.and_then(|v| Implementation::deserialize(v).ok());
     Ok(ModernMeta {
-        client: Arc::new(ClientInfo {
-            protocol_version: version,
-            capabilities,
-            implementation: client_info,
-        }),
-        log_level: log_level(meta)?,
+        client: declared_client(version, caps, info)?,
+        log_level: log_level(level)?,
+    })
+}
+
+/// The last client declaration parsed on this thread, by its text.
+struct Declared {
+    version: &'static str,
+    caps: Box<str>,
+    info: Option<Box<str>>,
+    client: Arc<ClientInfo>,
+}
+
+thread_local! {
+    static LAST_DECLARED: RefCell<Option<Declared>> = const { RefCell::new(None) };
+}
+
+/// The client a modern request declares. A client sends the same
+/// capabilities and `clientInfo` on every request, so the declaration
+/// parsed last on this thread is reused when the text is the same: a
+/// comparison of a few dozen bytes instead of building and dropping two
+/// objects per call.
+fn declared_client(
+    version: &'static str,
+    caps: &RawValue,
+    info: Option<&RawValue>,
+) -> Result<Arc<ClientInfo>, ErrorObject> {
+    let (caps, info) = (caps.get(), info.map(RawValue::get));
+    let hit = LAST_DECLARED.with(|last| {
+        last.borrow().as_ref().and_then(|d| {
+            (d.version == version && *d.caps == *caps && d.info.as_deref() == info)
+                .then(|| Arc::clone(&d.client))
+        })
+    });
+    if let Some(client) = hit {
+        return Ok(client);
+    }
+    let client = Arc::new(ClientInfo {
+        protocol_version: version,
+        capabilities: parse_capabilities(caps)?,
+        implementation: info.and_then(|text| serde_json::from_str(text).ok()),
+    });
+    LAST_DECLARED.with(|last| {
+        *last.borrow_mut() = Some(Declared {
+            version,
+            caps: caps.into(),
+            info: info.map(Into::into),
+            client: Arc::clone(&client),
+        });
+    });
+    Ok(client)
+}
+
+/// `clientCapabilities` checked (an object of objects) and read.
+fn parse_capabilities(text: &str) -> Result<ClientCapabilities, ErrorObject> {
+    let not_an_object = || {
+        ErrorObject::invalid_params(format!(
+            "`_meta[\"{}\"]` must be an object",
+            meta_keys::CLIENT_CAPABILITIES
+        ))
+    };
+    let caps: Value = serde_json::from_str(text).map_err(|_| not_an_object())?;
+    let Value::Object(members) = &caps else {
+        return Err(not_an_object());
+    };
+    for (name, value) in members {
+        if !value.is_object() {
+            return Err(ErrorObject::invalid_params(format!(
+                "`_meta[\"{}\"].{name}` must be an object",
+                meta_keys::CLIENT_CAPABILITIES
+            )));
+        }
+    }
+    ClientCapabilities::deserialize(&caps).map_err(|e| {
+        ErrorObject::invalid_params(format!(
+            "`_meta[\"{}\"]` is malformed: {e}",
+            meta_keys::CLIENT_CAPABILITIES
+        ))
     })
 }
 
 /// The request's `_meta` log level, checked.
-fn log_level(meta: &Map<String, Value>) -> Result<Option<LoggingLevel>, ErrorObject> {
-    match meta.get(meta_keys::LOG_LEVEL) {
+fn log_level(level: Option<&Value>) -> Result<Option<LoggingLevel>, ErrorObject> {
+    match level {
         None => Ok(None),
         Some(other) => match other.as_str().and_then(LoggingLevel::from_name) {
             Some(level) => Ok(Some(level)),

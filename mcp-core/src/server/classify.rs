@@ -42,19 +42,28 @@ pub(crate) fn classify(message: Incoming) -> Kind {
         MessageKind::Request { id, .. } => id,
     };
     match take_method_and_params(message) {
-        Ok((method, params)) => Kind::Request(RequestParts { id, method, params }),
+        Ok((method, params)) => Kind::Request(RequestParts {
+            id,
+            method,
+            params,
+            claim: None,
+        }),
         Err(e) => Kind::Invalid(Reply::error(Some(id), e)),
     }
 }
 
-/// The era a request's params claim: legacy without a modern protocol
-/// version in `_meta`; otherwise the validated metadata.
+/// The era a request claims: legacy without a modern protocol version in
+/// `_meta`; otherwise the validated metadata (read while decoding, or now
+/// from the params of a message handed over as JSON).
 ///
 /// # Errors
 /// `-32602` for malformed metadata, `-32022` for an unsupported version.
 #[inline]
-pub(crate) fn era_of(params: &Map<String, Value>) -> Result<Era, ErrorObject> {
-    match modern_claim(params) {
+pub(crate) fn era_of(parts: &mut RequestParts) -> Result<Era, ErrorObject> {
+    if let Some(claim) = parts.claim.take() {
+        return claim.meta.map(Era::Modern);
+    }
+    match modern_claim(&parts.params) {
         None => Ok(Era::Legacy),
         Some(Ok(meta)) => Ok(Era::Modern(meta)),
         Some(Err(e)) => Err(e),

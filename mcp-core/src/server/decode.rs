@@ -9,8 +9,10 @@ use std::fmt;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::protocol::meta::{DecodedMeta, Key, MetaClaim};
 use crate::protocol::{fail, ErrorObject, RequestId};
 
 /// Parses one transport frame (a stdio line, an HTTP body) as JSON.
@@ -135,6 +137,13 @@ impl Frame {
         self.0.params()
     }
 
+    /// The protocol version a single message claims in its `_meta` (a
+    /// 2026-07-28 request): `Some` when it carries one, holding the version
+    /// when it is a string.
+    pub(crate) fn claimed_version(&self) -> Option<Option<&str>> {
+        self.0.claimed_version()
+    }
+
     /// The `id` of a single message as sent, or `null`.
     pub fn id_value(&self) -> Value {
         self.0.id_value()
@@ -171,6 +180,10 @@ pub(crate) struct RequestParts {
     pub(crate) method: String,
     /// Empty when the request had no `params` or `null`.
     pub(crate) params: Map<String, Value>,
+    /// A modern claim read while decoding (its reserved `_meta` keys are
+    /// then no longer in `params`); `None` when the era is still to be read
+    /// from `params` (messages handed over as JSON).
+    pub(crate) claim: Option<MetaClaim>,
 }
 
 impl Incoming {
@@ -206,6 +219,25 @@ impl Incoming {
         match self {
             Self::Request(parts) => Some(&parts.params),
             Self::Json(v) => v.get("params").and_then(Value::as_object),
+        }
+    }
+
+    /// The claim of a 2026-07-28 request: `Some` when `_meta` carries
+    /// `io.modelcontextprotocol/protocolVersion`, holding the version when
+    /// it is a string.
+    pub(crate) fn claimed_version(&self) -> Option<Option<&str>> {
+        fn in_params(params: Option<&Map<String, Value>>) -> Option<Option<&str>> {
+            let claim = params?
+                .get("_meta")?
+                .get(crate::protocol::meta::PROTOCOL_VERSION)?;
+            Some(claim.as_str())
+        }
+        match self {
+            Self::Request(parts) => match &parts.claim {
+                Some(claim) => Some(claim.version.as_str()),
+                None => in_params(Some(&parts.params)),
+            },
+            Self::Json(v) => in_params(v.get("params").and_then(Value::as_object)),
         }
     }
 
@@ -249,7 +281,54 @@ struct Envelope<'a> {
     method: String,
     /// An object, `null` or absent (both `None`).
     #[serde(default)]
-    params: Option<Map<String, Value>>,
+    params: Option<WireParams>,
+}
+
+/// `params` on the short way: its members, with `_meta` taken apart
+/// ([`DecodedMeta::from_raw`]): a modern request's reserved keys never
+/// become a JSON tree.
+struct WireParams {
+    members: Map<String, Value>,
+    claim: Option<MetaClaim>,
+}
+
+impl<'de> Deserialize<'de> for WireParams {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ParamsVisitor;
+        impl<'de> Visitor<'de> for ParamsVisitor {
+            type Value = WireParams;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a params object")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<WireParams, A::Error> {
+                let mut params = WireParams {
+                    members: Map::new(),
+                    claim: None,
+                };
+                while let Some(key) = map.next_key::<Key<'de>>()? {
+                    if key.0 == "_meta" {
+                        let raw: &'de RawValue = map.next_value()?;
+                        let meta = DecodedMeta::from_raw(raw).map_err(de::Error::custom)?;
+                        // A modern request's `_meta` keeps only the members
+                        // beyond the reserved ones (`progressToken`, …).
+                        params.claim = meta.claim;
+                        if params.claim.is_none() || !meta.rest.is_empty() {
+                            params
+                                .members
+                                .insert("_meta".into(), Value::Object(meta.rest));
+                        } else {
+                            params.members.remove("_meta");
+                        }
+                    } else {
+                        let value = map.next_value()?;
+                        params.members.insert(key.0.into_owned(), value);
+                    }
+                }
+                Ok(params)
+            }
+        }
+        deserializer.deserialize_map(ParamsVisitor)
+    }
 }
 
 /// A request id as JSON-RPC allows it here: a string or an integer.
@@ -292,10 +371,15 @@ fn parse_request(bytes: &[u8]) -> Option<RequestParts> {
     if envelope.jsonrpc != "2.0" {
         return None;
     }
+    let (params, claim) = match envelope.params {
+        Some(p) => (p.members, p.claim),
+        None => (Map::new(), None),
+    };
     Some(RequestParts {
         id: envelope.id.0,
         method: envelope.method,
-        params: envelope.params.unwrap_or_default(),
+        params,
+        claim,
     })
 }
 
@@ -385,6 +469,99 @@ mod tests {
         }
         assert!(Incoming::parse(b"{not json").is_err());
         assert!(Incoming::parse(b"").is_err());
+    }
+
+    /// The era a request is served in, and the params its handler sees,
+    /// read the short way (from bytes) and the long way (from JSON).
+    fn both_ways(params: &str) -> [(Result<crate::protocol::Era, ErrorObject>, Value); 2] {
+        let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
+        let mut short = parts(&text);
+        let short_era = crate::server::classify::era_of(&mut short);
+        let mut long = match crate::server::classify::classify(Incoming::Json(
+            serde_json::from_str(&text).expect("valid JSON"),
+        )) {
+            crate::server::classify::Kind::Request(parts) => parts,
+            _ => panic!("a request"),
+        };
+        let long_era = crate::server::classify::era_of(&mut long);
+        [
+            (short_era, Value::Object(short.params)),
+            (long_era, Value::Object(long.params)),
+        ]
+    }
+
+    #[test]
+    fn modern_meta_reads_the_same_both_ways_and_keeps_other_members() {
+        const CAPS: &str = r#""io.modelcontextprotocol/clientCapabilities""#;
+        const VERSION: &str = r#""io.modelcontextprotocol/protocolVersion""#;
+        const INFO: &str = r#""io.modelcontextprotocol/clientInfo""#;
+        let cases = [
+            format!(
+                r#"{{"name":"t","_meta":{{{VERSION}:"2026-07-28",{CAPS}:{{"roots":{{}}}},{INFO}:{{"name":"c","version":"1"}}}}}}"#
+            ),
+            // The same text again (served from the per-thread cache), then
+            // texts that differ in one place each.
+            format!(
+                r#"{{"name":"t","_meta":{{{VERSION}:"2026-07-28",{CAPS}:{{"roots":{{}}}},{INFO}:{{"name":"c","version":"1"}}}}}}"#
+            ),
+            format!(
+                r#"{{"name":"t","_meta":{{{VERSION}:"2026-07-28",{CAPS}:{{"sampling":{{}}}},{INFO}:{{"name":"c","version":"1"}}}}}}"#
+            ),
+            format!(
+                r#"{{"name":"t","_meta":{{{VERSION}:"2026-07-28",{CAPS}:{{"sampling":{{}}}},{INFO}:{{"name":"d","version":"1"}}}}}}"#
+            ),
+            format!(
+                r#"{{"name":"t","_meta":{{{VERSION}:"2026-07-28",{CAPS}:{{}},"progressToken":7,"x":[1]}}}}"#
+            ),
+            format!(
+                r#"{{"_meta":{{{CAPS}:{{}},{VERSION}:"2026-07-28","io.modelcontextprotocol/logLevel":"debug"}}}}"#
+            ),
+            format!(
+                r#"{{"_meta":{{{VERSION}:"2026-07-28",{CAPS}:{{}},"io.modelcontextprotocol/logLevel":"loud"}}}}"#
+            ),
+            format!(r#"{{"_meta":{{{VERSION}:"2099-01-01",{CAPS}:{{}}}}}}"#),
+            format!(r#"{{"_meta":{{{VERSION}:20260728,{CAPS}:{{}}}}}}"#),
+            format!(r#"{{"_meta":{{{VERSION}:"2026-07-28"}}}}"#),
+            format!(r#"{{"_meta":{{{VERSION}:"2026-07-28",{CAPS}:[]}}}}"#),
+            format!(r#"{{"_meta":{{{VERSION}:"2026-07-28",{CAPS}:{{"roots":true}}}}}}"#),
+            format!(
+                r#"{{"_meta":{{{VERSION}:"2026-07-28",{CAPS}:{{"roots":{{"listChanged":"yes"}}}}}}}}"#
+            ),
+            format!(r#"{{"_meta":{{{VERSION}:"2026-07-28",{CAPS}:{{}},{INFO}:7}}}}"#),
+            // Legacy: everything stays in `_meta` as sent.
+            format!(
+                r#"{{"name":"t","_meta":{{{CAPS}:{{"roots":{{}}}},{INFO}:{{"name":"c"}},"progressToken":"p"}}}}"#
+            ),
+            r#"{"name":"t","_meta":{}}"#.to_owned(),
+        ];
+        for params in &cases {
+            let [short, long] = both_ways(params);
+            assert_eq!(short.0, long.0, "era of {params}");
+            // The long way keeps the reserved keys; the short way drops them
+            // from a request that claims a version (they are in its era, or
+            // in the error it is answered) and nothing else.
+            let mut long_params = long.1;
+            if let Some(Value::Object(meta)) = long_params.get_mut("_meta") {
+                if meta.contains_key(crate::protocol::meta::PROTOCOL_VERSION) {
+                    meta.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
+                }
+            }
+            if long_params["_meta"]
+                .as_object()
+                .is_some_and(|m| m.is_empty())
+                && short.1.get("_meta").is_none()
+            {
+                long_params.as_object_mut().map(|p| p.remove("_meta"));
+            }
+            assert_eq!(short.1, long_params, "params of {params}");
+        }
+        // Nothing was read from a cached answer that did not apply.
+        let [first, _] = both_ways(&cases[2]);
+        let Ok(crate::protocol::Era::Modern(meta)) = first.0 else {
+            panic!("modern")
+        };
+        assert!(meta.client.capabilities.sampling.is_some());
+        assert!(meta.client.capabilities.roots.is_none());
     }
 
     #[test]

@@ -22,7 +22,9 @@ pub(crate) fn register(
     ctx: &CallContext,
     session: Session,
 ) -> Result<(RequestScope, Map<String, Value>), (RequestId, ErrorObject)> {
-    let RequestParts { id, method, params } = parts;
+    let RequestParts {
+        id, method, params, ..
+    } = parts;
     let Some(guard) = session.begin(&id, CancelToken::new()) else {
         let error = ErrorObject::invalid_request(format!("Request id {id} is already in flight"));
         return Err((id, error));

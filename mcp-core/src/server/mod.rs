@@ -208,6 +208,7 @@ impl McpServer {
             id: RequestId::Number(0),
             method: "tools/call".into(),
             params,
+            claim: None,
         };
         let ctx = CallContext::new();
         let (scope, params) =

@@ -60,8 +60,13 @@ impl McpServer {
     }
 
     #[inline]
-    fn prepare_request(&self, parts: RequestParts, ctx: &CallContext, session: Session) -> Step {
-        let era = match era_of(&parts.params) {
+    fn prepare_request(
+        &self,
+        mut parts: RequestParts,
+        ctx: &CallContext,
+        session: Session,
+    ) -> Step {
+        let era = match era_of(&mut parts) {
             Ok(era) => era,
             Err(e) => return Step::Done(Some(Reply::error(Some(parts.id), e))),
         };

@@ -42,6 +42,7 @@ impl McpServer {
         key: &str,
         args: &Map<String, Value>,
         params: &Map<String, Value>,
+        handler_may_ask: bool,
     ) -> Result<RoundTrip<'_>, ErrorObject> {
         let mut round = RoundTrip {
             interrupt: Arc::new(Interrupt::default()),
@@ -53,14 +54,15 @@ impl McpServer {
             return Ok(round);
         };
         // A handler can only ask what the client declared it can answer
-        // (elicitation, sampling, roots, or an extension): a request from
-        // a client that declares nothing and carries no answers never
-        // needs its binding, which hashes the arguments.
+        // (elicitation, sampling, roots, or an extension), and only if it
+        // can reach its context at all: otherwise a request that carries
+        // no answers never needs its binding, which hashes the arguments.
         let caps = &meta.client.capabilities;
-        let may_ask = caps.elicitation.is_some()
-            || caps.sampling.is_some()
-            || caps.roots.is_some()
-            || !caps.extra.is_empty();
+        let may_ask = handler_may_ask
+            && (caps.elicitation.is_some()
+                || caps.sampling.is_some()
+                || caps.roots.is_some()
+                || !caps.extra.is_empty());
         if !may_ask
             && !params.contains_key("requestState")
             && !params.contains_key("inputResponses")

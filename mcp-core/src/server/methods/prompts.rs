@@ -45,7 +45,7 @@ pub(crate) async fn get(
         .cloned()
         .unwrap_or_default();
     let args = prompt_args(raw_args)?;
-    let round = server.round_trip(scope, &name, &binding_args, &params)?;
+    let round = server.round_trip(scope, &name, &binding_args, &params, true)?;
     let ctx = server.invoke_context(scope, &params, &round)?;
     let work = catch_panic(Box::pin(prompt.get(args, ctx)));
     let result = round.run(work).await?.map_err(panic_error)??;

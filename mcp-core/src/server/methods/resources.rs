@@ -65,7 +65,7 @@ pub(crate) async fn read(
                     .with_data(serde_json::json!({ "uri": uri }))
             })?,
     };
-    let round = server.round_trip(scope, &uri, &Map::new(), &params)?;
+    let round = server.round_trip(scope, &uri, &Map::new(), &params, true)?;
     let ctx = server.invoke_context(scope, &params, &round)?;
     let cache = def.cache;
     let work = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ctx)));

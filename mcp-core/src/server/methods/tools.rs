@@ -80,7 +80,7 @@ pub(crate) async fn call(
     mut params: Map<String, Value>,
 ) -> Result<CallToolResult, Stop> {
     let (name, tool, args) = resolve(server, &mut params)?;
-    let round = server.round_trip(scope, &name, &args, &params)?;
+    let round = server.round_trip(scope, &name, &args, &params, tool.may_ask())?;
     let ctx = server.invoke_context(scope, &params, &round)?;
     let work = catch_panic(tool.invoke(args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).

@@ -108,12 +108,10 @@ fn is_token_byte(b: u8) -> bool {
 /// The modern claim of a message: its
 /// `params._meta["io.modelcontextprotocol/protocolVersion"]`, if present.
 pub(crate) fn claim(message: &Value) -> Option<&Value> {
-    claim_in(message.get("params")?.as_object())
-}
-
-/// [`claim`] given the message's `params`.
-pub(crate) fn claim_in(params: Option<&Map<String, Value>>) -> Option<&Value> {
-    params?.get("_meta")?.get(meta_keys::PROTOCOL_VERSION)
+    message
+        .get("params")?
+        .get("_meta")?
+        .get(meta_keys::PROTOCOL_VERSION)
 }
 
 /// True when `MCP-Protocol-Version` names a stateless revision.

@@ -308,11 +308,11 @@ impl McpHttpService {
             return Ok(false);
         }
         let id = || payload.id_value();
-        match modern::claim_in(payload.params()) {
+        match payload.claimed_version() {
             Some(claimed) => {
                 // A claim that is not a string is a malformed envelope: the
                 // dispatcher answers it -32602.
-                if let (true, Some(version)) = (payload.is_request(), claimed.as_str()) {
+                if let (true, Some(version)) = (payload.is_request(), claimed) {
                     if let Err(why) = modern::check(
                         headers,
                         payload.method(),
