@@ -96,8 +96,8 @@ pub mod transport;
 pub use boxed::BoxFuture;
 pub use cancel::CancelToken;
 pub use context::{
-    CallContext, CallHeaders, Elicit, ElicitResponse, Elicitor, HeaderValue, Headers, InputRequest,
-    InvokeContext, Outbound, Progress, ProgressSink, ProgressUpdate,
+    CallContext, CallHeaders, Elicit, ElicitResponse, Elicitor, Extensions, HeaderValue, Headers,
+    InputRequest, InvokeContext, Outbound, Progress, ProgressSink, ProgressUpdate,
 };
 pub use handler::args::{describe, parse_args};
 pub use handler::prompt::{IntoPromptResult, McpPromptDef, PromptArgs};
@@ -111,6 +111,7 @@ pub use protocol::{
 };
 pub use request_state::{StateKey, StateKeys};
 pub use schema::{schema_for, schema_with};
+pub use server::intercept;
 pub use server::{
     parse_payload, Admission, Admit, BuildError, Call, CompletionRequest, Frame, McpServer,
     McpServerBuilder, PendingCall, Response, Started, DEFAULT_CLIENT_REQUEST_TIMEOUT,

@@ -7,6 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::elicit::Elicit;
+use super::extensions::Extensions;
 use super::outbound::Outbound;
 use super::progress::ProgressSink;
 use crate::cancel::CancelToken;
@@ -138,6 +139,9 @@ pub struct CallContext {
     /// `initialize` (HTTP with sessions off): what the client declared is
     /// unknown here, and nothing can carry a question to it.
     pub(crate) sessionless_legacy: bool,
+    /// Typed values attached to the request (see [`Extensions`]); handlers
+    /// and interceptors read them.
+    pub extensions: Extensions,
 }
 
 impl fmt::Debug for CallContext {
@@ -213,6 +217,13 @@ impl CallContext {
     #[must_use]
     pub fn with_remote_addr(mut self, addr: impl Into<Arc<str>>) -> Self {
         self.remote_addr = Some(addr.into());
+        self
+    }
+
+    /// Attaches a typed value to the request (replacing one of its type).
+    #[must_use]
+    pub fn with_extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
         self
     }
 

@@ -417,6 +417,18 @@ impl InvokeContext {
         self.call.caller()
     }
 
+    /// The request's typed extensions: attached by the transport or its
+    /// caller ([`CallContext::with_extension`]) and by
+    /// [interceptors](crate::intercept).
+    pub fn extensions(&self) -> &super::Extensions {
+        &self.call.extensions
+    }
+
+    /// The request's extension of type `T`, if one is attached.
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.call.extensions.get()
+    }
+
     /// Application state registered with
     /// [`McpServerBuilder::state`](crate::McpServerBuilder::state).
     pub fn state<T: Any + Send + Sync>(&self) -> Option<&T> {

@@ -7,6 +7,7 @@
 
 mod call;
 mod elicit;
+mod extensions;
 pub(crate) mod interrupt;
 mod invoke;
 mod outbound;
@@ -15,6 +16,7 @@ pub(crate) mod state_map;
 
 pub use call::{CallContext, CallHeaders, HeaderValue, Headers};
 pub use elicit::{Elicit, ElicitResponse, Elicitor, InputRequest};
+pub use extensions::Extensions;
 pub use invoke::InvokeContext;
 pub use outbound::Outbound;
 pub use progress::{Progress, ProgressSink, ProgressUpdate};

@@ -117,6 +117,7 @@ pub struct McpServerBuilder {
     logging: bool,
     completer: Option<Completer>,
     resource_subscriptions: bool,
+    interceptors: Vec<std::sync::Arc<dyn super::intercept::Interceptor>>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -131,6 +132,14 @@ impl fmt::Debug for McpServerBuilder {
 }
 
 impl McpServerBuilder {
+    /// Adds an interceptor around every request's method (see
+    /// [`intercept`](crate::intercept)). The first one added is the
+    /// outermost.
+    pub fn interceptor(mut self, interceptor: impl super::intercept::Interceptor) -> Self {
+        self.interceptors.push(std::sync::Arc::new(interceptor));
+        self
+    }
+
     /// Registers application state of type `T` (one value per type; a later
     /// call replaces an earlier one). Handlers reach it with a `State<T>`
     /// argument or [`InvokeContext::state`].
@@ -322,6 +331,7 @@ impl McpServerBuilder {
             }
         }
         let has_resources = !resources.is_empty() || !templates.is_empty();
+        let tool_interceptors = tools.iter().any(|t| !t.interceptors.is_empty());
         let capabilities = ServerCapabilities {
             tools: Some(ListCapability::default()),
             resources: has_resources.then_some(ResourcesCapability {
@@ -372,6 +382,8 @@ impl McpServerBuilder {
                 completer: self.completer,
                 resource_subscriptions: self.resource_subscriptions && has_resources,
                 subscriptions: Subscriptions::default(),
+                interceptors: super::intercept::Chain(self.interceptors),
+                tool_interceptors,
                 list_cache,
                 discover_cache: self
                     .discover_cache

@@ -30,15 +30,16 @@ mod entry;
 pub(crate) mod features;
 mod inflight;
 mod info;
+pub mod intercept;
 mod lifecycle;
 mod methods;
 mod outcome;
 mod prepare;
 mod registry;
 mod round_trip;
-mod route;
+pub(crate) mod route;
 mod run;
-mod scope;
+pub(crate) mod scope;
 
 use std::fmt;
 use std::sync::Arc;
@@ -121,6 +122,10 @@ pub(crate) struct Inner {
     pub(crate) completer: Option<Completer>,
     pub(crate) resource_subscriptions: bool,
     pub(crate) subscriptions: Subscriptions,
+    /// The server's interceptors, outermost first.
+    pub(crate) interceptors: intercept::Chain,
+    /// Some tool has interceptors of its own.
+    pub(crate) tool_interceptors: bool,
 }
 
 impl fmt::Debug for McpServer {

@@ -1,5 +1,6 @@
 //! What running a request produced, before it is encoded: typed, so no
-//! control flow travels inside error codes.
+//! control flow travels inside error codes. [`Outcome`] and [`Answer`] are
+//! public: interceptors see and replace them.
 
 use std::sync::Arc;
 
@@ -9,13 +10,28 @@ use serde_json::{Map, Value};
 use crate::protocol::{CallToolResult, ErrorObject};
 
 /// A successful answer, in the form it is cheapest to write.
-pub(crate) enum Answer {
-    /// A result in JSON form.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// A result in JSON form (every method but `tools/call`, and a
+    /// `tools/list` computed per caller).
     Json(Value),
-    /// A tool's result, still typed.
+    /// A `tools/call` result, still typed (`is_error: Some(true)` is a tool
+    /// error the model sees).
     Tool(CallToolResult),
-    /// `tools/list` from the listing serialized at build time.
-    ToolListing(Arc<Box<RawValue>>),
+    /// `tools/list` served from the listing serialized at build time.
+    ToolListing(ToolListing),
+}
+
+/// The `tools` array of `tools/list` as serialized once at build time
+/// (written to the client as it is).
+#[derive(Debug, Clone)]
+pub struct ToolListing(pub(crate) Arc<Box<RawValue>>);
+
+impl ToolListing {
+    /// The listed tools, as JSON (parsed from the serialized listing).
+    pub fn to_json(&self) -> Value {
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Array(Vec::new()))
+    }
 }
 
 /// Why a method ended without an [`Answer`].
@@ -35,11 +51,15 @@ impl From<ErrorObject> for Stop {
     }
 }
 
-/// The final outcome of one request: what the encode stage writes.
-pub(crate) enum Outcome {
+/// The final outcome of one request: what the encode stage writes, and
+/// what an [`Interceptor`](crate::intercept::Interceptor) sees and may
+/// replace.
+#[derive(Debug, Clone)]
+pub enum Outcome {
     /// A result.
     Answer(Answer),
-    /// An `input_required` result (2026-07-28).
+    /// An `input_required` result (2026-07-28): this round of a multi
+    /// round-trip request is not the final one.
     InputRequired(Map<String, Value>),
     /// A JSON-RPC error, exactly as the handler or pipeline gave it.
     Error(ErrorObject),

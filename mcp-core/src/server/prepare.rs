@@ -12,6 +12,7 @@ use super::inflight::{on_notification, on_response, register};
 use super::run::Prepared;
 use super::McpServer;
 use crate::context::CallContext;
+use crate::protocol::Era;
 use crate::session::Session;
 
 /// What [`McpServer::prepare`] decided. (Not boxed: it lives for one
@@ -70,7 +71,19 @@ impl McpServer {
             Ok(era) => era,
             Err(e) => return Step::Done(Some(Reply::error(Some(parts.id), e))),
         };
-        if let Some(result) = self.answer_lifecycle(&era, &parts.method, &parts.params, &session) {
+        // With interceptors, `initialize` and `server/discover` run through
+        // them (see `run::dispatch`); everything else here is answered now.
+        let intercepted = !self.inner.interceptors.is_empty()
+            && matches!(
+                (&era, parts.method.as_str()),
+                (Era::Legacy, "initialize") | (Era::Modern(_), "server/discover")
+            );
+        let answered = if intercepted {
+            None
+        } else {
+            self.answer_lifecycle(&era, &parts.method, &parts.params, &session)
+        };
+        if let Some(result) = answered {
             return Step::Done(Some(match result {
                 Ok(value) => Reply::result(&parts.id, value),
                 Err(e) => Reply::error(Some(parts.id), e),

@@ -12,7 +12,7 @@ use super::outcome::Stop;
 use super::scope::RequestScope;
 use super::McpServer;
 use crate::context::interrupt::{Interrupt, Interruption};
-use crate::context::{InvokeContext, Progress};
+use crate::context::{Extensions, InvokeContext, Progress};
 use crate::protocol::{Era, ErrorObject};
 
 /// The longest `progressToken` accepted, in bytes (a string token; an
@@ -127,6 +127,7 @@ impl McpServer {
         scope: &RequestScope,
         params: &Map<String, Value>,
         round: &RoundTrip<'_>,
+        extensions: Extensions,
     ) -> Result<InvokeContext, ErrorObject> {
         let ctx = &scope.ctx;
         let progress = match (&ctx.progress, &ctx.outbound) {
@@ -157,7 +158,11 @@ impl McpServer {
             can_elicit,
             request_id: Some(scope.id.clone()),
             client,
-            call: ctx.clone(),
+            call: {
+                let mut call = ctx.clone();
+                call.extensions = extensions;
+                call
+            },
             state: Some(Arc::clone(&self.inner.state)),
             interrupt: Some(Arc::clone(&round.interrupt)),
             channel,

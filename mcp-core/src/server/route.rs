@@ -21,6 +21,11 @@ pub(crate) enum Route {
     ResourcesSubscribe,
     ResourcesUnsubscribe,
     SubscriptionsListen,
+    /// `initialize`, routed only through interceptors (otherwise it is
+    /// answered before registration, see `lifecycle`).
+    Initialize,
+    /// `server/discover`, likewise.
+    Discover,
 }
 
 /// Which eras a method exists in.

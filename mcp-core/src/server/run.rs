@@ -4,12 +4,15 @@
 use serde_json::{Map, Value};
 
 use super::encode::{Body, Reply};
+use super::intercept::{LocalBoxed, Method, Request};
 use super::methods;
-use super::outcome::{Answer, Outcome, Stop};
+use super::outcome::{Answer, Outcome, Stop, ToolListing};
 use super::route::{route, Route};
 use super::scope::RequestScope;
 use super::McpServer;
 use crate::cancel::CancelToken;
+use crate::context::Extensions;
+use crate::protocol::{Era, ErrorObject};
 
 /// A request whose id is registered in its session, ready to run.
 pub(crate) struct Prepared {
@@ -65,37 +68,91 @@ impl McpServer {
         result.map_or(Outcome::NoReply, Outcome::from)
     }
 
-    /// Routes the request and runs its method.
+    /// Routes the request and runs its method, through the interceptors
+    /// when there are any.
     async fn dispatch(
         &self,
         scope: &RequestScope,
         params: Map<String, Value>,
     ) -> Result<Answer, Stop> {
-        let json = match route(&self.inner, &scope.method, &scope.era)? {
+        let chain = &self.inner.interceptors;
+        let route = match (&scope.era, scope.method.as_str()) {
+            // Answered before registration unless interceptors are there.
+            (Era::Legacy, "initialize") if !chain.is_empty() => Route::Initialize,
+            (Era::Modern(_), "server/discover") if !chain.is_empty() => Route::Discover,
+            (era, method) => route(&self.inner, method, era)?,
+        };
+        let extensions = scope.ctx.extensions.clone();
+        if chain.is_empty() {
+            return self.run_method(scope, route, params, extensions).await;
+        }
+        let req = Request {
+            scope,
+            route,
+            params,
+            extensions,
+        };
+        chain.run(req, &ServerMethod(self)).await.into()
+    }
+
+    /// Runs a routed method (the end of the interceptor chain).
+    pub(crate) async fn run_method(
+        &self,
+        scope: &RequestScope,
+        route: Route,
+        params: Map<String, Value>,
+        ext: Extensions,
+    ) -> Result<Answer, Stop> {
+        let json = match route {
             Route::ToolsCall => {
-                return methods::tools::call(self, scope, params)
+                if self.inner.tool_interceptors {
+                    let tool = params.get("name").and_then(Value::as_str);
+                    let tool = tool.and_then(|name| self.inner.tools.get(name));
+                    if let Some(tool) = tool.filter(|t| !t.interceptors.is_empty()) {
+                        let req = Request {
+                            scope,
+                            route,
+                            params,
+                            extensions: ext,
+                        };
+                        return tool.interceptors.run(req, &ToolMethod(self)).await.into();
+                    }
+                }
+                return methods::tools::call(self, scope, params, ext)
                     .await
-                    .map(Answer::Tool)
+                    .map(Answer::Tool);
             }
             Route::ToolsList => match &self.inner.tools_listing {
                 Some(listing) => {
                     methods::check_cursor(&params)?;
-                    return Ok(Answer::ToolListing(std::sync::Arc::clone(listing)));
+                    return Ok(Answer::ToolListing(ToolListing(std::sync::Arc::clone(
+                        listing,
+                    ))));
                 }
                 None => methods::tools::list(self, scope, &params)?,
             },
             Route::ResourcesList => methods::resources::list(self, scope, &params)?,
             Route::ResourceTemplatesList => methods::resources::templates(self, scope, &params)?,
-            Route::ResourcesRead => methods::resources::read(self, scope, params).await?,
+            Route::ResourcesRead => methods::resources::read(self, scope, params, ext).await?,
             Route::PromptsList => methods::prompts::list(self, scope, &params)?,
-            Route::PromptsGet => methods::prompts::get(self, scope, params).await?,
+            Route::PromptsGet => methods::prompts::get(self, scope, params, ext).await?,
             Route::LoggingSetLevel => methods::features::set_level(scope, &params)?,
-            Route::CompletionComplete => methods::features::complete(self, scope, &params).await?,
+            Route::CompletionComplete => {
+                methods::features::complete(self, scope, &params, ext).await?
+            }
             Route::ResourcesSubscribe => methods::features::subscribe(self, scope, &params, true)?,
             Route::ResourcesUnsubscribe => {
                 methods::features::subscribe(self, scope, &params, false)?
             }
             Route::SubscriptionsListen => methods::listen::listen(self, scope, &params).await?,
+            Route::Initialize | Route::Discover => {
+                let answer =
+                    self.answer_lifecycle(&scope.era, &scope.method, &params, &scope.session);
+                return match answer {
+                    Some(result) => Ok(Answer::Json(result?)),
+                    None => Err(ErrorObject::method_not_found(&scope.method).into()),
+                };
+            }
         };
         let mut json = json;
         if let (true, Value::Object(map)) = (scope.is_modern(), &mut json) {
@@ -117,7 +174,7 @@ impl McpServer {
         let inner = &self.inner;
         let body = match outcome {
             Outcome::Answer(Answer::Json(value)) => Body::Json(value),
-            Outcome::Answer(Answer::ToolListing(items)) => Body::Listing {
+            Outcome::Answer(Answer::ToolListing(ToolListing(items))) => Body::Listing {
                 key: "tools",
                 items,
                 modern: modern.then(|| {
@@ -136,6 +193,57 @@ impl McpServer {
             Outcome::NoReply => return None,
         };
         Some(Reply { id: Some(id), body })
+    }
+}
+
+/// The server's methods as the end of its interceptor chain.
+struct ServerMethod<'s>(&'s McpServer);
+
+impl Method for ServerMethod<'_> {
+    fn call<'a>(&'a self, req: Request<'a>) -> LocalBoxed<'a> {
+        Box::pin(async move {
+            let Request {
+                scope,
+                route,
+                params,
+                extensions,
+            } = req;
+            self.0
+                .run_method(scope, route, params, extensions)
+                .await
+                .into()
+        })
+    }
+}
+
+/// A tool's call as the end of that tool's own interceptors.
+struct ToolMethod<'s>(&'s McpServer);
+
+impl Method for ToolMethod<'_> {
+    fn call<'a>(&'a self, req: Request<'a>) -> LocalBoxed<'a> {
+        Box::pin(async move {
+            let Request {
+                scope,
+                params,
+                extensions,
+                ..
+            } = req;
+            methods::tools::call(self.0, scope, params, extensions)
+                .await
+                .map(Answer::Tool)
+                .into()
+        })
+    }
+}
+
+impl From<Outcome> for Result<Answer, Stop> {
+    fn from(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Answer(answer) => Ok(answer),
+            Outcome::InputRequired(result) => Err(Stop::InputRequired(result)),
+            Outcome::Error(e) => Err(Stop::Error(e)),
+            Outcome::NoReply => Err(Stop::NoReply),
+        }
     }
 }
 

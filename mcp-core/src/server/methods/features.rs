@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::context::Extensions;
 use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{ErrorObject, LoggingLevel};
 use crate::server::features::{completion_request, completion_result};
@@ -31,13 +32,14 @@ pub(crate) async fn complete(
     server: &McpServer,
     scope: &RequestScope,
     params: &Map<String, Value>,
+    ext: Extensions,
 ) -> Result<Value, Stop> {
     let request = completion_request(params)?;
     let Some(complete) = &server.inner.completer else {
         return Err(ErrorObject::method_not_found(&scope.method).into());
     };
     let round = server.no_round_trip(scope);
-    let ctx = server.invoke_context(scope, params, &round)?;
+    let ctx = server.invoke_context(scope, params, &round, ext)?;
     let work = catch_panic(complete(request, ctx));
     let values = round.run(work).await?.map_err(panic_error)??;
     Ok(completion_result(values))

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{listing, to_json};
+use crate::context::Extensions;
 use crate::panic::{catch_panic, panic_error};
 use crate::protocol::ErrorObject;
 use crate::server::outcome::Stop;
@@ -26,6 +27,7 @@ pub(crate) async fn get(
     server: &McpServer,
     scope: &RequestScope,
     mut params: Map<String, Value>,
+    ext: Extensions,
 ) -> Result<Value, Stop> {
     let name = match params.get("name") {
         Some(Value::String(name)) => name.clone(),
@@ -46,7 +48,7 @@ pub(crate) async fn get(
         .unwrap_or_default();
     let args = prompt_args(raw_args)?;
     let round = server.round_trip(scope, &name, &binding_args, &params, true)?;
-    let ctx = server.invoke_context(scope, &params, &round)?;
+    let ctx = server.invoke_context(scope, &params, &round, ext)?;
     let work = catch_panic(Box::pin(prompt.get(args, ctx)));
     let result = round.run(work).await?.map_err(panic_error)??;
     Ok(to_json(&result))

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{listing, single, to_json};
+use crate::context::Extensions;
 use crate::handler::resource::ResourceRequest;
 use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{CacheHint, CacheScope, ErrorObject};
@@ -44,6 +45,7 @@ pub(crate) async fn read(
     server: &McpServer,
     scope: &RequestScope,
     params: Map<String, Value>,
+    ext: Extensions,
 ) -> Result<Value, Stop> {
     let inner = &server.inner;
     let uri = match params.get("uri") {
@@ -66,7 +68,7 @@ pub(crate) async fn read(
             })?,
     };
     let round = server.round_trip(scope, &uri, &Map::new(), &params, true)?;
-    let ctx = server.invoke_context(scope, &params, &round)?;
+    let ctx = server.invoke_context(scope, &params, &round, ext)?;
     let cache = def.cache;
     let work = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ctx)));
     let contents = round.run(work).await?.map_err(panic_error)??;

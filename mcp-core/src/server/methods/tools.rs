@@ -12,6 +12,7 @@
 use serde_json::{Map, Value};
 
 use super::{listing, to_json};
+use crate::context::Extensions;
 use crate::handler::tool::McpToolDef;
 use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{CallToolResult, ErrorObject};
@@ -78,10 +79,11 @@ pub(crate) async fn call(
     server: &McpServer,
     scope: &RequestScope,
     mut params: Map<String, Value>,
+    ext: Extensions,
 ) -> Result<CallToolResult, Stop> {
     let (name, tool, args) = resolve(server, &mut params)?;
     let round = server.round_trip(scope, &name, &args, &params, tool.may_ask())?;
-    let ctx = server.invoke_context(scope, &params, &round)?;
+    let ctx = server.invoke_context(scope, &params, &round, ext)?;
     let work = catch_panic(tool.invoke(args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).
     let result = round.run(work).await?.map_err(panic_error)?;
