@@ -99,6 +99,43 @@ fn main() {
             black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
         });
     }
+    if wants("interceptors") {
+        // A no-op interceptor (every hook passes the request on), and one
+        // that wraps the rest of the chain (one boxed future per call).
+        struct NoOp;
+        impl mcp_core::intercept::Interceptor for NoOp {}
+        struct Wrapping;
+        impl mcp_core::intercept::Interceptor for Wrapping {
+            fn on_request<'a>(
+                &'a self,
+                req: mcp_core::intercept::Request<'a>,
+                next: mcp_core::intercept::Next<'a>,
+            ) -> mcp_core::intercept::Hook<'a> {
+                mcp_core::intercept::Hook::wrap(next.run(req))
+            }
+        }
+        let line = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"}}}).to_string();
+        for (n, wrapping) in [(1usize, false), (4, false), (1, true)] {
+            let mut builder = McpServer::builder().tool(echo::tool());
+            for _ in 0..n {
+                builder = if wrapping {
+                    builder.interceptor(Wrapping)
+                } else {
+                    builder.interceptor(NoOp)
+                };
+            }
+            let server = builder.build().unwrap_or_else(|e| panic!("{e}"));
+            round_trip(&rt, &server, &ctx, init.to_string().as_bytes());
+            let kind = if wrapping { "wrapping" } else { "no-op" };
+            measure(
+                &format!("tools/call legacy, {n} {kind} interceptor(s)"),
+                budget,
+                || {
+                    black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
+                },
+            );
+        }
+    }
     if wants("tools/list") {
         for n in [10usize, 100, 1000] {
             let many = McpServer::builder()

@@ -123,10 +123,14 @@ fn echo_tool(log: &Log) -> McpToolDef {
 
 fn base(log: &Log) -> McpServerBuilder {
     McpServer::builder()
-        .tool(echo_tool(log).with_interceptor(Tracer {
-            name: "tool",
-            log: Arc::clone(log),
-        }))
+        .tool(echo_tool(log))
+        .tool_interceptor(
+            "echo",
+            Tracer {
+                name: "tool",
+                log: Arc::clone(log),
+            },
+        )
         .tool(count::tool())
         .tool(tenant::tool())
         .tool(careful::tool())
@@ -242,6 +246,19 @@ impl Interceptor for Deny {
         }
         next.pass(req)
     }
+}
+
+#[test]
+fn an_interceptor_for_a_tool_that_does_not_exist_is_a_build_error() {
+    let err = McpServer::builder()
+        .tool(count::tool())
+        .tool_interceptor("cuont", Deny)
+        .build()
+        .expect_err("no such tool");
+    assert!(
+        matches!(err, mcp_core::BuildError::UnknownTool(ref n) if n == "cuont"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -490,4 +507,30 @@ async fn the_same_chain_runs_over_http() {
             "modern: {modern}"
         );
     }
+    // A layer in front of the service attaches extensions to the hyper
+    // request: the handler sees them.
+    let mut ext = mcp_core::Extensions::new();
+    ext.insert(Tenant("from-a-layer"));
+    let body =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "tenant"}});
+    let mut req = hyper::Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("host", "127.0.0.1:40000")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            body.to_string(),
+        )))
+        .expect("request");
+    req.extensions_mut().insert(ext);
+    let response = guard("POST", service.handle(req)).await;
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    let reply: Value = serde_json::from_slice(&bytes).expect("JSON");
+    assert_eq!(text(&reply), "tenant=from-a-layer", "{reply}");
 }

@@ -40,8 +40,6 @@ pub struct McpToolDef {
     pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
     /// False once [`never_asks`](Self::never_asks) said so.
     asks: bool,
-    /// This tool's own interceptors (inside the server's).
-    pub(crate) interceptors: crate::intercept::Chain,
 }
 
 impl fmt::Debug for McpToolDef {
@@ -102,7 +100,6 @@ impl McpToolDef {
             visible: None,
             required_state: Vec::new(),
             asks: true,
-            interceptors: crate::intercept::Chain::default(),
         }
     }
 
@@ -121,16 +118,6 @@ impl McpToolDef {
     /// The state types this handler needs, as `(TypeId, type name)`.
     pub fn required_state(&self) -> &[(std::any::TypeId, &'static str)] {
         &self.required_state
-    }
-
-    /// Adds an interceptor for this tool's calls only. A tool's
-    /// interceptors run inside the server's (see
-    /// [`intercept`](crate::intercept)), the first added outermost; they
-    /// see the raw arguments before they are parsed.
-    #[must_use]
-    pub fn with_interceptor(mut self, interceptor: impl crate::intercept::Interceptor) -> Self {
-        self.interceptors.0.push(Arc::new(interceptor));
-        self
     }
 
     /// Declares that the handler never asks the client anything

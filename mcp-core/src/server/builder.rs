@@ -61,6 +61,9 @@ pub enum BuildError {
         /// The schema's `type`, as JSON.
         found: String,
     },
+    /// [`McpServerBuilder::tool_interceptor`] names a tool the server does
+    /// not have.
+    UnknownTool(String),
 }
 
 impl fmt::Display for BuildError {
@@ -87,6 +90,10 @@ impl fmt::Display for BuildError {
             Self::MissingState { handler, type_name } => write!(
                 f,
                 "{handler} takes `State<{type_name}>` but no `{type_name}` was registered: call McpServer::builder().state(value) with one"
+            ),
+            Self::UnknownTool(n) => write!(
+                f,
+                "an interceptor is registered for tool `{n}`, but no tool has that name"
             ),
             Self::InputSchemaNotAnObject { tool, found } => write!(
                 f,
@@ -118,6 +125,7 @@ pub struct McpServerBuilder {
     completer: Option<Completer>,
     resource_subscriptions: bool,
     interceptors: Vec<std::sync::Arc<dyn super::intercept::Interceptor>>,
+    tool_interceptors: Vec<(String, std::sync::Arc<dyn super::intercept::Interceptor>)>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -137,6 +145,20 @@ impl McpServerBuilder {
     /// outermost.
     pub fn interceptor(mut self, interceptor: impl super::intercept::Interceptor) -> Self {
         self.interceptors.push(std::sync::Arc::new(interceptor));
+        self
+    }
+
+    /// Adds an interceptor for the calls of one tool only. A tool's
+    /// interceptors run inside the server's, the first added outermost;
+    /// they too see the raw arguments before they are parsed. Naming a
+    /// tool the server does not have is a [`BuildError::UnknownTool`].
+    pub fn tool_interceptor(
+        mut self,
+        tool: impl Into<String>,
+        interceptor: impl super::intercept::Interceptor,
+    ) -> Self {
+        self.tool_interceptors
+            .push((tool.into(), std::sync::Arc::new(interceptor)));
         self
     }
 
@@ -331,7 +353,14 @@ impl McpServerBuilder {
             }
         }
         let has_resources = !resources.is_empty() || !templates.is_empty();
-        let tool_interceptors = tools.iter().any(|t| !t.interceptors.is_empty());
+        let mut tool_chains: std::collections::HashMap<String, super::intercept::Chain> =
+            std::collections::HashMap::new();
+        for (name, interceptor) in self.tool_interceptors {
+            if tools.get(&name).is_none() {
+                return Err(BuildError::UnknownTool(name));
+            }
+            tool_chains.entry(name).or_default().0.push(interceptor);
+        }
         let capabilities = ServerCapabilities {
             tools: Some(ListCapability::default()),
             resources: has_resources.then_some(ResourcesCapability {
@@ -383,7 +412,7 @@ impl McpServerBuilder {
                 resource_subscriptions: self.resource_subscriptions && has_resources,
                 subscriptions: Subscriptions::default(),
                 interceptors: super::intercept::Chain(self.interceptors),
-                tool_interceptors,
+                tool_chains,
                 list_cache,
                 discover_cache: self
                     .discover_cache

@@ -124,8 +124,8 @@ pub(crate) struct Inner {
     pub(crate) subscriptions: Subscriptions,
     /// The server's interceptors, outermost first.
     pub(crate) interceptors: intercept::Chain,
-    /// Some tool has interceptors of its own.
-    pub(crate) tool_interceptors: bool,
+    /// The tools that have interceptors of their own, and theirs.
+    pub(crate) tool_chains: std::collections::HashMap<String, intercept::Chain>,
 }
 
 impl fmt::Debug for McpServer {

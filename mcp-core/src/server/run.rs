@@ -76,16 +76,17 @@ impl McpServer {
         params: Map<String, Value>,
     ) -> Result<Answer, Stop> {
         let chain = &self.inner.interceptors;
-        let route = match (&scope.era, scope.method.as_str()) {
-            // Answered before registration unless interceptors are there.
-            (Era::Legacy, "initialize") if !chain.is_empty() => Route::Initialize,
-            (Era::Modern(_), "server/discover") if !chain.is_empty() => Route::Discover,
-            (era, method) => route(&self.inner, method, era)?,
-        };
         let extensions = scope.ctx.extensions.clone();
         if chain.is_empty() {
+            let route = route(&self.inner, &scope.method, &scope.era)?;
             return self.run_method(scope, route, params, extensions).await;
         }
+        let route = match (&scope.era, scope.method.as_str()) {
+            // Answered before registration unless interceptors are there.
+            (Era::Legacy, "initialize") => Route::Initialize,
+            (Era::Modern(_), "server/discover") => Route::Discover,
+            (era, method) => route(&self.inner, method, era)?,
+        };
         let req = Request {
             scope,
             route,
@@ -105,17 +106,17 @@ impl McpServer {
     ) -> Result<Answer, Stop> {
         let json = match route {
             Route::ToolsCall => {
-                if self.inner.tool_interceptors {
-                    let tool = params.get("name").and_then(Value::as_str);
-                    let tool = tool.and_then(|name| self.inner.tools.get(name));
-                    if let Some(tool) = tool.filter(|t| !t.interceptors.is_empty()) {
+                let chains = &self.inner.tool_chains;
+                if !chains.is_empty() {
+                    let name = params.get("name").and_then(Value::as_str);
+                    if let Some(chain) = name.and_then(|name| chains.get(name)) {
                         let req = Request {
                             scope,
                             route,
                             params,
                             extensions: ext,
                         };
-                        return tool.interceptors.run(req, &ToolMethod(self)).await.into();
+                        return chain.run(req, &ToolMethod(self)).await.into();
                     }
                 }
                 return methods::tools::call(self, scope, params, ext)

@@ -15,7 +15,7 @@
 //! Onion order: the first interceptor registered on the builder is the
 //! outermost. For each interceptor, [`on_request`](Interceptor::on_request)
 //! wraps its operation hook (`on_call_tool`, …). A tool's own interceptors
-//! ([`McpToolDef::with_interceptor`](crate::McpToolDef::with_interceptor))
+//! ([`McpServerBuilder::tool_interceptor`](crate::McpServerBuilder::tool_interceptor))
 //! run inside all the server's, in the order they were added. The same
 //! chain runs for both eras and every transport; on a 2026-07-28 multi
 //! round-trip call it runs on every round: [`Request::is_retry`] tells a
@@ -219,7 +219,7 @@ pub(crate) trait Method: Send + Sync {
 
 /// An ordered list of interceptors (the server's, or one tool's).
 #[derive(Clone, Default)]
-pub struct Chain(pub(crate) Vec<Arc<dyn Interceptor>>);
+pub(crate) struct Chain(pub(crate) Vec<Arc<dyn Interceptor>>);
 
 impl<T: Interceptor> Interceptor for Arc<T> {
     fn on_request<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {

@@ -88,6 +88,12 @@ impl McpHttpService {
         if let Some(remote) = &self.conn.remote {
             ctx = ctx.with_remote_addr(Arc::clone(remote));
         }
+        // Values a layer in front of this service attached to the hyper
+        // request (an authentication middleware, say) reach interceptors
+        // and handlers.
+        if let Some(extensions) = parts.extensions.get::<crate::context::Extensions>() {
+            ctx.extensions = extensions.clone();
+        }
         // Who is calling: binds sessions here and `requestState` in the dispatcher.
         if let Some(principal) = principal.clone() {
             ctx = ctx.with_principal(principal);
