@@ -70,11 +70,13 @@
 //! # drop(server);
 //! ```
 
+mod builtin;
 mod request;
 
 use std::future::Future;
 use std::sync::Arc;
 
+pub use builtin::{ConcurrencyLimit, Timeout, Trace};
 pub use request::{Operation, Request};
 
 pub use super::outcome::{Answer, Outcome, ToolListing};
