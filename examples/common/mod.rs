@@ -99,7 +99,17 @@ pub async fn serve(server: McpServer) -> std::io::Result<()> {
 
 /// Like [`serve`], with explicit stdio options.
 pub async fn serve_with(server: McpServer, stdio: StdioOptions) -> std::io::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    serve_args(server, stdio, std::env::args().skip(1).collect(), |o| o).await
+}
+
+/// Like [`serve_with`], for the arguments `args` (what is left once an
+/// example took its own), with `http` adjusting the HTTP options.
+pub async fn serve_args(
+    server: McpServer,
+    stdio: StdioOptions,
+    args: Vec<String>,
+    http_options: impl FnOnce(HttpOptions) -> HttpOptions,
+) -> std::io::Result<()> {
     let mut http = None;
     let mut stateless = false;
     let mut i = 0;
@@ -128,6 +138,7 @@ pub async fn serve_with(server: McpServer, stdio: StdioOptions) -> std::io::Resu
     if !stateless {
         options = options.sessions(SessionOptions::default());
     }
+    let options = http_options(options);
     let handle = serve_http(server, options).await?;
     announce_http(handle.url(), stateless);
     eprintln!("MCP endpoint: {}", handle.url());

@@ -110,6 +110,12 @@ pub struct StdioOptions {
     /// `true`; Unix only; see [the module docs](self#a-guarded-stdout)).
     /// Ignored by [`serve_io`].
     pub guard_stdout: bool,
+    /// Who is on the other end of the pipe (default none): the principal
+    /// every call of this connection carries (interceptors, `requestState`).
+    pub principal: Option<Arc<str>>,
+    /// Typed values attached to every call of this connection (see
+    /// [`Extensions`](crate::Extensions)).
+    pub extensions: crate::Extensions,
 }
 
 impl Default for StdioOptions {
@@ -122,11 +128,27 @@ impl Default for StdioOptions {
             output_queue: 256,
             output_budget_bytes: DEFAULT_OUTPUT_BUDGET_BYTES,
             guard_stdout: true,
+            principal: None,
+            extensions: crate::Extensions::new(),
         }
     }
 }
 
 impl StdioOptions {
+    /// Sets the connection's principal.
+    #[must_use]
+    pub fn principal(mut self, principal: impl Into<Arc<str>>) -> Self {
+        self.principal = Some(principal.into());
+        self
+    }
+
+    /// Attaches a typed value to every call of the connection.
+    #[must_use]
+    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
     /// Sets the static headers.
     #[must_use]
     pub fn headers(mut self, headers: Headers) -> Self {
@@ -332,10 +354,12 @@ where
     let (out, rx) = LineSender::new(options.output_queue, Arc::clone(&budget));
     let writer_task = tokio::spawn(write_loop(writer, rx, budget));
     let session = Session::new();
-    let ctx = CallContext::new()
+    let mut ctx = CallContext::new()
         .with_headers(options.headers.clone())
         .with_session(session.clone())
         .with_outbound(Arc::new(out.clone()));
+    ctx.principal = options.principal.clone();
+    ctx.extensions = options.extensions.clone();
     let limit = Arc::new(Semaphore::new(options.max_concurrent_requests));
     let max = options.max_concurrent_requests;
     let admit: Admit = Arc::new(move || {

@@ -1,0 +1,366 @@
+//! A production-style gateway on interceptors: the pipeline of
+//! `../shared/seeds/gateway-folder-tour-pt.txt`, on `mcp_core`'s API only.
+//!
+//! Every `tools/call` goes, outermost first:
+//! 1. **instrument** — a `tracing` span per request ([`Trace`]) and the
+//!    per-tool counters behind the `gateway://metrics` resource;
+//! 2. **audit** — one JSON line per successful call of a tool that is not
+//!    read-only, appended to the file of `--audit PATH`;
+//! 3. **seal** — every result becomes one envelope,
+//!    `{"ok":true,"data":…,"meta":{"tool","version"}}` or
+//!    `{"ok":false,"error":{"code","message","retryable","hint","errorId"},"meta":…}`
+//!    with the error classified (`VALIDATION_ERROR`, the application's own
+//!    codes, `ACCESS_DENIED`, `INTERNAL_ERROR` whose details stay in the log);
+//! 4. **access check** — before the arguments are parsed: the `viewer`
+//!    role may call read-only tools only;
+//! 5. the tool's argument parsing and handler.
+//!
+//! Tools come in toolsets (`core`: `echo`; `projects`: `project_list`,
+//! `project_create`; `tasks`: `task_close`); `--toolsets core,projects`
+//! serves a subset. The caller's role is the principal: over HTTP the
+//! `X-Gateway-Role` header, over stdio `--role` (default `admin`).
+//!
+//! Run: `cargo run --example gateway -- --audit /tmp/audit.jsonl`
+//! (add `--http 127.0.0.1:8080` for Streamable HTTP; `RUST_LOG=info` shows
+//! the request spans on stderr).
+
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mcp_core::intercept::{Answer, Hook, Interceptor, Next, Outcome, Request, Trace};
+use mcp_core::{
+    mcp_resource, mcp_tool, CallToolResult, Content, IntoToolResult, Json, McpServer, McpToolDef,
+    State, StdioOptions,
+};
+use serde_json::{json, Map, Value};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+// ---- the application: projects and tasks ---------------------------------
+
+#[derive(Clone, Default)]
+struct Projects(Arc<Mutex<Vec<String>>>);
+
+/// An application error: a code the envelope carries as it is.
+fn app_error(code: &str, message: &str, retryable: bool) -> CallToolResult {
+    let mut detail = Map::new();
+    detail.insert("code".into(), json!(code));
+    detail.insert("retryable".into(), json!(retryable));
+    CallToolResult::error(message).with_structured(detail)
+}
+
+/// Echoes the text back.
+#[mcp_tool(read_only)]
+async fn echo(#[arg(description = "The text to echo")] text: String) -> String {
+    text
+}
+
+/// Lists the projects.
+#[mcp_tool(read_only)]
+async fn project_list(projects: State<Projects>) -> Json<Vec<String>> {
+    Json(
+        projects
+            .0
+             .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone(),
+    )
+}
+
+/// Creates a project.
+#[mcp_tool(destructive = false)]
+async fn project_create(
+    #[arg(description = "A unique project name")] name: String,
+    projects: State<Projects>,
+) -> CallToolResult {
+    let mut list = projects.0 .0.lock().unwrap_or_else(PoisonError::into_inner);
+    if list.contains(&name) {
+        return app_error("CONFLICT", &format!("project {name:?} exists"), false);
+    }
+    list.push(name.clone());
+    Json(json!({ "created": name })).into_tool_result()
+}
+
+/// Closes a task (only task 1 exists).
+#[mcp_tool(destructive = true)]
+async fn task_close(#[arg(description = "The task id")] id: u32) -> CallToolResult {
+    if id != 1 {
+        return app_error("NOT_FOUND", &format!("no task {id}"), false);
+    }
+    Json(json!({ "closed": id })).into_tool_result()
+}
+
+/// The toolsets, by name.
+fn toolset(name: &str) -> Option<Vec<McpToolDef>> {
+    Some(match name {
+        "core" => vec![echo::tool()],
+        "projects" => vec![project_list::tool(), project_create::tool()],
+        "tasks" => vec![task_close::tool()],
+        _ => return None,
+    })
+}
+
+// ---- 1. instrument: counters per tool ------------------------------------
+
+#[derive(Default)]
+struct Metrics {
+    calls: Mutex<BTreeMap<String, (u64, u64)>>,
+}
+
+impl Interceptor for Metrics {
+    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        let tool = req.key().unwrap_or_default().to_owned();
+        Hook::wrap(async move {
+            let outcome = next.run(req).await;
+            let failed = match &outcome {
+                Outcome::Answer(Answer::Tool(r)) => r.is_error(),
+                Outcome::InputRequired(_) => return outcome,
+                _ => true,
+            };
+            let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+            let (n, errors) = calls.entry(tool).or_default();
+            *n += 1;
+            *errors += u64::from(failed);
+            drop(calls);
+            outcome
+        })
+    }
+}
+
+/// Calls and errors per tool since start.
+#[mcp_resource(uri = "gateway://metrics", mime_type = "application/json")]
+async fn metrics(metrics: State<Arc<Metrics>>) -> String {
+    let calls = metrics
+        .0
+        .calls
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let by_tool: Map<String, Value> = calls
+        .iter()
+        .map(|(t, (n, e))| (t.clone(), json!({"calls": n, "errors": e})))
+        .collect();
+    Value::Object(by_tool).to_string()
+}
+
+// ---- 2. audit ------------------------------------------------------------
+
+struct Audit {
+    file: Mutex<std::fs::File>,
+    read_only: HashSet<String>,
+}
+
+impl Interceptor for Audit {
+    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        let tool = req.key().unwrap_or_default().to_owned();
+        if self.read_only.contains(&tool) {
+            return next.pass(req);
+        }
+        let principal = req.principal().unwrap_or("anonymous").to_owned();
+        let arguments: Vec<String> = req
+            .arguments()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k.clone())
+            .collect();
+        Hook::wrap(async move {
+            let outcome = next.run(req).await;
+            if let Outcome::Answer(Answer::Tool(result)) = &outcome {
+                if !result.is_error() {
+                    let line = json!({"tool": tool, "principal": principal, "arguments": arguments, "at": unix_ms()});
+                    let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Err(e) = writeln!(file, "{line}") {
+                        tracing::error!(error = %e, "audit line not written");
+                    }
+                }
+            }
+            outcome
+        })
+    }
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+// ---- 3. seal: one envelope, errors classified ----------------------------
+
+struct Seal;
+
+static ERRORS: AtomicU64 = AtomicU64::new(0);
+
+fn error_id() -> String {
+    format!(
+        "gw-{}-{}",
+        std::process::id(),
+        ERRORS.fetch_add(1, Ordering::Relaxed) + 1
+    )
+}
+
+impl Interceptor for Seal {
+    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        let tool = req.key().unwrap_or_default().to_owned();
+        Hook::wrap(async move {
+            match next.run(req).await {
+                Outcome::Answer(Answer::Tool(result)) => Outcome::tool(seal(&tool, result)),
+                other => other,
+            }
+        })
+    }
+}
+
+fn seal(tool: &str, result: CallToolResult) -> CallToolResult {
+    let meta = json!({"tool": tool, "version": VERSION});
+    let text = result.text_content();
+    let envelope = if result.is_error() {
+        let detail = result.structured_content.unwrap_or_default();
+        let (code, message, retryable, hint) = match detail.get("code").and_then(Value::as_str) {
+            Some(code) => (
+                code.to_owned(),
+                text,
+                detail.get("retryable") == Some(&json!(true)),
+                None,
+            ),
+            None if text.starts_with("Invalid arguments") => (
+                "VALIDATION_ERROR".to_owned(),
+                text,
+                false,
+                Some("check the arguments against the tool's input schema"),
+            ),
+            None => {
+                // Details stay in the server's log, never in the answer.
+                tracing::error!(tool, detail = %text, "tool failed");
+                (
+                    "INTERNAL_ERROR".to_owned(),
+                    "Internal error".to_owned(),
+                    true,
+                    None,
+                )
+            }
+        };
+        let mut error = json!({"code": code, "message": message, "retryable": retryable, "errorId": error_id()});
+        if let Some(hint) = hint {
+            error["hint"] = json!(hint);
+        }
+        json!({"ok": false, "error": error, "meta": meta})
+    } else {
+        let data = match result.structured_content {
+            Some(structured) => Value::Object(structured),
+            None => Value::String(text),
+        };
+        json!({"ok": true, "data": data, "meta": meta})
+    };
+    let mut sealed = CallToolResult::new(vec![Content::text(envelope.to_string())]);
+    sealed.is_error = result.is_error.filter(|e| *e);
+    sealed
+}
+
+// ---- 4. access check, before parsing ------------------------------------
+
+struct Access {
+    read_only: HashSet<String>,
+}
+
+impl Interceptor for Access {
+    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        let tool = req.key().unwrap_or_default();
+        if req.principal() == Some("viewer") && !self.read_only.contains(tool) {
+            return Hook::done(Outcome::tool(app_error(
+                "ACCESS_DENIED",
+                &format!("the viewer role may not call {tool}"),
+                false,
+            )));
+        }
+        next.pass(req)
+    }
+}
+
+// ---- the server ----------------------------------------------------------
+
+fn main() -> std::io::Result<()> {
+    let mut rest = Vec::new();
+    let (mut audit, mut role, mut sets) =
+        (None, "admin".to_owned(), "core,projects,tasks".to_owned());
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| {
+            args.next()
+                .ok_or_else(|| std::io::Error::other(format!("{name} needs a value")))
+        };
+        match arg.as_str() {
+            "--audit" => audit = Some(value("--audit")?),
+            "--role" => role = value("--role")?,
+            "--toolsets" => sets = value("--toolsets")?,
+            _ => rest.push(arg),
+        }
+    }
+    let mut tools = Vec::new();
+    for name in sets.split(',') {
+        tools.extend(
+            toolset(name)
+                .ok_or_else(|| std::io::Error::other(format!("unknown toolset {name:?}")))?,
+        );
+    }
+    let read_only: HashSet<String> = tools
+        .iter()
+        .filter(|t| t.tool().annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true))
+        .map(|t| t.tool().name.clone())
+        .collect();
+    let metrics = Arc::new(Metrics::default());
+    let mut builder = McpServer::builder()
+        .server_info("gateway", VERSION)
+        .state(Projects::default())
+        .state(Arc::clone(&metrics))
+        .resource(metrics::resource())
+        .tools(tools)
+        .interceptor(Trace)
+        .interceptor(Arc::clone(&metrics));
+    if let Some(path) = audit {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?;
+        builder = builder.interceptor(Audit {
+            file: Mutex::new(file),
+            read_only: read_only.clone(),
+        });
+    }
+    let server = builder
+        .interceptor(Seal)
+        .interceptor(Access { read_only })
+        .build()
+        .map_err(std::io::Error::other)?;
+    // Logs (the request spans) on stderr, filtered by RUST_LOG.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+    let http = rest.iter().any(|a| a == "--http");
+    let runtime = if http {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    };
+    // The stdio caller has one role; over HTTP each request names its own.
+    let stdio = StdioOptions::default().principal(role);
+    runtime.block_on(common::serve_args(server, stdio, rest, |options| {
+        options.principal(|parts| {
+            parts
+                .headers
+                .get("x-gateway-role")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        })
+    }))
+}

@@ -1,0 +1,287 @@
+//! `examples/gateway.rs` driven as a client would (issue 12): over stdio
+//! and Streamable HTTP, in both eras — the sealed envelope on every tool,
+//! the error taxonomy with an errorId, the access check before the
+//! arguments are parsed, the audit file holding successful writes only.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
+use mcp_core::testing::{ClientOptions, TestClient};
+use mcp_suite::example_command;
+use serde_json::{json, Value};
+
+const MODERN: &str = "2026-07-28";
+
+fn meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+           "io.modelcontextprotocol/clientCapabilities": {}})
+}
+
+/// A fresh audit file path.
+fn audit_path(tag: &str) -> PathBuf {
+    let path =
+        std::env::temp_dir().join(format!("gateway-audit-{tag}-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+fn audit_lines(path: &PathBuf) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("an audit line is JSON"))
+        .collect()
+}
+
+/// The envelope sealed into a `tools/call` result.
+fn envelope(result: &Value) -> Value {
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {result}"));
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not an envelope ({e}): {text}"))
+}
+
+async fn stdio_gateway(args: &[&str]) -> (TestClient, tokio::process::Child) {
+    let mut child = example_command("gateway")
+        .expect("the gateway example")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("gateway starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let stdin = child.stdin.take().expect("stdin");
+    (
+        TestClient::over(stdout, stdin, ClientOptions::default()),
+        child,
+    )
+}
+
+/// One `tools/call` over stdio, legacy or 2026-07-28.
+async fn call(client: &TestClient, modern: bool, name: &str, args: Value) -> Value {
+    let mut params = json!({"name": name, "arguments": args});
+    if modern {
+        params["_meta"] = meta();
+    }
+    client
+        .request("tools/call", params)
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+}
+
+#[tokio::test]
+async fn stdio_both_eras_envelopes_taxonomy_and_audit() {
+    let audit = audit_path("stdio");
+    let path = audit.to_string_lossy().into_owned();
+    let (mut client, _child) = stdio_gateway(&["--audit", &path]).await;
+    client
+        .initialize(LATEST_PROTOCOL_VERSION)
+        .await
+        .expect("initialize");
+    for modern in [false, true] {
+        let ok = envelope(&call(&client, modern, "echo", json!({"text": "hi"})).await);
+        assert_eq!(
+            ok,
+            json!({"ok": true, "data": "hi", "meta": {"tool": "echo", "version": "0.1.0"}})
+        );
+
+        let name = if modern { "apollo-2026" } else { "apollo" };
+        let created =
+            envelope(&call(&client, modern, "project_create", json!({"name": name})).await);
+        assert_eq!(created["ok"], true, "{created}");
+        assert_eq!(created["data"]["created"], name, "{created}");
+
+        let again = call(&client, modern, "project_create", json!({"name": name})).await;
+        assert_eq!(again["isError"], true, "{again}");
+        let again = envelope(&again);
+        assert_eq!(again["ok"], false, "{again}");
+        assert_eq!(again["error"]["code"], "CONFLICT", "{again}");
+        assert!(
+            again["error"]["errorId"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("gw-")),
+            "{again}"
+        );
+
+        let invalid = envelope(&call(&client, modern, "task_close", json!({"id": "x"})).await);
+        assert_eq!(invalid["error"]["code"], "VALIDATION_ERROR", "{invalid}");
+        let missing = envelope(&call(&client, modern, "task_close", json!({"id": 9})).await);
+        assert_eq!(missing["error"]["code"], "NOT_FOUND", "{missing}");
+    }
+    // Only the two successful writes: not the read-only echo, not failures.
+    let lines = audit_lines(&audit);
+    let tools: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["tool"].as_str().unwrap_or(""),
+                l["principal"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        [("project_create", "admin"), ("project_create", "admin")],
+        "{lines:?}"
+    );
+    let metrics = client
+        .request("resources/read", json!({"uri": "gateway://metrics"}))
+        .await
+        .expect("metrics");
+    let metrics: Value =
+        serde_json::from_str(metrics["contents"][0]["text"].as_str().unwrap_or("{}"))
+            .expect("JSON");
+    assert_eq!(
+        metrics["project_create"],
+        json!({"calls": 4, "errors": 2}),
+        "{metrics}"
+    );
+    let _ = std::fs::remove_file(&audit);
+}
+
+#[tokio::test]
+async fn a_viewer_is_refused_before_the_arguments_are_parsed() {
+    let audit = audit_path("viewer");
+    let path = audit.to_string_lossy().into_owned();
+    let (mut client, _child) = stdio_gateway(&["--audit", &path, "--role", "viewer"]).await;
+    client
+        .initialize(LATEST_PROTOCOL_VERSION)
+        .await
+        .expect("initialize");
+    // Arguments that would fail validation: the denial comes first, so the
+    // parser never ran.
+    for modern in [false, true] {
+        let denied = envelope(&call(&client, modern, "task_close", json!({"id": "x"})).await);
+        assert_eq!(denied["error"]["code"], "ACCESS_DENIED", "{denied}");
+    }
+    let ok = envelope(&call(&client, true, "project_list", json!({})).await);
+    assert_eq!(ok["ok"], true, "{ok}");
+    assert!(audit_lines(&audit).is_empty(), "nothing was written");
+    let _ = std::fs::remove_file(&audit);
+}
+
+/// One POST over a fresh connection; the JSON-RPC reply (from a JSON body
+/// or the last `data:` line of an event stream).
+fn post(port: u16, body: &Value, headers: &[(&str, &str)]) -> Value {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let body = body.to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    stream.write_all(request.as_bytes()).expect("write");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read");
+    let (head, payload) = response.split_once("\r\n\r\n").expect("a response");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let payload = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(payload)
+    } else {
+        payload.to_owned()
+    };
+    let json = payload
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("data:"))
+        .map_or(payload.as_str(), str::trim);
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {payload}"))
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+#[test]
+fn over_http_each_request_names_its_role_in_both_eras() {
+    let audit = audit_path("http");
+    let path = audit.to_string_lossy().into_owned();
+    let command = example_command("gateway").expect("the gateway example");
+    let mut command = std::process::Command::new(command.as_std().get_program());
+    let mut child = command
+        .args(["--http", "127.0.0.1:0", "--stateless", "--audit", &path])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("gateway starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let port: u16 = loop {
+        let line = lines.next().expect("a start line").expect("readable");
+        if let Some(url) = line.strip_prefix("MCP endpoint: http://127.0.0.1:") {
+            break url.trim_end_matches("/mcp").parse().expect("a port");
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+
+    let legacy = |id: u64, name: &str, args: Value, role: &str| {
+        post(
+            port,
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}}),
+            &[
+                ("MCP-Protocol-Version", "2025-11-25"),
+                ("X-Gateway-Role", role),
+            ],
+        )
+    };
+    let modern = |id: u64, name: &str, args: Value, role: &str| {
+        post(
+            port,
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": name, "arguments": args, "_meta": meta()}}),
+            &[
+                ("MCP-Protocol-Version", MODERN),
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", name),
+                ("X-Gateway-Role", role),
+            ],
+        )
+    };
+    for (i, send) in [&legacy as &dyn Fn(u64, &str, Value, &str) -> Value, &modern]
+        .into_iter()
+        .enumerate()
+    {
+        let name = format!("web-{i}");
+        let created =
+            envelope(&send(1, "project_create", json!({"name": name}), "admin")["result"]);
+        assert_eq!(created["ok"], true, "{created}");
+        let denied = envelope(&send(2, "project_create", json!({"name": "x"}), "viewer")["result"]);
+        assert_eq!(denied["error"]["code"], "ACCESS_DENIED", "{denied}");
+        let listed = envelope(&send(3, "project_list", json!({}), "viewer")["result"]);
+        assert!(listed["data"].to_string().contains(&name), "{listed}");
+    }
+    let lines = audit_lines(&audit);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines.iter().all(|l| l["principal"] == "admin"), "{lines:?}");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_file(&audit);
+}
