@@ -21,6 +21,13 @@ impl StateMap {
         self.values.insert(TypeId::of::<T>(), Arc::new(value));
     }
 
+    /// Adds the values of `other` whose types are not here yet.
+    pub(crate) fn absorb(&mut self, other: StateMap) {
+        for (k, v) in other.values {
+            self.values.entry(k).or_insert(v);
+        }
+    }
+
     pub(crate) fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.values
             .get(&TypeId::of::<T>())

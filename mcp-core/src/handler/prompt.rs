@@ -118,6 +118,14 @@ impl McpPromptDef {
         self
     }
 
+    /// Renames the prompt (what [`McpServerBuilder::mount`](crate::McpServerBuilder::mount)
+    /// does with a prefix).
+    #[must_use]
+    pub fn renamed(mut self, name: impl Into<String>) -> Self {
+        self.prompt.name = name.into();
+        self
+    }
+
     /// The prompt name.
     pub fn name(&self) -> &str {
         &self.prompt.name

@@ -192,6 +192,14 @@ impl McpToolDef {
         self.visible.is_some()
     }
 
+    /// Renames the tool (what [`McpServerBuilder::mount`](crate::McpServerBuilder::mount)
+    /// does with a prefix).
+    #[must_use]
+    pub fn renamed(mut self, name: impl Into<String>) -> Self {
+        self.tool.name = name.into();
+        self
+    }
+
     /// The tool name.
     pub fn name(&self) -> &str {
         &self.tool.name

@@ -64,6 +64,9 @@ pub enum BuildError {
     /// [`McpServerBuilder::tool_interceptor`] names a tool the server does
     /// not have.
     UnknownTool(String),
+    /// A [`mount`](McpServerBuilder::mount) prefix that would make invalid
+    /// tool or prompt names: 1 to 64 of `A-Z a-z 0-9 _ - .`.
+    InvalidMountPrefix(String),
 }
 
 impl fmt::Display for BuildError {
@@ -90,6 +93,10 @@ impl fmt::Display for BuildError {
             Self::MissingState { handler, type_name } => write!(
                 f,
                 "{handler} takes `State<{type_name}>` but no `{type_name}` was registered: call McpServer::builder().state(value) with one"
+            ),
+            Self::InvalidMountPrefix(p) => write!(
+                f,
+                "mount prefix `{p}`: use 1 to 64 of A-Z a-z 0-9 _ - . (it starts every mounted tool and prompt name)"
             ),
             Self::UnknownTool(n) => write!(
                 f,
@@ -126,6 +133,8 @@ pub struct McpServerBuilder {
     resource_subscriptions: bool,
     interceptors: Vec<std::sync::Arc<dyn super::intercept::Interceptor>>,
     tool_interceptors: Vec<(String, std::sync::Arc<dyn super::intercept::Interceptor>)>,
+    /// An error found while the builder was being filled, reported by `build`.
+    deferred: Option<BuildError>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -145,6 +154,61 @@ impl McpServerBuilder {
     /// outermost.
     pub fn interceptor(mut self, interceptor: impl super::intercept::Interceptor) -> Self {
         self.interceptors.push(std::sync::Arc::new(interceptor));
+        self
+    }
+
+    /// Mounts another server's catalog into this one under `prefix`: its
+    /// tools and prompts are served as `{prefix}_{name}`, its resources and
+    /// templates under their own URIs (a URI both servers have is a
+    /// [`BuildError::DuplicateResource`]), its state is added where this
+    /// server has none of that type, and its interceptors run for its
+    /// tools, inside this server's (which apply to mounted entries like to
+    /// any other). Extensions attached by this server's interceptors reach
+    /// the mounted handlers. (The mounted server's completer, logging and
+    /// server info are not carried over.)
+    ///
+    /// ```
+    /// use mcp_core::{McpServer, McpToolDef};
+    ///
+    /// let weather = McpServer::builder().tool(McpToolDef::new(
+    ///     "forecast", "Tomorrow's weather", serde_json::json!({"type": "object"}),
+    ///     |_args, _ctx: mcp_core::InvokeContext| async { "sunny" },
+    /// ));
+    /// let server = McpServer::builder().mount("weather", weather).build().expect("builds");
+    /// assert_eq!(server.list_tools()[0].name, "weather_forecast");
+    /// ```
+    pub fn mount(mut self, prefix: &str, child: McpServerBuilder) -> Self {
+        let valid = (1..=64).contains(&prefix.len())
+            && prefix
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
+        if !valid {
+            self.deferred
+                .get_or_insert(BuildError::InvalidMountPrefix(prefix.to_owned()));
+            return self;
+        }
+        if let Some(e) = child.deferred {
+            self.deferred.get_or_insert(e);
+        }
+        let named = |name: &str| format!("{prefix}_{name}");
+        for tool in child.tools {
+            let name = named(tool.name());
+            for interceptor in &child.interceptors {
+                self.tool_interceptors
+                    .push((name.clone(), std::sync::Arc::clone(interceptor)));
+            }
+            self.tools.push(tool.renamed(name));
+        }
+        for (tool, interceptor) in child.tool_interceptors {
+            self.tool_interceptors.push((named(&tool), interceptor));
+        }
+        self.prompts.extend(child.prompts.into_iter().map(|p| {
+            let name = named(p.name());
+            p.renamed(name)
+        }));
+        self.resources.extend(child.resources);
+        self.state.absorb(child.state);
+        self.state_types.extend(child.state_types);
         self
     }
 
@@ -290,7 +354,10 @@ impl McpServerBuilder {
     /// resource URI or URI template, an unparsable URI template, a tool
     /// whose input schema is not an object, or a handler whose `State<T>`
     /// was never registered ([`BuildError::MissingState`]).
-    pub fn build(self) -> Result<McpServer, BuildError> {
+    pub fn build(mut self) -> Result<McpServer, BuildError> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
         let missing = |handler: &dyn Fn() -> String, needs: &[(std::any::TypeId, &'static str)]| {
             needs
                 .iter()
