@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+use crate::cancel::CancelToken;
+
 /// Counts running calls so `close` can wait for them.
 #[derive(Default, Clone)]
 pub(crate) struct Tracker(pub(super) Arc<TrackerInner>);
@@ -51,6 +53,9 @@ impl Drop for TrackGuard {
 pub(crate) struct Activity {
     pub(super) busy: AtomicUsize,
     pub(super) last: Mutex<Instant>,
+    /// Cancelled to close the connection at once (an event stream's
+    /// consumer overran its byte budget).
+    pub(super) killed: CancelToken,
 }
 
 impl Activity {
@@ -58,12 +63,18 @@ impl Activity {
         Arc::new(Self {
             busy: AtomicUsize::new(0),
             last: Mutex::new(Instant::now()),
+            killed: CancelToken::new(),
         })
     }
 
     pub(super) fn begin(this: &Arc<Self>) -> ActivityGuard {
         this.busy.fetch_add(1, Ordering::AcqRel);
         ActivityGuard(Arc::clone(this))
+    }
+
+    /// Closes the connection at once, whatever it is doing.
+    pub(crate) fn kill(&self) {
+        self.killed.cancel();
     }
 
     /// How long the connection has been idle; `None` while a request runs.

@@ -92,7 +92,10 @@
 //! **Hardening**: a loopback-only `Host`/`Origin` guard by default; header,
 //! body and keep-alive timeouts; connection, server-wide and per-connection
 //! request limits; bounded queues between calls and streams (a client that
-//! stops reading stalls its own call, nothing else); `TCP_NODELAY`. Bodies
+//! stops reading stalls its own call, nothing else), each event stream also
+//! bounded in bytes ([`HttpOptions::stream_budget_bytes`], 4 MiB: past it the
+//! stream ends, its call is cancelled and its connection closed);
+//! `TCP_NODELAY`. Bodies
 //! being read are buffered up to [`HttpOptions::max_body_bytes`] each, so
 //! the worst case is that times [`HttpOptions::max_connections`].
 //!
@@ -125,6 +128,7 @@ mod names;
 mod options;
 mod outbound;
 mod post;
+mod queue;
 mod respond;
 mod server;
 mod service;
@@ -134,7 +138,7 @@ mod sse;
 pub use names::{PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 pub use options::{
     AllowRequestFn, AuthorizeFn, HttpOptions, PrincipalFn, SessionOptions, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_TTL,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_TTL, DEFAULT_STREAM_BUDGET_BYTES,
 };
 pub use server::{serve_http, HttpHandle};
 pub use service::McpHttpService;

@@ -9,6 +9,8 @@ use hyper::http::request::Parts;
 
 /// Default [`HttpOptions::max_body_bytes`]: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Default [`HttpOptions::stream_budget_bytes`]: 4 MiB.
+pub const DEFAULT_STREAM_BUDGET_BYTES: usize = 4 * 1024 * 1024;
 /// Default [`SessionOptions::ttl`]: 30 minutes idle.
 pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(30 * 60);
 /// Default [`SessionOptions::max`]: 1000 live sessions.
@@ -159,6 +161,15 @@ pub struct HttpOptions {
     /// Server→client messages of one stream that may wait for the client to
     /// read them (default 64); a slow reader stalls its own call, no more.
     pub stream_queue: usize,
+    /// Bytes of server→client messages one event stream (a POST's, or a
+    /// session's GET stream) may hold for a client that does not read them
+    /// (default [`DEFAULT_STREAM_BUDGET_BYTES`], 4 MiB), counted from when
+    /// a message is queued until hyper takes it for writing. A message that
+    /// would pass it disconnects the consumer: the stream ends, the call it
+    /// carries is cancelled and the connection is closed (never buffered
+    /// without bound). One message larger than the budget still goes when
+    /// nothing else waits.
+    pub stream_budget_bytes: usize,
     /// SSE comment sent on an idle stream this often (default 15 s), so a
     /// vanished client is noticed; `None` disables it.
     pub sse_keep_alive: Option<Duration>,
@@ -193,6 +204,7 @@ impl Default for HttpOptions {
             max_requests_per_principal: 64,
             max_connections: 256,
             stream_queue: 64,
+            stream_budget_bytes: DEFAULT_STREAM_BUDGET_BYTES,
             sse_keep_alive: Some(Duration::from_secs(15)),
             cancelled_linger: Duration::from_secs(60),
             drain_timeout: Duration::from_secs(10),
@@ -227,6 +239,7 @@ impl fmt::Debug for HttpOptions {
             )
             .field("max_connections", &self.max_connections)
             .field("stream_queue", &self.stream_queue)
+            .field("stream_budget_bytes", &self.stream_budget_bytes)
             .field("sse_keep_alive", &self.sse_keep_alive)
             .field("cancelled_linger", &self.cancelled_linger)
             .field("drain_timeout", &self.drain_timeout)
@@ -441,6 +454,14 @@ impl HttpOptions {
     #[must_use]
     pub fn stream_queue(mut self, n: usize) -> Self {
         self.stream_queue = n.max(1);
+        self
+    }
+
+    /// Sets the byte budget of each event stream (see
+    /// [`stream_budget_bytes`](Self::stream_budget_bytes)).
+    #[must_use]
+    pub fn stream_budget_bytes(mut self, bytes: usize) -> Self {
+        self.stream_budget_bytes = bytes;
         self
     }
 

@@ -4,10 +4,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
+use super::queue::StreamTx;
 use super::sessions::SessionEntry;
-use super::sse::Event;
 use crate::cancel::CancelToken;
 use crate::context::Outbound;
 
@@ -16,7 +15,7 @@ use crate::context::Outbound;
 /// the call's outbound for its updates) onto the session's GET stream, when
 /// one is open, as messages unrelated to a live request belong there.
 pub(super) struct StreamOutbound {
-    pub(super) stream: mpsc::Sender<Event>,
+    pub(super) stream: StreamTx,
     /// Set by the call's task, under this lock, before its reply goes onto
     /// `stream`: nothing is queued behind the reply (the stream ends there).
     pub(super) answered: tokio::sync::Mutex<bool>,
@@ -29,7 +28,7 @@ impl Outbound for StreamOutbound {
         {
             let answered = self.answered.lock().await;
             if !*answered {
-                return self.stream.send(Event::Message(message)).await.is_ok();
+                return self.stream.message(&message).await;
             }
         }
         match &self.session {
@@ -52,7 +51,7 @@ impl Outbound for SessionOutbound {
 
 pub(super) async fn to_session_stream(entry: &SessionEntry, message: Value) -> bool {
     match entry.stream() {
-        Some(tx) => tx.send(Event::Message(message)).await.is_ok(),
+        Some(tx) => tx.message(&message).await,
         None => false,
     }
 }

@@ -14,18 +14,18 @@ use http_body::Body;
 use hyper::header::{HeaderMap, HeaderValue as HttpHeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Response, StatusCode};
-use tokio::sync::mpsc;
 
 use super::activity::ActivityGuard;
 use super::body::read_body;
 use super::modern::{self};
 use super::names::{accepts_sse, check_protocol_version, collect_headers, is_json, SESSION_NAME};
 use super::outbound::{DisconnectGuard, SessionOutbound, StreamOutbound};
+use super::queue::{self, Event};
 use super::respond::{
     busy, error_response, json_response, replies_response, reply_status, sse_response, status_only,
 };
 use super::service::McpHttpService;
-use super::sse::{frame, Event, Hold, Linger, McpBody};
+use super::sse::{Hold, Linger, McpBody};
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, CallHeaders, Outbound};
 use crate::protocol::meta::meta_keys;
@@ -107,7 +107,15 @@ impl McpHttpService {
             };
         }
 
-        let (tx, mut rx) = mpsc::channel(opts.stream_queue.max(1));
+        let signal = CancelToken::new();
+        // The call's messages and reply; past its byte budget the call is
+        // cancelled and the connection closed.
+        let (tx, mut rx) = queue::channel(
+            opts.stream_queue,
+            opts.stream_budget_bytes,
+            Some(signal.clone()),
+            self.conn.activity.clone(),
+        );
         // Only an event-stream POST carries the call's messages itself.
         let answered = wants_sse.then(|| {
             Arc::new(StreamOutbound {
@@ -121,7 +129,6 @@ impl McpHttpService {
         } else if let Some(entry) = &entry {
             ctx = ctx.with_outbound(Arc::new(SessionOutbound(Arc::clone(entry))));
         }
-        let signal = CancelToken::new();
         ctx = ctx.with_signal(signal.clone());
         let disconnect = DisconnectGuard(signal.clone());
         // The id a cancelled call's error must carry (null only for a batch).
@@ -223,7 +230,7 @@ impl McpHttpService {
             if let Some(answered) = &answered {
                 *answered.answered.lock().await = true;
             }
-            let _ = tx.send(event).await;
+            tx.finish(event).await;
         };
         // Most calls finish on their first poll: run that poll here, on the
         // connection's task, and only hand a call that has to wait to a task
@@ -269,7 +276,7 @@ impl McpHttpService {
                 // carrying its messages, then its response.
                 let linger = self.linger(entry.as_ref().map(|e| e.ended.clone()));
                 sse_response(McpBody::sse(
-                    vec![frame(&first)],
+                    vec![first],
                     rx,
                     opts.sse_keep_alive,
                     Some(linger),

@@ -242,6 +242,9 @@ async fn serve_connection(
         .max(Duration::from_millis(1));
         tokio::select! {
             _ = conn.as_mut() => break,
+            // Dropping the connection closes its socket and drops what it
+            // was serving (an overrun event stream, its call cancelled).
+            () = activity.killed.cancelled() => break,
             () = closing.cancelled(), if !shutting_down => {
                 conn.as_mut().graceful_shutdown();
                 shutting_down = true;

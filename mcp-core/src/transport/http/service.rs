@@ -17,13 +17,14 @@ use http_body::Body;
 use hyper::header::HeaderValue as HttpHeaderValue;
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::Semaphore;
 
 use super::activity::{Activity, ActivityGuard, Tracker};
 use super::guard;
 use super::modern::ToolHeaders;
 use super::names::{accepts_sse, check_protocol_version, SESSION_NAME};
 use super::options::HttpOptions;
+use super::queue;
 use super::respond::{error_response, not_found, path_mismatch, sse_response};
 use super::sessions::{default_principal, SessionEntry, SessionTable};
 use super::sse::{Hold, McpBody};
@@ -276,7 +277,13 @@ impl McpHttpService {
             Ok(entry) => entry,
             Err(response) => return response,
         };
-        let (tx, rx) = mpsc::channel(self.shared.options.stream_queue.max(1));
+        let opts = &self.shared.options;
+        let (tx, rx) = queue::channel(
+            opts.stream_queue,
+            opts.stream_budget_bytes,
+            None,
+            self.conn.activity.clone(),
+        );
         entry.open_stream(tx);
         let mut hold: Vec<Hold> = Vec::new();
         if let Some(a) = activity {

@@ -10,28 +10,26 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
-use hyper::header::AUTHORIZATION;
-use hyper::http::request::Parts;
-use tokio::sync::mpsc;
-
 use super::options::SessionOptions;
-use super::sse::Event;
+use super::queue::StreamTx;
 use crate::cancel::CancelToken;
 use crate::session::Session;
+use hyper::header::AUTHORIZATION;
+use hyper::http::request::Parts;
 
 /// One live HTTP session.
 pub(crate) struct SessionEntry {
     pub(crate) session: Session,
     principal: Option<Arc<str>>,
     /// The standalone GET stream, when one is open.
-    stream: Mutex<Option<mpsc::Sender<Event>>>,
+    stream: Mutex<Option<StreamTx>>,
     /// Cancelled when the session ends (DELETE, expiry, eviction).
     pub(crate) ended: CancelToken,
 }
 
 impl SessionEntry {
     /// Where messages not tied to a request go; `None` when no GET stream is open.
-    pub(crate) fn stream(&self) -> Option<mpsc::Sender<Event>> {
+    pub(crate) fn stream(&self) -> Option<StreamTx> {
         self.stream
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -41,7 +39,7 @@ impl SessionEntry {
     }
 
     /// Installs a new standalone stream, replacing (and so ending) any previous one.
-    pub(crate) fn open_stream(&self, tx: mpsc::Sender<Event>) {
+    pub(crate) fn open_stream(&self, tx: StreamTx) {
         *self.stream.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
     }
 

@@ -1,0 +1,315 @@
+//! The HTTP transport under misbehaving clients (issue 16): byte budgets of
+//! event streams, per-session subscription and per-principal session caps,
+//! the stateless subscribe leak, the connection cap that reaps idle
+//! connections, and half-closed sockets.
+//!
+//! Raw HTTP/1.1 over loopback TCP. Timeouts only guard against hangs; every
+//! assertion is on what the client or the tool observes.
+
+#![cfg(feature = "http")]
+
+#[path = "common/raw_http.rs"]
+mod raw_http;
+#[path = "common/tool_events.rs"]
+mod tool_events;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions};
+use mcp_core::{
+    CallToolResult, InvokeContext, McpResourceDef, McpServer, McpToolDef, ResourceRequest,
+};
+use raw_http::{raw, Resp};
+use serde_json::{json, Map, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::sync::mpsc;
+use tool_events::{send_event, EndReport, Events};
+
+/// Hang guard for every wait in these tests.
+const GUARD: Duration = Duration::from_secs(30);
+
+async fn guard<F: std::future::Future>(what: &str, fut: F) -> F::Output {
+    match tokio::time::timeout(GUARD, fut).await {
+        Ok(v) => v,
+        Err(_) => panic!("hang guard: {what} did not complete within {GUARD:?}"),
+    }
+}
+
+/// Reports of `flood`: how many it sent.
+const FLOOD_STEPS: usize = 2000;
+/// Bytes of each `flood` progress message.
+const FLOOD_MESSAGE: usize = 64 * 1024;
+
+struct Fixture {
+    handle: HttpHandle,
+    events: mpsc::UnboundedReceiver<String>,
+    /// Progress reports `flood` made.
+    flooded: Arc<AtomicUsize>,
+}
+
+fn build_server(events: Events, flooded: Arc<AtomicUsize>) -> McpServer {
+    let any = json!({"type": "object"});
+    let e1 = Arc::clone(&events);
+    let e2 = Arc::clone(&events);
+    McpServer::builder()
+        .server_info("http-hardening", "1.0.0")
+        .resource_subscriptions()
+        .resource(McpResourceDef::new(
+            "file:///a",
+            "a",
+            |_r: ResourceRequest, _ctx: InvokeContext| async { "a" },
+        ))
+        .tool(McpToolDef::new(
+            "echo",
+            "echo",
+            any.clone(),
+            |args: Map<String, Value>, _ctx: InvokeContext| async move {
+                CallToolResult::text(args.get("text").and_then(Value::as_str).unwrap_or(""))
+            },
+        ))
+        .tool(McpToolDef::new(
+            "flood",
+            "large progress reports, many of them",
+            any.clone(),
+            move |_args: Map<String, Value>, ctx: InvokeContext| {
+                let events = Arc::clone(&e1);
+                let flooded = Arc::clone(&flooded);
+                async move {
+                    let _report = EndReport {
+                        name: "flood",
+                        ctx: ctx.clone(),
+                        events: Arc::clone(&events),
+                    };
+                    send_event(&events, "flood started".into());
+                    let message = "m".repeat(FLOOD_MESSAGE);
+                    for i in 0..FLOOD_STEPS {
+                        ctx.report_progress(i as f64, None, Some(&message)).await;
+                        flooded.fetch_add(1, Ordering::AcqRel);
+                    }
+                    CallToolResult::text("flooded")
+                }
+            },
+        ))
+        .tool(McpToolDef::new(
+            "finite",
+            "runs a while, then answers",
+            any,
+            move |_args: Map<String, Value>, ctx: InvokeContext| {
+                let events = Arc::clone(&e2);
+                async move {
+                    let _report = EndReport {
+                        name: "finite",
+                        ctx: ctx.clone(),
+                        events: Arc::clone(&events),
+                    };
+                    send_event(&events, "finite started".into());
+                    tokio::time::sleep(Duration::from_millis(400)).await;
+                    CallToolResult::text("finished")
+                }
+            },
+        ))
+        .build()
+        .expect("valid server")
+}
+
+impl Fixture {
+    async fn start(options: HttpOptions) -> Self {
+        let (tx, events) = mpsc::unbounded_channel();
+        let flooded = Arc::new(AtomicUsize::new(0));
+        let server = build_server(Arc::new(Mutex::new(tx)), Arc::clone(&flooded));
+        let handle = serve_http(server, options).await.expect("serve_http");
+        Self {
+            handle,
+            events,
+            flooded,
+        }
+    }
+
+    fn addr(&self) -> SocketAddr {
+        self.handle.local_addr()
+    }
+
+    /// Waits for a specific tool event, skipping others.
+    async fn wait_event(&mut self, wanted: &str) {
+        loop {
+            let got = guard(wanted, self.events.recv())
+                .await
+                .expect("event channel open");
+            if got == wanted {
+                return;
+            }
+        }
+    }
+}
+
+fn request(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> Vec<u8> {
+    let mut out = format!("{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n");
+    for (k, v) in headers {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("connection"))
+    {
+        out.push_str("Connection: close\r\n");
+    }
+    if method == "POST" {
+        out.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    out.push_str("\r\n");
+    out.push_str(body);
+    out.into_bytes()
+}
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const ACCEPT_BOTH: (&str, &str) = ("Accept", "application/json, text/event-stream");
+const KEEP_ALIVE: (&str, &str) = ("Connection", "keep-alive");
+
+async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> Resp {
+    let mut h = vec![JSON];
+    h.extend_from_slice(headers);
+    raw(addr, &request(addr, "POST", &h, &body.to_string())).await
+}
+
+fn call(id: i64, name: &str, args: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": args, "_meta": {"progressToken": id}}})
+}
+
+fn init_body() -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "hardening-test", "version": "1"}}})
+}
+
+/// Initializes a session (with these extra headers) and returns its id.
+async fn open_session(addr: SocketAddr, extra: &[(&str, &str)]) -> String {
+    let r = post(addr, extra, &init_body()).await;
+    assert_eq!(r.status, 200, "initialize: {}", r.text());
+    r.header("mcp-session-id").expect("session id").to_owned()
+}
+
+fn tool_text(reply: &Value) -> String {
+    reply
+        .pointer("/result/content/0/text")
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no tool text in {reply}"))
+        .to_owned()
+}
+
+/// A connection with a small receive buffer (so the kernel holds little
+/// of what the server sends a client that does not read).
+async fn connect_small(addr: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("SO_RCVBUF");
+    guard("connect", socket.connect(addr))
+        .await
+        .expect("connect")
+}
+
+/// Reads until the server closes the connection (EOF or reset); the bytes read.
+async fn read_until_closed(tcp: &mut TcpStream) -> usize {
+    let mut total = 0;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match guard("server closes the connection", tcp.read(&mut buf)).await {
+            Ok(0) | Err(_) => return total,
+            Ok(n) => total += n,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- byte budgets
+
+#[tokio::test]
+async fn a_post_stream_not_read_past_its_byte_budget_is_closed_and_its_call_cancelled() {
+    // The message count alone would let the whole flood (128 MiB) queue up.
+    let mut f = Fixture::start(
+        HttpOptions::stateless()
+            .stream_queue(100_000)
+            .stream_budget_bytes(256 * 1024)
+            .sse_keep_alive(None),
+    )
+    .await;
+    let mut tcp = connect_small(f.addr()).await;
+    let body = call(1, "flood", json!({})).to_string();
+    tcp.write_all(&request(
+        f.addr(),
+        "POST",
+        &[JSON, ACCEPT_BOTH, KEEP_ALIVE],
+        &body,
+    ))
+    .await
+    .expect("write");
+    // Never reading: the stream's budget runs out, the call is cancelled.
+    f.wait_event("flood started").await;
+    f.wait_event("flood ended cancelled=true").await;
+    let reports = f.flooded.load(Ordering::Acquire);
+    assert!(
+        reports < FLOOD_STEPS,
+        "the flood ran to its end ({reports})"
+    );
+    // The connection is closed: reading now ends, short of the flood.
+    let read = read_until_closed(&mut tcp).await;
+    assert!(
+        read < FLOOD_STEPS * FLOOD_MESSAGE / 2,
+        "{read} bytes reached the client"
+    );
+    // Others are still served.
+    let r = post(f.addr(), &[], &call(2, "echo", json!({"text": "alive"}))).await;
+    assert_eq!(tool_text(&r.json()), "alive");
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn a_get_stream_not_read_past_its_byte_budget_is_closed() {
+    let mut f = Fixture::start(
+        HttpOptions::new()
+            .stream_queue(100_000)
+            .stream_budget_bytes(256 * 1024)
+            .sse_keep_alive(None),
+    )
+    .await;
+    let addr = f.addr();
+    let sid = open_session(addr, &[]).await;
+    let mut get = connect_small(addr).await;
+    get.write_all(&request(
+        addr,
+        "GET",
+        &[
+            ("Accept", "text/event-stream"),
+            ("Mcp-Session-Id", &sid),
+            KEEP_ALIVE,
+        ],
+        "",
+    ))
+    .await
+    .expect("write GET");
+    // Wait for the GET stream to be open (its head is sent at once).
+    let mut head = [0u8; 12];
+    guard("GET head", get.read_exact(&mut head))
+        .await
+        .expect("read head");
+    assert_eq!(&head, b"HTTP/1.1 200");
+    // A JSON-only call: its progress goes to the GET stream, never read.
+    let r = post(
+        addr,
+        &[("Mcp-Session-Id", &sid)],
+        &call(3, "flood", json!({})),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(tool_text(&r.json()), "flooded");
+    f.wait_event("flood ended cancelled=false").await;
+    // The GET stream overran its budget: its connection is closed.
+    let read = read_until_closed(&mut get).await;
+    assert!(
+        read < FLOOD_STEPS * FLOOD_MESSAGE / 2,
+        "{read} bytes reached the client"
+    );
+    f.handle.close().await;
+}
