@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions};
+use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionOptions};
 use mcp_core::{
     CallToolResult, InvokeContext, McpResourceDef, McpServer, McpToolDef, ResourceRequest,
 };
@@ -312,4 +312,111 @@ async fn a_get_stream_not_read_past_its_byte_budget_is_closed() {
         "{read} bytes reached the client"
     );
     f.handle.close().await;
+}
+
+// ---------------------------------------------------------------- subscriptions and sessions
+
+fn subscribe(id: i64, uri: &str, on: bool) -> Value {
+    let method = if on {
+        "resources/subscribe"
+    } else {
+        "resources/unsubscribe"
+    };
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"uri": uri}})
+}
+
+#[tokio::test]
+async fn subscriptions_past_the_per_session_cap_are_refused_with_a_clear_error() {
+    // The builder's cap (default 1,000) set low.
+    let server = McpServer::builder()
+        .server_info("caps", "1")
+        .resource_subscriptions()
+        .resource(McpResourceDef::new(
+            "file:///a",
+            "a",
+            |_r: ResourceRequest, _ctx: InvokeContext| async { "a" },
+        ))
+        .max_subscriptions_per_session(3)
+        .build()
+        .expect("valid server");
+    let handle = serve_http(server, HttpOptions::new())
+        .await
+        .expect("serve_http");
+    let addr = handle.local_addr();
+    let sid = open_session(addr, &[]).await;
+    let h = [("Mcp-Session-Id", sid.as_str())];
+    for i in 0..3 {
+        let r = post(addr, &h, &subscribe(i, &format!("file:///{i}"), true)).await;
+        assert_eq!(r.json()["result"], json!({}), "{}", r.text());
+    }
+    let r = post(addr, &h, &subscribe(9, "file:///9", true)).await;
+    let reply = r.json();
+    assert_eq!(reply["id"], 9);
+    assert_eq!(reply["error"]["code"], -32600);
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("max 3"), "{message}");
+    // Subscribing again to a URI it holds is fine; unsubscribing makes room.
+    let r = post(addr, &h, &subscribe(10, "file:///1", true)).await;
+    assert_eq!(r.json()["result"], json!({}));
+    let r = post(addr, &h, &subscribe(11, "file:///1", false)).await;
+    assert_eq!(r.json()["result"], json!({}));
+    let r = post(addr, &h, &subscribe(12, "file:///9", true)).await;
+    assert_eq!(r.json()["result"], json!({}), "{}", r.text());
+    // Another session has its own allowance.
+    let other = open_session(addr, &[]).await;
+    let r = post(
+        addr,
+        &[("Mcp-Session-Id", other.as_str())],
+        &subscribe(13, "file:///x", true),
+    )
+    .await;
+    assert_eq!(r.json()["result"], json!({}));
+    handle.close().await;
+}
+
+#[tokio::test]
+async fn a_principal_at_its_session_cap_is_refused_and_evicts_nobody() {
+    let f = Fixture::start(
+        HttpOptions::new().sessions(SessionOptions::default().max(10).max_per_principal(2)),
+    )
+    .await;
+    let addr = f.addr();
+    let alice = [("Authorization", "Bearer alice")];
+    let mallory = [("Authorization", "Bearer mallory")];
+    let alice_sid = open_session(addr, &alice).await;
+    open_session(addr, &mallory).await;
+    open_session(addr, &mallory).await;
+    let r = post(addr, &mallory, &init_body()).await;
+    assert_eq!(r.status, 503);
+    assert!(r.header("mcp-session-id").is_none());
+    let reply = r.json();
+    assert_eq!(reply["id"], 0);
+    assert_eq!(reply["error"]["code"], -32000);
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Too many sessions"), "{message}");
+    // Alice's session is untouched and she may still open another.
+    let mut h = alice.to_vec();
+    h.push(("Mcp-Session-Id", &alice_sid));
+    let r = post(addr, &h, &call(5, "echo", json!({"text": "hers"}))).await;
+    assert_eq!(tool_text(&r.json()), "hers");
+    open_session(addr, &alice).await;
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn stateless_subscribes_answered_as_event_streams_are_released() {
+    let (tx, _events) = mpsc::unbounded_channel();
+    let server = build_server(Arc::new(Mutex::new(tx)), Arc::default());
+    let probe = server.clone();
+    let handle = serve_http(server, HttpOptions::stateless())
+        .await
+        .expect("serve_http");
+    let addr = handle.local_addr();
+    for i in 0..50 {
+        let r = post(addr, &[ACCEPT_BOTH], &subscribe(i, "file:///a", true)).await;
+        assert_eq!(r.status, 200);
+    }
+    // Each request's subscription ended with its request.
+    assert_eq!(probe.subscriber_count(), 0);
+    handle.close().await;
 }

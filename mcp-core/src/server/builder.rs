@@ -117,6 +117,7 @@ pub struct McpServerBuilder {
     logging: bool,
     completer: Option<Completer>,
     resource_subscriptions: bool,
+    max_subscriptions_per_session: Option<usize>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -222,6 +223,16 @@ impl McpServerBuilder {
     /// updates with [`McpServer::notify_resource_updated`].
     pub fn resource_subscriptions(mut self) -> Self {
         self.resource_subscriptions = true;
+        self
+    }
+
+    /// Caps the URIs one session may subscribe to through
+    /// `resources/subscribe` (default
+    /// [`DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION`](crate::DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION),
+    /// 1,000; at least 1). One more is answered with a `-32600` error
+    /// naming the cap; unsubscribing makes room.
+    pub fn max_subscriptions_per_session(mut self, max: usize) -> Self {
+        self.max_subscriptions_per_session = Some(max);
         self
     }
 
@@ -371,7 +382,9 @@ impl McpServerBuilder {
                     .unwrap_or(DEFAULT_CLIENT_REQUEST_TIMEOUT),
                 completer: self.completer,
                 resource_subscriptions: self.resource_subscriptions && has_resources,
-                subscriptions: Subscriptions::default(),
+                subscriptions: self
+                    .max_subscriptions_per_session
+                    .map_or_else(Subscriptions::default, Subscriptions::new),
                 list_cache,
                 discover_cache: self
                     .discover_cache

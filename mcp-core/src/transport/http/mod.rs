@@ -138,7 +138,8 @@ mod sse;
 pub use names::{PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 pub use options::{
     AllowRequestFn, AuthorizeFn, HttpOptions, PrincipalFn, SessionOptions, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_TTL, DEFAULT_STREAM_BUDGET_BYTES,
+    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_SESSION_TTL,
+    DEFAULT_STREAM_BUDGET_BYTES,
 };
 pub use server::{serve_http, HttpHandle};
 pub use service::McpHttpService;

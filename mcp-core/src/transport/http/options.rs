@@ -15,6 +15,8 @@ pub const DEFAULT_STREAM_BUDGET_BYTES: usize = 4 * 1024 * 1024;
 pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(30 * 60);
 /// Default [`SessionOptions::max`]: 1000 live sessions.
 pub const DEFAULT_MAX_SESSIONS: usize = 1000;
+/// Default [`SessionOptions::max_per_principal`]: 100 live sessions.
+pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 100;
 
 use crate::boxed::BoxFuture;
 
@@ -36,6 +38,14 @@ pub struct SessionOptions {
     /// the most (counting the new one), so a principal that creates many
     /// sessions evicts its own, never another's.
     pub max: usize,
+    /// At most this many live sessions per principal (default
+    /// [`DEFAULT_MAX_SESSIONS_PER_PRINCIPAL`], 100). One more `initialize`
+    /// is refused — HTTP 503 with a `-32000` error carrying its id — until
+    /// one of them is deleted or expires; nobody else's session is touched.
+    /// Applies to identified principals ([`HttpOptions::principal`], by
+    /// default the `Authorization` header); anonymous requests share no
+    /// identity and are bounded by [`max`](Self::max) alone.
+    pub max_per_principal: usize,
 }
 
 impl Default for SessionOptions {
@@ -43,6 +53,7 @@ impl Default for SessionOptions {
         Self {
             ttl: DEFAULT_SESSION_TTL,
             max: DEFAULT_MAX_SESSIONS,
+            max_per_principal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
         }
     }
 }
@@ -59,6 +70,13 @@ impl SessionOptions {
     #[must_use]
     pub fn max(mut self, max: usize) -> Self {
         self.max = max.max(1);
+        self
+    }
+
+    /// Sets the maximum number of live sessions of one principal (at least 1).
+    #[must_use]
+    pub fn max_per_principal(mut self, max: usize) -> Self {
+        self.max_per_principal = max.max(1);
         self
     }
 }

@@ -9,6 +9,7 @@ use super::queue::StreamTx;
 use super::sessions::SessionEntry;
 use crate::cancel::CancelToken;
 use crate::context::Outbound;
+use crate::session::Session;
 
 /// Server→client messages of one call: onto its POST's event stream until
 /// the call is answered; after that (a legacy `resources/subscribe` keeps
@@ -53,6 +54,20 @@ pub(super) async fn to_session_stream(entry: &SessionEntry, message: Value) -> b
     match entry.stream() {
         Some(tx) => tx.message(&message).await,
         None => false,
+    }
+}
+
+/// The session of one request (sessions off, or a 2026-07-28 request):
+/// closed when the request is done if the request registered something in
+/// it (a legacy `resources/subscribe` answered as an event stream), so the
+/// server's subscription registry lets go of it; nothing otherwise.
+pub(super) struct EndsWithRequest(pub(super) Session);
+
+impl Drop for EndsWithRequest {
+    fn drop(&mut self) {
+        if self.0.has_registered() {
+            self.0.close();
+        }
     }
 }
 

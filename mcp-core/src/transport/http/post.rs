@@ -19,12 +19,13 @@ use super::activity::ActivityGuard;
 use super::body::read_body;
 use super::modern::{self};
 use super::names::{accepts_sse, check_protocol_version, collect_headers, is_json, SESSION_NAME};
-use super::outbound::{DisconnectGuard, SessionOutbound, StreamOutbound};
+use super::outbound::{DisconnectGuard, EndsWithRequest, SessionOutbound, StreamOutbound};
 use super::queue::{self, Event};
 use super::respond::{
     busy, error_response, json_response, replies_response, reply_status, sse_response, status_only,
 };
 use super::service::McpHttpService;
+use super::sessions::TooMany;
 use super::sse::{Hold, Linger, McpBody};
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, CallHeaders, Outbound};
@@ -76,6 +77,9 @@ impl McpHttpService {
             },
             _ => (Session::new(), None),
         };
+        // A session of this request alone ends with it (what it registered,
+        // a legacy subscription, is released then).
+        let ephemeral = entry.is_none().then(|| EndsWithRequest(session.clone()));
         // Who is calling: binds sessions here and `requestState` in the dispatcher.
         let principal: Option<Arc<str>> = self.principal(&parts);
         let wants_sse = accepts_sse(&parts.headers);
@@ -193,6 +197,7 @@ impl McpHttpService {
         let track = self.shared.calls.enter();
         let task = async move {
             let _track = track;
+            let _ephemeral = ephemeral;
             let abort = this.shared.abort.clone();
             let work = async {
                 match work {
@@ -377,9 +382,13 @@ impl McpHttpService {
         let mut response = replies_response(reply_status(&reply, modern), &reply);
         if is_init && !reply.is_batch() && reply.error_code().is_none() {
             if let Some(table) = &self.shared.sessions {
-                let (id, _) = table.create(session, principal);
-                if let Ok(v) = HttpHeaderValue::from_str(&id) {
-                    response.headers_mut().insert(SESSION_NAME.clone(), v);
+                match table.create(session, principal) {
+                    Ok((id, _)) => {
+                        if let Ok(v) = HttpHeaderValue::from_str(&id) {
+                            response.headers_mut().insert(SESSION_NAME.clone(), v);
+                        }
+                    }
+                    Err(TooMany(max)) => return too_many_sessions(reply, max),
                 }
             }
         }
@@ -482,6 +491,24 @@ fn closed_error(id: serde_json::Value) -> serde_json::Value {
         &ErrorObject::new(
             ErrorCode::SERVER_BUSY,
             "The session ended or the server is closing; the call was cancelled",
+        ),
+    )
+}
+
+/// The answer to an `initialize` whose principal holds its share of sessions.
+fn too_many_sessions(reply: Replies, max: usize) -> Response<McpBody> {
+    let id = reply.into_value().get("id").cloned().unwrap_or_default();
+    json_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &crate::protocol::fail(
+            id,
+            &ErrorObject::new(
+                ErrorCode::SERVER_BUSY,
+                format!(
+                    "Too many sessions for this principal (max {max}); end one with DELETE \
+                     or let one expire, then initialize again"
+                ),
+            ),
         ),
     )
 }
