@@ -22,7 +22,7 @@ use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionOpti
 use mcp_core::{
     CallToolResult, InvokeContext, McpResourceDef, McpServer, McpToolDef, ResourceRequest,
 };
-use raw_http::{raw, Resp};
+use raw_http::{raw, Resp, Stream};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
@@ -419,4 +419,111 @@ async fn stateless_subscribes_answered_as_event_streams_are_released() {
     // Each request's subscription ended with its request.
     assert_eq!(probe.subscriber_count(), 0);
     handle.close().await;
+}
+
+// ---------------------------------------------------------------- connections
+
+/// Opens a keep-alive connection, has one request answered on it, and
+/// returns it idle.
+async fn idle_keep_alive(addr: SocketAddr) -> TcpStream {
+    let mut tcp = guard("connect", TcpStream::connect(addr))
+        .await
+        .expect("connect");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+    tcp.write_all(&request(addr, "POST", &[JSON, KEEP_ALIVE], &body))
+        .await
+        .expect("write");
+    let mut buf = vec![0u8; 4096];
+    let n = guard("ping answer", tcp.read(&mut buf))
+        .await
+        .expect("read");
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{:?}", &buf[..n]);
+    tcp
+}
+
+#[tokio::test]
+async fn at_the_connection_cap_idle_connections_make_room_for_new_clients() {
+    let f = Fixture::start(
+        HttpOptions::stateless()
+            .max_connections(64)
+            .keep_alive_timeout(Duration::from_secs(60))
+            .header_read_timeout(Duration::from_secs(60)),
+    )
+    .await;
+    let addr = f.addr();
+    // 200 idle keep-alive connections, and 20 that never send a request.
+    let mut idle = Vec::new();
+    for _ in 0..200 {
+        idle.push(idle_keep_alive(addr).await);
+    }
+    let mut silent = Vec::new();
+    for _ in 0..20 {
+        silent.push(TcpStream::connect(addr).await.expect("connect"));
+    }
+    // A legitimate client is still served.
+    for i in 0..5 {
+        let r = post(addr, &[], &call(100 + i, "echo", json!({"text": "served"}))).await;
+        assert_eq!(tool_text(&r.json()), "served");
+    }
+    // The oldest idle connection was closed to make room.
+    let mut first = idle.swap_remove(0);
+    let mut buf = [0u8; 16];
+    let n = guard("oldest idle closed", first.read(&mut buf))
+        .await
+        .unwrap_or(0);
+    assert_eq!(n, 0, "the oldest idle connection is still served");
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn held_event_streams_do_not_lock_new_connections_out() {
+    let f = Fixture::start(
+        HttpOptions::new()
+            .max_connections(2)
+            .max_event_streams(6)
+            .sse_keep_alive(Some(Duration::from_millis(50))),
+    )
+    .await;
+    let addr = f.addr();
+    let mut streams = Vec::new();
+    for _ in 0..6 {
+        let sid = open_session(addr, &[]).await;
+        let s = Stream::open(
+            addr,
+            &request(
+                addr,
+                "GET",
+                &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &sid)],
+                "",
+            ),
+        )
+        .await;
+        assert_eq!(s.status, 200);
+        streams.push(s);
+    }
+    // Six held streams, a connection cap of two: others are still served.
+    for i in 0..3 {
+        let r = post(addr, &[], &init_body()).await;
+        assert_eq!(r.status, 200, "initialize {i}: {}", r.text());
+    }
+    // A seventh stream is past its own cap: 503, not a closed connection.
+    let sid = open_session(addr, &[]).await;
+    let r = raw(
+        addr,
+        &request(
+            addr,
+            "GET",
+            &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &sid)],
+            "",
+        ),
+    )
+    .await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.error_code(), -32000);
+    // The held streams are alive (keep-alive comments still arrive).
+    for s in &mut streams {
+        assert!(s.fill().await, "a held stream ended");
+    }
+    drop(streams);
+    f.handle.close().await;
 }

@@ -16,7 +16,7 @@
 //! | 408 | The body did not arrive within [`HttpOptions::body_read_timeout`] (connection closed) |
 //! | 413 | The body exceeds [`HttpOptions::max_body_bytes`]: never buffered; the rest of it is read and discarded (up to 4× the limit, 2 s) so that a client still sending sees the 413, not a reset; a larger declared `Content-Length` or `Expect: 100-continue` is refused before reading (connection closed) |
 //! | 415 | A POST whose `Content-Type` is not `application/json` |
-//! | 503 | Over [`HttpOptions::max_concurrent_requests`] or the per-connection limit (`-32000`, `Retry-After: 1`) |
+//! | 503 | Over [`HttpOptions::max_concurrent_requests`], the per-principal or the per-connection limit, or a GET past [`HttpOptions::max_event_streams`] (`-32000`, `Retry-After: 1`); an `initialize` of a principal holding [`SessionOptions::max_per_principal`] sessions (`-32000` with its id) |
 //! | 204 | DELETE of a live session |
 //!
 //! Error bodies are JSON-RPC error responses with id `null`.
@@ -90,8 +90,12 @@
 //! streams carry `X-Accel-Buffering: no`.
 //!
 //! **Hardening**: a loopback-only `Host`/`Origin` guard by default; header,
-//! body and keep-alive timeouts; connection, server-wide and per-connection
-//! request limits; bounded queues between calls and streams (a client that
+//! body and keep-alive timeouts (the header timeout also ends slowloris
+//! clients); server-wide, per-principal and per-connection request limits;
+//! a connection cap ([`HttpOptions::max_connections`]) at which a new
+//! connection takes the place of the one idle the longest, with connections
+//! holding event streams counted apart ([`HttpOptions::max_event_streams`])
+//! so that held streams never lock new clients out; bounded queues between calls and streams (a client that
 //! stops reading stalls its own call, nothing else), each event stream also
 //! bounded in bytes ([`HttpOptions::stream_budget_bytes`], 4 MiB: past it the
 //! stream ends, its call is cancelled and its connection closed);
@@ -122,6 +126,7 @@
 
 mod activity;
 mod body;
+mod conns;
 mod guard;
 mod modern;
 mod names;

@@ -174,8 +174,20 @@ pub struct HttpOptions {
     /// limit), so no principal can take every slot from the others.
     /// Requests without a principal are bounded by the other limits only.
     pub max_requests_per_principal: usize,
-    /// Open connections at once (default 256); one more is closed at once.
+    /// Open connections at once, not counting those holding an event
+    /// stream (default 256). At the cap a new connection takes the place of
+    /// the one idle the longest (no request in flight, no open response
+    /// stream: idle keep-alive connections, clients still sending their
+    /// request head), which is closed; when none is idle, the new one is
+    /// closed at once.
     pub max_connections: usize,
+    /// Connections holding an event stream (a session's GET stream, a POST
+    /// answered as a stream), counted apart from
+    /// [`max_connections`](Self::max_connections) so that held streams never
+    /// lock new connections out (default 1024). At most this many GET
+    /// streams are open at once; one more GET is answered 503 (`-32000`).
+    /// All connections together stay within the sum of both caps.
+    pub max_event_streams: usize,
     /// Server→client messages of one stream that may wait for the client to
     /// read them (default 64); a slow reader stalls its own call, no more.
     pub stream_queue: usize,
@@ -221,6 +233,7 @@ impl Default for HttpOptions {
             max_requests_per_connection: 16,
             max_requests_per_principal: 64,
             max_connections: 256,
+            max_event_streams: 1024,
             stream_queue: 64,
             stream_budget_bytes: DEFAULT_STREAM_BUDGET_BYTES,
             sse_keep_alive: Some(Duration::from_secs(15)),
@@ -256,6 +269,7 @@ impl fmt::Debug for HttpOptions {
                 &self.max_requests_per_principal,
             )
             .field("max_connections", &self.max_connections)
+            .field("max_event_streams", &self.max_event_streams)
             .field("stream_queue", &self.stream_queue)
             .field("stream_budget_bytes", &self.stream_budget_bytes)
             .field("sse_keep_alive", &self.sse_keep_alive)
@@ -465,6 +479,14 @@ impl HttpOptions {
     #[must_use]
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = n.max(1);
+        self
+    }
+
+    /// Sets the cap of connections holding event streams (see
+    /// [`max_event_streams`](Self::max_event_streams)).
+    #[must_use]
+    pub fn max_event_streams(mut self, n: usize) -> Self {
+        self.max_event_streams = n;
         self
     }
 

@@ -11,6 +11,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
 use http_body::Body;
@@ -19,7 +20,7 @@ use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::Semaphore;
 
-use super::activity::{Activity, ActivityGuard, Tracker};
+use super::activity::{Activity, ActivityGuard, Counted, Tracker};
 use super::guard;
 use super::modern::ToolHeaders;
 use super::names::{accepts_sse, check_protocol_version, SESSION_NAME};
@@ -79,6 +80,8 @@ pub(crate) struct Shared {
     pub(super) global: Arc<Semaphore>,
     /// Requests running per principal (entries only while some run).
     pub(super) per_principal: Arc<Mutex<HashMap<Arc<str>, usize>>>,
+    /// Open GET streams (bounded by `HttpOptions::max_event_streams`).
+    pub(super) get_streams: Arc<AtomicUsize>,
     pub(crate) calls: Tracker,
     /// The server started draining: lingering streams end.
     pub(crate) closing: CancelToken,
@@ -100,6 +103,7 @@ impl McpHttpService {
                 sessions,
                 global,
                 per_principal: Arc::default(),
+                get_streams: Arc::default(),
                 calls: Tracker::default(),
                 closing: CancelToken::new(),
                 abort: CancelToken::new(),
@@ -201,7 +205,7 @@ impl McpHttpService {
             }
         }
         let sessions_on = self.shared.sessions.is_some();
-        match parts.method {
+        let mut response = match parts.method {
             Method::POST => self.post(parts, body, activity).await,
             Method::GET if sessions_on => self.get(&parts, activity),
             Method::DELETE if sessions_on => self.delete(&parts),
@@ -216,7 +220,16 @@ impl McpHttpService {
                 r
             }
             _ => not_found(&parts),
+        };
+        // A connection holding an event stream counts apart (see `conns`).
+        if let Some(activity) = &self.conn.activity {
+            if response.body().is_stream() {
+                response
+                    .body_mut()
+                    .hold_while_streaming(Box::new(Activity::stream(activity)));
+            }
         }
+        response
     }
 
     /// Who is calling, as [`handle`](Self::handle) found it.
@@ -277,6 +290,19 @@ impl McpHttpService {
             Ok(entry) => entry,
             Err(response) => return response,
         };
+        let max = self.shared.options.max_event_streams;
+        let Some(counted) = Counted::take(&self.shared.get_streams, max) else {
+            let mut r = error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::SERVER_BUSY,
+                &format!("Too many open event streams (max {max}); retry later"),
+            );
+            r.headers_mut().insert(
+                hyper::header::RETRY_AFTER,
+                HttpHeaderValue::from_static("1"),
+            );
+            return r;
+        };
         let opts = &self.shared.options;
         let (tx, rx) = queue::channel(
             opts.stream_queue,
@@ -285,7 +311,7 @@ impl McpHttpService {
             self.conn.activity.clone(),
         );
         entry.open_stream(tx);
-        let mut hold: Vec<Hold> = Vec::new();
+        let mut hold: Vec<Hold> = vec![Box::new(counted)];
         if let Some(a) = activity {
             hold.push(Box::new(a));
         }

@@ -110,6 +110,25 @@ impl McpBody {
     }
 }
 
+impl McpBody {
+    /// True for an event stream.
+    pub(crate) fn is_stream(&self) -> bool {
+        matches!(self.kind, Kind::Sse(_))
+    }
+
+    /// Keeps `hold` alive as long as the stream is; false (and `hold`
+    /// dropped) when this body is not a stream.
+    pub(crate) fn hold_while_streaming(&mut self, hold: Hold) -> bool {
+        match &mut self.kind {
+            Kind::Sse(stream) => {
+                stream._hold.push(hold);
+                true
+            }
+            Kind::Full(_) => false,
+        }
+    }
+}
+
 impl Body for McpBody {
     type Data = Bytes;
     type Error = Infallible;
