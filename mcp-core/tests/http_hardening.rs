@@ -55,6 +55,7 @@ fn build_server(events: Events, flooded: Arc<AtomicUsize>) -> McpServer {
     let any = json!({"type": "object"});
     let e1 = Arc::clone(&events);
     let e2 = Arc::clone(&events);
+    let e3 = Arc::clone(&events);
     McpServer::builder()
         .server_info("http-hardening", "1.0.0")
         .resource_subscriptions()
@@ -92,6 +93,36 @@ fn build_server(events: Events, flooded: Arc<AtomicUsize>) -> McpServer {
                     }
                     CallToolResult::text("flooded")
                 }
+            },
+        ))
+        .tool(McpToolDef::new(
+            "block",
+            "runs until cancelled",
+            any.clone(),
+            move |_args: Map<String, Value>, ctx: InvokeContext| {
+                let events = Arc::clone(&e3);
+                async move {
+                    let _report = EndReport {
+                        name: "block",
+                        ctx: ctx.clone(),
+                        events: Arc::clone(&events),
+                    };
+                    send_event(&events, "block started".into());
+                    ctx.cancelled().await;
+                    CallToolResult::error("cancelled")
+                }
+            },
+        ))
+        .tool(McpToolDef::new(
+            "steps",
+            "three progress reports 100 ms apart, then an answer",
+            any.clone(),
+            |_args: Map<String, Value>, ctx: InvokeContext| async move {
+                for i in 1..=3 {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    ctx.report_progress(f64::from(i), Some(3.0), None).await;
+                }
+                CallToolResult::text("stepped")
             },
         ))
         .tool(McpToolDef::new(
@@ -525,5 +556,101 @@ async fn held_event_streams_do_not_lock_new_connections_out() {
         assert!(s.fill().await, "a held stream ended");
     }
     drop(streams);
+    f.handle.close().await;
+}
+
+// ---------------------------------------------------------------- half-closed sockets
+
+/// Everything the server sends until it closes, as text.
+async fn read_all(tcp: &mut TcpStream) -> String {
+    let mut buf = Vec::new();
+    let _ = guard("the answer", tcp.read_to_end(&mut buf)).await;
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// The final (non-1xx) response of a keep-alive exchange.
+fn final_response(text: &str) -> Resp {
+    let mut rest = text;
+    while rest.starts_with("HTTP/1.1 1") {
+        let end = rest.find("\r\n\r\n").expect("interim head");
+        rest = &rest[end + 4..];
+    }
+    raw_http::parse_response(rest.as_bytes())
+}
+
+#[tokio::test]
+async fn a_half_closed_client_gets_the_answer_of_a_slow_call() {
+    let mut f = Fixture::start(HttpOptions::stateless()).await;
+    let mut tcp = TcpStream::connect(f.addr()).await.expect("connect");
+    let body = call(1, "finite", json!({})).to_string();
+    tcp.write_all(&request(f.addr(), "POST", &[JSON, KEEP_ALIVE], &body))
+        .await
+        .expect("write");
+    f.wait_event("finite started").await;
+    // shutdown(SHUT_WR): nothing more to send, still reading.
+    tcp.shutdown().await.expect("shutdown write");
+    let text = read_all(&mut tcp).await;
+    let r = final_response(&text);
+    assert_eq!(r.status, 200, "{text:?}");
+    assert_eq!(tool_text(&r.json()), "finished");
+    f.wait_event("finite ended cancelled=false").await;
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn a_half_closed_client_gets_its_event_stream_to_the_end() {
+    let f = Fixture::start(HttpOptions::stateless()).await;
+    let mut tcp = TcpStream::connect(f.addr()).await.expect("connect");
+    let body = call(2, "steps", json!({})).to_string();
+    tcp.write_all(&request(
+        f.addr(),
+        "POST",
+        &[JSON, ACCEPT_BOTH, KEEP_ALIVE],
+        &body,
+    ))
+    .await
+    .expect("write");
+    tcp.shutdown().await.expect("shutdown write");
+    let text = read_all(&mut tcp).await;
+    let r = final_response(&text);
+    assert_eq!(r.status, 200, "{text:?}");
+    let events: Vec<Value> = r
+        .text()
+        .split("\n\n")
+        .filter_map(|e| e.lines().find_map(|l| l.strip_prefix("data: ")))
+        .map(|d| serde_json::from_str(d).expect("event JSON"))
+        .collect();
+    assert_eq!(events.len(), 4, "{events:?}");
+    assert_eq!(events[2]["params"]["progress"], 3.0);
+    assert_eq!(tool_text(&events[3]), "stepped");
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn a_client_that_closes_its_socket_still_has_its_call_cancelled() {
+    let mut f = Fixture::start(HttpOptions::stateless()).await;
+    // Keep-alive, then gone (close(): FIN, like the half-closed client).
+    let mut tcp = TcpStream::connect(f.addr()).await.expect("connect");
+    let body = call(3, "block", json!({})).to_string();
+    tcp.write_all(&request(f.addr(), "POST", &[JSON, KEEP_ALIVE], &body))
+        .await
+        .expect("write");
+    f.wait_event("block started").await;
+    drop(tcp);
+    f.wait_event("block ended cancelled=true").await;
+    // And over an event stream that has not sent anything yet.
+    let mut tcp = TcpStream::connect(f.addr()).await.expect("connect");
+    let body = call(4, "block", json!({})).to_string();
+    tcp.write_all(&request(
+        f.addr(),
+        "POST",
+        &[JSON, ACCEPT_BOTH, KEEP_ALIVE],
+        &body,
+    ))
+    .await
+    .expect("write");
+    f.wait_event("block started").await;
+    drop(tcp);
+    f.wait_event("block ended cancelled=true").await;
     f.handle.close().await;
 }

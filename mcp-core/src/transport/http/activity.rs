@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+use super::halfclose::AnswerPhase;
 use crate::cancel::CancelToken;
 
 /// Counts running calls so `close` can wait for them.
@@ -58,6 +59,8 @@ pub(crate) struct Activity {
     pub(super) killed: CancelToken,
     /// Event streams open on the connection (see `conns`).
     streams: AtomicUsize,
+    /// Where the current request is, for half-closed peers (see `halfclose`).
+    pub(super) answer: Arc<AnswerPhase>,
 }
 
 impl Activity {
@@ -67,6 +70,7 @@ impl Activity {
             last: Mutex::new(Instant::now()),
             killed: CancelToken::new(),
             streams: AtomicUsize::new(0),
+            answer: Arc::default(),
         })
     }
 

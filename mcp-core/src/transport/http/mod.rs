@@ -104,7 +104,13 @@
 //! the worst case is that times [`HttpOptions::max_connections`].
 //!
 //! **Disconnects** are noticed while a call runs on a keep-alive connection
-//! (hyper watches it for EOF) and when writing to an event stream. A request
+//! and when writing to an event stream. A client that only half-closes
+//! (`shutdown(SHUT_WR)` after its POST) sends the same FIN as one that went
+//! away, so on a FIN during a call the server writes one interim
+//! `HTTP/1.1 102 Processing` response (HTTP/1.1 clients accept unexpected
+//! 1xx responses) and watches for the reset a closed socket answers it
+//! with: a reset cancels the call; otherwise the call runs on and the
+//! half-closed client gets its answer (JSON or the whole event stream). A request
 //! sent with `Connection: close` whose call streams nothing is noticed only
 //! when its response is written: hyper stops reading such a connection once
 //! the body is in.
@@ -128,6 +134,7 @@ mod activity;
 mod body;
 mod conns;
 mod guard;
+mod halfclose;
 mod modern;
 mod names;
 mod options;

@@ -12,6 +12,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use super::activity::Activity;
 use super::conns::{ConnSlot, ConnTable};
+use super::halfclose::ConnIo;
 use super::options::HttpOptions;
 use super::service::McpHttpService;
 use crate::cancel::CancelToken;
@@ -239,7 +240,8 @@ async fn serve_connection(
         .header_read_timeout(service.shared().options.header_read_timeout)
         .keep_alive(true)
         .max_buf_size(64 * 1024);
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    let io = ConnIo::new(stream, Arc::clone(&activity.answer));
+    let conn = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
     let mut shutting_down = false;
     loop {

@@ -22,6 +22,7 @@ use tokio::sync::Semaphore;
 
 use super::activity::{Activity, ActivityGuard, Counted, Tracker};
 use super::guard;
+use super::halfclose::{Handling, StreamPhase};
 use super::modern::ToolHeaders;
 use super::names::{accepts_sse, check_protocol_version, SESSION_NAME};
 use super::options::HttpOptions;
@@ -154,6 +155,8 @@ impl McpHttpService {
         B::Data: Send,
     {
         let activity = self.conn.activity.as_ref().map(Activity::begin);
+        // The handler's phase ends with this call (see `halfclose`).
+        let _handling = self.conn.activity.as_ref().map(|a| Handling(&a.answer));
         let (mut parts, body) = req.into_parts();
         let opts = &self.shared.options;
         // User hooks run under a panic guard: a panicking `allow_request`
@@ -224,12 +227,25 @@ impl McpHttpService {
         // A connection holding an event stream counts apart (see `conns`).
         if let Some(activity) = &self.conn.activity {
             if response.body().is_stream() {
+                activity.answer.streaming();
+                let phase = StreamPhase(Arc::clone(&activity.answer));
                 response
                     .body_mut()
-                    .hold_while_streaming(Box::new(Activity::stream(activity)));
+                    .hold_while_streaming(Box::new((Activity::stream(activity), phase)));
             }
         }
         response
+    }
+
+    /// The request's body is in: from now on a half-closed client is
+    /// still answered (see `halfclose`; HTTP/1.1 only, as its probe is a
+    /// 1xx response).
+    pub(super) fn body_in(&self, parts: &Parts) {
+        if let Some(activity) = &self.conn.activity {
+            if parts.version == hyper::Version::HTTP_11 {
+                activity.answer.body_in();
+            }
+        }
     }
 
     /// Who is calling, as [`handle`](Self::handle) found it.
