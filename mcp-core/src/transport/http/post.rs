@@ -113,14 +113,19 @@ impl McpHttpService {
         }
 
         let signal = CancelToken::new();
-        // The call's messages and reply; past its byte budget the call is
-        // cancelled and the connection closed.
-        let (tx, mut rx) = queue::channel(
-            opts.stream_queue,
-            opts.stream_budget_bytes,
-            Some(signal.clone()),
-            self.conn.activity.clone(),
-        );
+        // The call's messages (only an event-stream POST carries them;
+        // past the stream's byte budget the call is cancelled and the
+        // connection closed) and its reply.
+        let (tx, mut rx) = if wants_sse {
+            queue::channel(
+                opts.stream_queue,
+                opts.stream_budget_bytes,
+                Some(signal.clone()),
+                self.conn.activity.clone(),
+            )
+        } else {
+            queue::replies_only()
+        };
         // Only an event-stream POST carries the call's messages itself.
         let answered = wants_sse.then(|| {
             Arc::new(StreamOutbound {

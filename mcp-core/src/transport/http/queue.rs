@@ -88,13 +88,14 @@ impl Budget {
 #[derive(Clone)]
 pub(crate) struct StreamTx {
     tx: mpsc::Sender<Event>,
-    budget: Arc<Budget>,
+    /// `None`: the channel carries the reply only, never a message.
+    budget: Option<Arc<Budget>>,
 }
 
 /// The receiving end of an event stream (owned by its [`McpBody`](super::McpBody)).
 pub(crate) struct StreamRx {
     rx: mpsc::Receiver<Event>,
-    budget: Arc<Budget>,
+    budget: Option<Arc<Budget>>,
 }
 
 /// A stream of at most `queue` messages and `limit` bytes waiting for the
@@ -116,60 +117,79 @@ pub(crate) fn channel(
     (
         StreamTx {
             tx,
-            budget: Arc::clone(&budget),
+            budget: Some(Arc::clone(&budget)),
         },
-        StreamRx { rx, budget },
+        StreamRx {
+            rx,
+            budget: Some(budget),
+        },
     )
+}
+
+/// A channel for a call's reply alone (a POST that cannot stream): no
+/// message is ever accepted, so there is no budget to keep.
+pub(crate) fn replies_only() -> (StreamTx, StreamRx) {
+    let (tx, rx) = mpsc::channel(1);
+    (StreamTx { tx, budget: None }, StreamRx { rx, budget: None })
 }
 
 impl StreamTx {
     /// Queues one server→client message; false when the stream is gone or
     /// the message would exceed the budget (the consumer is then disconnected).
     pub(crate) async fn message(&self, message: &Value) -> bool {
-        if self.budget.is_over() {
+        let Some(budget) = &self.budget else {
+            return false;
+        };
+        if budget.is_over() {
             return false;
         }
         let bytes = frame(message);
         let n = bytes.len();
-        let before = self.budget.queued.fetch_add(n, Ordering::AcqRel);
-        if before > 0 && before.saturating_add(n) > self.budget.limit {
-            self.budget.queued.fetch_sub(n, Ordering::AcqRel);
-            self.budget.overflow();
+        let before = budget.queued.fetch_add(n, Ordering::AcqRel);
+        if before > 0 && before.saturating_add(n) > budget.limit {
+            budget.queued.fetch_sub(n, Ordering::AcqRel);
+            budget.overflow();
             return false;
         }
         if self.tx.send(Event::Message(bytes)).await.is_ok() {
             true
         } else {
-            self.budget.queued.fetch_sub(n, Ordering::AcqRel);
+            budget.queued.fetch_sub(n, Ordering::AcqRel);
             false
         }
+    }
+
+    fn is_over(&self) -> bool {
+        self.budget.as_ref().is_some_and(|b| b.is_over())
     }
 
     /// Queues the call's last event (its reply, or the error that stops it).
     /// Not charged: it is the answer, and it ends the stream. Dropped when
     /// the consumer was disconnected.
     pub(crate) async fn finish(&self, event: Event) {
-        if !self.budget.is_over() {
+        if !self.is_over() {
             let _ = self.tx.send(event).await;
         }
     }
 
     /// True once the receiver is gone or the consumer was disconnected.
     pub(crate) fn is_closed(&self) -> bool {
-        self.tx.is_closed() || self.budget.is_over()
+        self.tx.is_closed() || self.is_over()
     }
 
     /// Bytes queued and not yet taken by hyper.
     #[cfg(test)]
     pub(crate) fn queued(&self) -> usize {
-        self.budget.queued.load(Ordering::Acquire)
+        self.budget
+            .as_ref()
+            .map_or(0, |b| b.queued.load(Ordering::Acquire))
     }
 }
 
 impl StreamRx {
     /// A receiver with no sender: a stream fed by nothing.
     pub(crate) fn empty() -> Self {
-        channel(1, 0, None, None).1
+        replies_only().1
     }
 
     /// The next event; a message's bytes leave the budget as it is taken.
@@ -190,7 +210,9 @@ impl StreamRx {
     }
 
     fn release(&self, bytes: &Bytes) {
-        self.budget.queued.fetch_sub(bytes.len(), Ordering::AcqRel);
+        if let Some(budget) = &self.budget {
+            budget.queued.fetch_sub(bytes.len(), Ordering::AcqRel);
+        }
     }
 
     /// True when no event is waiting.
@@ -205,7 +227,7 @@ impl StreamRx {
 
     /// True once the consumer was disconnected for exceeding the budget.
     pub(crate) fn is_over(&self) -> bool {
-        self.budget.is_over()
+        self.budget.as_ref().is_some_and(|b| b.is_over())
     }
 }
 
