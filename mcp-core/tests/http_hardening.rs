@@ -56,6 +56,7 @@ fn build_server(events: Events, flooded: Arc<AtomicUsize>) -> McpServer {
     let e1 = Arc::clone(&events);
     let e2 = Arc::clone(&events);
     let e3 = Arc::clone(&events);
+    let e4 = Arc::clone(&events);
     McpServer::builder()
         .server_info("http-hardening", "1.0.0")
         .resource_subscriptions()
@@ -108,6 +109,24 @@ fn build_server(events: Events, flooded: Arc<AtomicUsize>) -> McpServer {
                         events: Arc::clone(&events),
                     };
                     send_event(&events, "block started".into());
+                    ctx.cancelled().await;
+                    CallToolResult::error("cancelled")
+                }
+            },
+        ))
+        .tool(McpToolDef::new(
+            "talk_then_block",
+            "one progress report, then runs until cancelled",
+            any.clone(),
+            move |_args: Map<String, Value>, ctx: InvokeContext| {
+                let events = Arc::clone(&e4);
+                async move {
+                    let _report = EndReport {
+                        name: "talk_then_block",
+                        ctx: ctx.clone(),
+                        events: Arc::clone(&events),
+                    };
+                    ctx.report_progress(1.0, None, None).await;
                     ctx.cancelled().await;
                     CallToolResult::error("cancelled")
                 }
@@ -652,5 +671,21 @@ async fn a_client_that_closes_its_socket_still_has_its_call_cancelled() {
     f.wait_event("block started").await;
     drop(tcp);
     f.wait_event("block ended cancelled=true").await;
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn a_client_that_closes_a_quiet_event_stream_has_its_call_cancelled() {
+    // No keep-alive comments: nothing else would ever be written.
+    let mut f = Fixture::start(HttpOptions::stateless().sse_keep_alive(None)).await;
+    let body = call(5, "talk_then_block", json!({}));
+    let h = [JSON, ACCEPT_BOTH, KEEP_ALIVE];
+    let mut s = Stream::open(f.addr(), &request(f.addr(), "POST", &h, &body.to_string())).await;
+    assert!(s.is_sse());
+    let first = s.next_event().await.expect("the progress report");
+    assert_eq!(first["method"], "notifications/progress");
+    // Gone: the stream is quiet, its call blocked.
+    drop(s);
+    f.wait_event("talk_then_block ended cancelled=true").await;
     f.handle.close().await;
 }

@@ -22,9 +22,9 @@
 //!
 //! The interim response is written only while the handler runs and hyper
 //! has flushed all it wrote, never inside a response. While an event-stream
-//! answer is streaming the FIN is held back too (no probe is possible
-//! there): a closed peer is then noticed by the stream's own writes
-//! (messages, keep-alive comments), as before. HTTP/1.0 requests never get
+//! answer is streaming the FIN is held back too, and the probe is an SSE
+//! keep-alive comment the stream sends at once (`: keep-alive`, ignored by
+//! clients), watched for a reset the same way. HTTP/1.0 requests never get
 //! the interim response (their FIN is passed on at once).
 
 use std::future::Future;
@@ -60,6 +60,8 @@ pub(crate) struct AnswerPhase {
     held: AtomicBool,
     /// hyper's read, to wake once the answer is done.
     waker: Mutex<Option<Waker>>,
+    /// The streaming answer should send a keep-alive comment now.
+    nudge: AtomicBool,
 }
 
 impl AnswerPhase {
@@ -111,6 +113,11 @@ impl AnswerPhase {
         }
     }
 
+    /// True once per nudge: the event stream sends a comment now.
+    pub(crate) fn take_nudge(&self) -> bool {
+        self.nudge.load(Ordering::Relaxed) && self.nudge.swap(false, Ordering::AcqRel)
+    }
+
     fn state(&self) -> u8 {
         self.state.load(Ordering::Acquire)
     }
@@ -144,6 +151,8 @@ pub(crate) struct ConnIo {
     probed: usize,
     /// Everything hyper wrote was flushed (no response is half written).
     quiet: bool,
+    /// The streaming answer was asked for a keep-alive comment.
+    nudged: bool,
     check: Option<Pin<Box<Sleep>>>,
     interval: Duration,
 }
@@ -156,6 +165,7 @@ impl ConnIo {
             eof: false,
             probed: 0,
             quiet: true,
+            nudged: false,
             check: None,
             interval: FIRST_CHECK,
         }
@@ -178,7 +188,14 @@ impl ConnIo {
                 return Poll::Ready(Err(e));
             }
         }
-        if self.probed == 0 {
+        if state == STREAMING && !self.nudged {
+            // The stream's own next write is the probe: have it send a
+            // keep-alive comment now (hyper polls the body on this wake).
+            self.nudged = true;
+            self.phase.nudge.store(true, Ordering::Release);
+            cx.waker().wake_by_ref();
+        }
+        if self.probed == 0 && !self.nudged {
             return Poll::Pending;
         }
         loop {

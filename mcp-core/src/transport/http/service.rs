@@ -231,6 +231,9 @@ impl McpHttpService {
                 let phase = StreamPhase(Arc::clone(&activity.answer));
                 response
                     .body_mut()
+                    .watch_phase(Arc::clone(&activity.answer));
+                response
+                    .body_mut()
                     .hold_while_streaming(Box::new((Activity::stream(activity), phase)));
             }
         }

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
+use super::halfclose::AnswerPhase;
 use super::queue::{frame, Event, StreamRx};
 
 /// Completes when a stream whose call was cancelled may end.
@@ -104,6 +106,7 @@ impl McpBody {
                     every,
                     sleep: Box::pin(tokio::time::sleep(every)),
                 }),
+                phase: None,
                 _hold: hold,
             })),
         }
@@ -125,6 +128,15 @@ impl McpBody {
                 true
             }
             Kind::Full(_) => false,
+        }
+    }
+
+    /// The connection's answer phase: when the client's FIN is held back
+    /// during this stream, a keep-alive comment goes out at once so that a
+    /// closed peer answers it with a reset (see `halfclose`).
+    pub(crate) fn watch_phase(&mut self, phase: Arc<AnswerPhase>) {
+        if let Kind::Sse(stream) = &mut self.kind {
+            stream.phase = Some(phase);
         }
     }
 }
@@ -168,6 +180,7 @@ struct SseStream {
     lingering: bool,
     linger: Option<Linger>,
     keep_alive: Option<KeepAlive>,
+    phase: Option<Arc<AnswerPhase>>,
     _hold: Vec<Hold>,
 }
 
@@ -179,6 +192,9 @@ impl SseStream {
                 // ran out: it ends here, what was queued dropped with it.
                 self.queue.clear();
                 return Poll::Ready(None);
+            }
+            if self.phase.as_ref().is_some_and(|p| p.take_nudge()) {
+                self.queue.push_back(Bytes::from_static(KEEP_ALIVE));
             }
             if let Some(bytes) = self.queue.pop_front() {
                 if let Some(ka) = &mut self.keep_alive {
