@@ -598,6 +598,40 @@ fn final_response(text: &str) -> Resp {
 }
 
 #[tokio::test]
+async fn a_client_that_half_closes_right_after_its_post_gets_the_answer() {
+    let mut f = Fixture::start(HttpOptions::stateless()).await;
+    let mut tcp = TcpStream::connect(f.addr()).await.expect("connect");
+    let body = call(6, "finite", json!({})).to_string();
+    // Request and FIN back to back, as `printf ... | nc -N` sends them.
+    tcp.write_all(&request(f.addr(), "POST", &[JSON, KEEP_ALIVE], &body))
+        .await
+        .expect("write");
+    tcp.shutdown().await.expect("shutdown write");
+    let text = read_all(&mut tcp).await;
+    let r = final_response(&text);
+    assert_eq!(r.status, 200, "{text:?}");
+    assert_eq!(tool_text(&r.json()), "finished");
+    f.wait_event("finite ended cancelled=false").await;
+    f.handle.close().await;
+}
+
+#[tokio::test]
+async fn a_client_that_half_closes_before_its_body_is_complete_gets_408() {
+    let f = Fixture::start(HttpOptions::stateless().body_read_timeout(Duration::from_millis(300)))
+        .await;
+    let mut tcp = TcpStream::connect(f.addr()).await.expect("connect");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\"",
+        f.addr()
+    );
+    tcp.write_all(head.as_bytes()).await.expect("partial body");
+    tcp.shutdown().await.expect("shutdown write");
+    let r = final_response(&read_all(&mut tcp).await);
+    assert_eq!(r.status, 408);
+    f.handle.close().await;
+}
+
+#[tokio::test]
 async fn a_half_closed_client_gets_the_answer_of_a_slow_call() {
     let mut f = Fixture::start(HttpOptions::stateless()).await;
     let mut tcp = TcpStream::connect(f.addr()).await.expect("connect");

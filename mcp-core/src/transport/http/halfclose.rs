@@ -9,8 +9,9 @@
 //! (`half_close(false)`) cancels on FIN, answering nobody who half-closed.
 //!
 //! [`ConnIo`] sits between hyper and the socket and keeps hyper's default.
-//! When the FIN arrives while a request's body is in and its answer is not
-//! finished ([`AnswerPhase`]), it does not pass the end of input on; it
+//! When the FIN arrives while a request is being answered (from when hyper
+//! hands it to the service until its response is complete:
+//! [`AnswerPhase`]), it does not pass the end of input on; it
 //! writes one interim response, `HTTP/1.1 102 Processing` (HTTP/1.1
 //! clients must accept unexpected 1xx responses; RFC 9110 §15.2), and
 //! watches the socket for the reset that a closed peer answers it with
@@ -20,8 +21,12 @@
 //! no reset, the call runs on and its answer is written; then the end of
 //! input is passed on and the connection closes.
 //!
-//! The interim response is written only while the handler runs and hyper
-//! has flushed all it wrote, never inside a response. While an event-stream
+//! The interim response is written only while the service has not
+//! answered and hyper has flushed all it wrote, never inside a response (an
+//! interim response may precede the final one at any point after the
+//! request head). A client that half-closes before sending all of its body
+//! is answered 408 once [`HttpOptions::body_read_timeout`](super::HttpOptions::body_read_timeout)
+//! passes (its end of input is held back like any other). While an event-stream
 //! answer is streaming the FIN is held back too, and the probe is an SSE
 //! keep-alive comment the stream sends at once (`: keep-alive`, ignored by
 //! clients), watched for a reset the same way. HTTP/1.0 requests never get
@@ -47,7 +52,7 @@ const FIRST_CHECK: Duration = Duration::from_millis(5);
 const MAX_CHECK: Duration = Duration::from_secs(1);
 
 const IDLE: u8 = 0;
-/// The request's body is in and its handler runs: no response yet.
+/// hyper handed a request to the service, which has not answered yet.
 const HANDLING: u8 = 1;
 /// The answer is an event stream, still open.
 const STREAMING: u8 = 2;
@@ -65,8 +70,9 @@ pub(crate) struct AnswerPhase {
 }
 
 impl AnswerPhase {
-    /// The request's body is in (HTTP/1.1): a FIN from now on is held back.
-    pub(crate) fn body_in(&self) {
+    /// hyper handed a request (HTTP/1.1) to the service: a FIN from now
+    /// on is held back.
+    pub(crate) fn dispatched(&self) {
         self.state.store(HANDLING, Ordering::Release);
     }
 

@@ -57,7 +57,6 @@ impl McpHttpService {
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
-        self.body_in(&parts);
         let payload = match Frame::parse(&bytes) {
             Ok(payload) => payload,
             Err(parse_error) => return json_response(StatusCode::BAD_REQUEST, &parse_error),

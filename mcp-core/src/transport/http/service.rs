@@ -240,13 +240,13 @@ impl McpHttpService {
         response
     }
 
-    /// The request's body is in: from now on a half-closed client is
+    /// hyper hands over a request: from now on a half-closed client is
     /// still answered (see `halfclose`; HTTP/1.1 only, as its probe is a
-    /// 1xx response).
-    pub(super) fn body_in(&self, parts: &Parts) {
+    /// 1xx response). Called synchronously, before hyper reads on.
+    fn dispatched<B>(&self, req: &Request<B>) {
         if let Some(activity) = &self.conn.activity {
-            if parts.version == hyper::Version::HTTP_11 {
-                activity.answer.body_in();
+            if req.version() == hyper::Version::HTTP_11 {
+                activity.answer.dispatched();
             }
         }
     }
@@ -387,6 +387,7 @@ where
     type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
 
     fn call(&self, req: Request<B>) -> Self::Future {
+        self.dispatched(&req);
         let this = self.clone();
         Box::pin(async move { Ok(this.handle(req).await) })
     }
@@ -411,6 +412,7 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
+        self.dispatched(&req);
         let this = self.clone();
         Box::pin(async move { Ok(this.handle(req).await) })
     }
