@@ -616,6 +616,22 @@ async fn a_client_that_half_closes_right_after_its_post_gets_the_answer() {
 }
 
 #[tokio::test]
+async fn a_half_closed_client_gets_a_large_answer_whole() {
+    let f = Fixture::start(HttpOptions::stateless()).await;
+    let text = "z".repeat(900_000);
+    let mut tcp = TcpStream::connect(f.addr()).await.expect("connect");
+    let body = call(7, "echo", json!({"text": text})).to_string();
+    tcp.write_all(&request(f.addr(), "POST", &[JSON, KEEP_ALIVE], &body))
+        .await
+        .expect("write");
+    tcp.shutdown().await.expect("shutdown write");
+    let r = final_response(&read_all(&mut tcp).await);
+    assert_eq!(r.status, 200);
+    assert_eq!(tool_text(&r.json()).len(), text.len());
+    f.handle.close().await;
+}
+
+#[tokio::test]
 async fn a_client_that_half_closes_before_its_body_is_complete_gets_408() {
     let f = Fixture::start(HttpOptions::stateless().body_read_timeout(Duration::from_millis(300)))
         .await;
