@@ -333,3 +333,51 @@ async fn held_event_streams_do_not_lock_new_connections_out() {
     drop(streams);
     f.handle.close().await;
 }
+
+#[tokio::test]
+async fn with_nothing_idle_a_cancelled_calls_lingering_stream_makes_room() {
+    let mut f = Fixture::start(
+        HttpOptions::new()
+            .max_connections(2)
+            .max_event_streams(1)
+            .keep_alive_timeout(Duration::from_secs(60))
+            .drain_timeout(Duration::from_millis(100)),
+    )
+    .await;
+    let addr = f.addr();
+    let sid = open_session(addr, &[]).await;
+    let session = ("Mcp-Session-Id", sid.as_str());
+    // A: an event-stream call the client cancels; its stream then lingers.
+    let mut a = TcpStream::connect(addr).await.expect("connect");
+    let body = call(9, "block", json!({})).to_string();
+    a.write_all(&request(
+        addr,
+        "POST",
+        &[JSON, ACCEPT_BOTH, KEEP_ALIVE, session],
+        &body,
+    ))
+    .await
+    .expect("write");
+    f.wait_event("block started").await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 9}});
+    assert_eq!(post(addr, &[session], &cancel).await.status, 202);
+    f.wait_event("block ended cancelled=true").await;
+    // Two busy connections fill the connection cap; A holds the stream cap.
+    let mut busy = Vec::new();
+    for id in [10, 11] {
+        let mut tcp = TcpStream::connect(addr).await.expect("connect");
+        let body = call(id, "block", json!({})).to_string();
+        tcp.write_all(&request(addr, "POST", &[JSON, KEEP_ALIVE, session], &body))
+            .await
+            .expect("write");
+        f.wait_event("block started").await;
+        busy.push(tcp);
+    }
+    // Nothing is idle: the lingering stream, owed nothing, makes room.
+    let r = post(addr, &[session], &call(12, "echo", json!({"text": "room"}))).await;
+    assert_eq!(tool_text(&r.json()), "room");
+    read_until_closed(&mut a).await;
+    drop(busy);
+    f.handle.close().await;
+}

@@ -8,8 +8,10 @@
 //! instead, so held streams cannot lock new connections out. At the cap, a
 //! new connection takes the place of the connection idle the longest (no
 //! request in flight, no open response stream: idle keep-alive, a client
-//! that has not finished its request head), which is closed; only when none
-//! is idle is the new connection closed at once. The table is looked at
+//! that has not finished its request head), which is closed; with none
+//! idle, a connection whose stream only lingers after its call was
+//! cancelled (owed no response) is closed instead; only when there is
+//! neither is the new connection closed at once. The table is looked at
 //! only once it is full, and never on a request's path.
 
 use std::collections::HashMap;
@@ -54,9 +56,13 @@ impl ConnTable {
         if conns.len() >= self.max_connections {
             let mut streaming = 0;
             let mut victim: Option<(u64, std::time::Duration)> = None;
+            let mut lingering = None;
             for (k, a) in conns.iter() {
                 if a.has_stream() {
                     streaming += 1;
+                    if a.answer.is_lingering() {
+                        lingering = Some(*k);
+                    }
                 } else if let Some(idle) = a.idle_for() {
                     if victim.is_none_or(|(_, longest)| idle > longest) {
                         victim = Some((*k, idle));
@@ -66,7 +72,8 @@ impl ConnTable {
             let held = conns.len() - streaming;
             let all = self.max_connections.saturating_add(self.max_streams);
             if held >= self.max_connections || conns.len() >= all {
-                let Some((k, _)) = victim else {
+                // Else a cancelled call's stream, which is owed nothing.
+                let Some(k) = victim.map(|(k, _)| k).or(lingering) else {
                     return Err(Full);
                 };
                 if let Some(reaped) = conns.remove(&k) {
@@ -119,6 +126,25 @@ mod tests {
         // Both busy now: a fourth is refused.
         let _busy_c = Activity::begin(&c);
         assert!(table.admit(4, &Activity::new()).is_err());
+    }
+
+    #[test]
+    fn with_none_idle_a_lingering_stream_makes_room() {
+        let table = ConnTable::new(1, 1);
+        let (a, b) = (Activity::new(), Activity::new());
+        let _sb = table.admit(2, &b).expect("room");
+        let _stream = Activity::stream(&b);
+        let _busy_b = Activity::begin(&b);
+        let _sa = table.admit(1, &a).expect("a stream does not hold a slot");
+        let _busy = Activity::begin(&a);
+        assert!(table.admit(3, &Activity::new()).is_err(), "nothing to reap");
+        // `b`'s call was cancelled: its stream only lingers.
+        b.answer.set_lingering();
+        let _sc = table
+            .admit(3, &Activity::new())
+            .expect("the lingering one is reaped");
+        assert!(b.is_killed());
+        assert!(!a.is_killed());
     }
 
     #[test]

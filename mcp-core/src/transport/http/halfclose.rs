@@ -67,6 +67,9 @@ pub(crate) struct AnswerPhase {
     waker: Mutex<Option<Waker>>,
     /// The streaming answer should send a keep-alive comment now.
     nudge: AtomicBool,
+    /// The streaming answer is a cancelled call's, owed nothing (it only
+    /// lingers, see `HttpOptions::cancelled_linger`).
+    lingering: AtomicBool,
 }
 
 impl AnswerPhase {
@@ -94,8 +97,19 @@ impl AnswerPhase {
                 .compare_exchange(HANDLING, STREAMING, Ordering::AcqRel, Ordering::Acquire);
     }
 
+    /// The event-stream answer is a cancelled call's, lingering.
+    pub(crate) fn set_lingering(&self) {
+        self.lingering.store(true, Ordering::Release);
+    }
+
+    /// True while the answer is a lingering stream (see `conns`).
+    pub(crate) fn is_lingering(&self) -> bool {
+        self.lingering.load(Ordering::Acquire)
+    }
+
     /// The event-stream answer ended.
     pub(crate) fn stream_ended(&self) {
+        self.lingering.store(false, Ordering::Release);
         if self
             .state
             .compare_exchange(STREAMING, IDLE, Ordering::AcqRel, Ordering::Acquire)

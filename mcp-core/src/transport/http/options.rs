@@ -178,8 +178,10 @@ pub struct HttpOptions {
     /// stream (default 256). At the cap a new connection takes the place of
     /// the one idle the longest (no request in flight, no open response
     /// stream: idle keep-alive connections, clients still sending their
-    /// request head), which is closed; when none is idle, the new one is
-    /// closed at once.
+    /// request head), which is closed; when none is idle, one whose event
+    /// stream only lingers after its call was cancelled (owed no response,
+    /// see [`cancelled_linger`](Self::cancelled_linger)) is closed instead;
+    /// with neither, the new one is closed at once.
     pub max_connections: usize,
     /// Connections holding an event stream (a session's GET stream, a POST
     /// answered as a stream), counted apart from

@@ -136,6 +136,9 @@ impl McpBody {
     /// closed peer answers it with a reset (see `halfclose`).
     pub(crate) fn watch_phase(&mut self, phase: Arc<AnswerPhase>) {
         if let Kind::Sse(stream) = &mut self.kind {
+            if stream.lingering {
+                phase.set_lingering();
+            }
             stream.phase = Some(phase);
         }
     }
@@ -230,6 +233,10 @@ impl SseStream {
                     }
                     Poll::Ready(Some(Event::Done(None))) => {
                         self.lingering = true;
+                        if let Some(phase) = &self.phase {
+                            // Owed nothing: the connection cap may reap it.
+                            phase.set_lingering();
+                        }
                         self.rx.close();
                         continue;
                     }
