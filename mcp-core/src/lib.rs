@@ -115,6 +115,7 @@ pub use server::intercept;
 pub use server::{
     parse_payload, Admission, Admit, BuildError, Call, CompletionRequest, Frame, McpServer,
     McpServerBuilder, PendingCall, Response, Started, DEFAULT_CLIENT_REQUEST_TIMEOUT,
+    DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
 };
 pub use session::Session;
 #[cfg(feature = "http")]

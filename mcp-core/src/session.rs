@@ -117,6 +117,8 @@ struct Inner {
     closing: CancelToken,
     /// `logging/setLevel` rank + 1; 0 = not set.
     log_level: std::sync::atomic::AtomicU8,
+    /// Something server-wide refers to this session (a resource subscription).
+    registered: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Session {
@@ -224,6 +226,16 @@ impl Session {
             .and_then(|i| u8::try_from(i + 1).ok())
             .unwrap_or(0);
         self.inner.log_level.store(index, Ordering::Relaxed);
+    }
+
+    /// Notes that server-wide state refers to this session (until it closes).
+    pub(crate) fn mark_registered(&self) {
+        self.inner.registered.store(true, Ordering::Release);
+    }
+
+    /// True once [`mark_registered`](Self::mark_registered) was called.
+    pub(crate) fn has_registered(&self) -> bool {
+        self.inner.registered.load(Ordering::Acquire)
     }
 
     /// True once [`close`](Self::close) was called.

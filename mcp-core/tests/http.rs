@@ -23,7 +23,7 @@ use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionOpti
 use mcp_core::{CallToolResult, HeaderValue, InvokeContext, McpServer, McpToolDef};
 use raw_http::{parse_response, raw, Resp, Stream};
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tool_events::{send_event, EndReport, Events};
@@ -874,27 +874,17 @@ async fn idle_keep_alive_connections_are_closed() {
 
 #[tokio::test]
 async fn connections_over_the_limit_are_closed() {
-    let f = Fixture::start(
+    let mut f = Fixture::start(
         HttpOptions::stateless()
             .max_connections(1)
             .keep_alive_timeout(Duration::from_secs(30)),
     )
     .await;
-    let mut first = TcpStream::connect(f.addr()).await.expect("connect");
-    let body = call(1, "echo", json!({"text": "1"})).to_string();
-    let req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        f.addr(),
-        body.len()
-    );
-    first.write_all(req.as_bytes()).await.expect("request");
-    let mut reader = BufReader::new(first);
-    let mut line = String::new();
-    guard("first response", reader.read_line(&mut line))
-        .await
-        .expect("read");
-    assert!(line.starts_with("HTTP/1.1 200"), "{line}");
-    // The first connection is still open: a second one is closed at once.
+    // The first connection is busy (its call runs): not idle, so not reaped.
+    let first = open_post_no_wait(f.addr(), &[], &call(1, "block", json!({}))).await;
+    f.wait_event("block started").await;
+    let body = call(2, "echo", json!({"text": "2"})).to_string();
+    // A second one is closed at once.
     let mut second = TcpStream::connect(f.addr()).await.expect("connect");
     let _ = second
         .write_all(&request(f.addr(), "POST", "/mcp", &[JSON], &body))
@@ -902,7 +892,7 @@ async fn connections_over_the_limit_are_closed() {
     let mut buf = Vec::new();
     let _ = guard("refused connection", second.read_to_end(&mut buf)).await;
     assert!(buf.is_empty(), "got {:?}", String::from_utf8_lossy(&buf));
-    drop(reader);
+    drop(first);
     f.handle.close().await;
 }
 

@@ -135,6 +135,7 @@ pub struct McpServerBuilder {
     tool_interceptors: Vec<(String, std::sync::Arc<dyn super::intercept::Interceptor>)>,
     /// An error found while the builder was being filled, reported by `build`.
     deferred: Option<BuildError>,
+    max_subscriptions_per_session: Option<usize>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -320,6 +321,16 @@ impl McpServerBuilder {
         self
     }
 
+    /// Caps the URIs one session may subscribe to through
+    /// `resources/subscribe` (default
+    /// [`DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION`](crate::DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION),
+    /// 1,000; at least 1). One more is answered with a `-32600` error
+    /// naming the cap; unsubscribing makes room.
+    pub fn max_subscriptions_per_session(mut self, max: usize) -> Self {
+        self.max_subscriptions_per_session = Some(max);
+        self
+    }
+
     /// Adds a tool.
     pub fn tool(mut self, tool: impl Into<McpToolDef>) -> Self {
         self.tools.push(tool.into());
@@ -477,7 +488,9 @@ impl McpServerBuilder {
                     .unwrap_or(DEFAULT_CLIENT_REQUEST_TIMEOUT),
                 completer: self.completer,
                 resource_subscriptions: self.resource_subscriptions && has_resources,
-                subscriptions: Subscriptions::default(),
+                subscriptions: self
+                    .max_subscriptions_per_session
+                    .map_or_else(Subscriptions::default, Subscriptions::new),
                 interceptors: super::intercept::Chain(self.interceptors),
                 tool_chains,
                 list_cache,

@@ -111,13 +111,36 @@ struct Subscriber {
     uris: HashSet<String>,
 }
 
+/// Default of [`McpServerBuilder::max_subscriptions_per_session`](crate::McpServerBuilder::max_subscriptions_per_session).
+pub const DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION: usize = 1000;
+
 /// The live resource subscriptions of a server.
-#[derive(Default)]
 pub(crate) struct Subscriptions {
     subscribers: Mutex<Vec<Subscriber>>,
+    /// URIs one session may hold through `resources/subscribe`.
+    max_per_session: usize,
+}
+
+impl Default for Subscriptions {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION)
+    }
 }
 
 impl Subscriptions {
+    pub(crate) fn new(max_per_session: usize) -> Self {
+        Self {
+            subscribers: Mutex::default(),
+            max_per_session: max_per_session.max(1),
+        }
+    }
+
+    /// Number of subscribers of live sessions (legacy subscriptions, and
+    /// listens); closed sessions' are swept first.
+    pub(crate) fn len(&self) -> usize {
+        self.with(|subs| subs.len())
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut Vec<Subscriber>) -> R) -> R {
         let mut subs = self
             .subscribers
@@ -127,34 +150,49 @@ impl Subscriptions {
         f(&mut subs)
     }
 
-    /// A legacy `resources/subscribe` / `resources/unsubscribe`.
+    /// A legacy `resources/subscribe` / `resources/unsubscribe`; refused
+    /// past the per-session cap of URIs.
     pub(crate) fn set_legacy(
         &self,
         session: &Session,
         outbound: Option<&Arc<dyn Outbound>>,
         uri: &str,
         on: bool,
-    ) {
+    ) -> Result<(), ErrorObject> {
+        let max = self.max_per_session;
         self.with(|subs| {
             let existing = subs
                 .iter_mut()
                 .find(|s| s.listen.is_none() && s.session.same_as(session));
             match (existing, on, outbound) {
                 (Some(s), true, _) => {
+                    if s.uris.len() >= max && !s.uris.contains(uri) {
+                        return Err(ErrorObject::new(
+                            protocol::ErrorCode::INVALID_REQUEST,
+                            format!(
+                                "Too many resource subscriptions in this session (max {max}); \
+                                 unsubscribe from some first"
+                            ),
+                        ));
+                    }
                     s.uris.insert(uri.to_owned());
                 }
                 (Some(s), false, _) => {
                     s.uris.remove(uri);
                 }
-                (None, true, Some(outbound)) => subs.push(Subscriber {
-                    session: session.clone(),
-                    listen: None,
-                    outbound: Arc::clone(outbound),
-                    uris: HashSet::from([uri.to_owned()]),
-                }),
+                (None, true, Some(outbound)) => {
+                    session.mark_registered();
+                    subs.push(Subscriber {
+                        session: session.clone(),
+                        listen: None,
+                        outbound: Arc::clone(outbound),
+                        uris: HashSet::from([uri.to_owned()]),
+                    });
+                }
                 (None, _, _) => {}
             }
-        });
+            Ok(())
+        })
     }
 
     /// A modern listen with `resourceSubscriptions`; removed by [`end_listen`](Self::end_listen).

@@ -66,7 +66,7 @@ pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use decode::{parse_payload, Frame};
 pub use encode::Response;
 pub use entry::{Admission, Admit, Call, PendingCall, Started};
-pub use features::CompletionRequest;
+pub use features::{CompletionRequest, DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION};
 
 /// A transport-neutral MCP server. Cheap to clone (one `Arc`).
 ///
@@ -178,6 +178,13 @@ impl McpServer {
     /// closed sessions (resource subscriptions hold their output channel).
     pub fn release_closed_sessions(&self) {
         self.inner.subscriptions.forget_closed();
+    }
+
+    /// Resource subscribers held (sessions with legacy subscriptions, and
+    /// listens); for tests of the transports' bookkeeping.
+    #[doc(hidden)]
+    pub fn subscriber_count(&self) -> usize {
+        self.inner.subscriptions.len()
     }
 
     /// The tool descriptors `tools/list` returns (before `visible` filtering).

@@ -58,6 +58,6 @@ pub(crate) fn subscribe(
     server
         .inner
         .subscriptions
-        .set_legacy(&scope.session, scope.ctx.outbound.as_ref(), uri, on);
+        .set_legacy(&scope.session, scope.ctx.outbound.as_ref(), uri, on)?;
     Ok(Value::Object(Map::new()))
 }

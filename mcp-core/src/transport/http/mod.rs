@@ -16,7 +16,7 @@
 //! | 408 | The body did not arrive within [`HttpOptions::body_read_timeout`] (connection closed) |
 //! | 413 | The body exceeds [`HttpOptions::max_body_bytes`]: never buffered; the rest of it is read and discarded (up to 4× the limit, 2 s) so that a client still sending sees the 413, not a reset; a larger declared `Content-Length` or `Expect: 100-continue` is refused before reading (connection closed) |
 //! | 415 | A POST whose `Content-Type` is not `application/json` |
-//! | 503 | Over [`HttpOptions::max_concurrent_requests`] or the per-connection limit (`-32000`, `Retry-After: 1`) |
+//! | 503 | Over [`HttpOptions::max_concurrent_requests`], the per-principal or the per-connection limit, or a GET past [`HttpOptions::max_event_streams`] (`-32000`, `Retry-After: 1`); an `initialize` of a principal holding [`SessionOptions::max_per_principal`] sessions (`-32000` with its id) |
 //! | 204 | DELETE of a live session |
 //!
 //! Error bodies are JSON-RPC error responses with id `null`.
@@ -90,14 +90,27 @@
 //! streams carry `X-Accel-Buffering: no`.
 //!
 //! **Hardening**: a loopback-only `Host`/`Origin` guard by default; header,
-//! body and keep-alive timeouts; connection, server-wide and per-connection
-//! request limits; bounded queues between calls and streams (a client that
-//! stops reading stalls its own call, nothing else); `TCP_NODELAY`. Bodies
+//! body and keep-alive timeouts (the header timeout also ends slowloris
+//! clients); server-wide, per-principal and per-connection request limits;
+//! a connection cap ([`HttpOptions::max_connections`]) at which a new
+//! connection takes the place of the one idle the longest, with connections
+//! holding event streams counted apart ([`HttpOptions::max_event_streams`])
+//! so that held streams never lock new clients out; bounded queues between calls and streams (a client that
+//! stops reading stalls its own call, nothing else), each event stream also
+//! bounded in bytes ([`HttpOptions::stream_budget_bytes`], 4 MiB: past it the
+//! stream ends, its call is cancelled and its connection closed);
+//! `TCP_NODELAY`. Bodies
 //! being read are buffered up to [`HttpOptions::max_body_bytes`] each, so
 //! the worst case is that times [`HttpOptions::max_connections`].
 //!
 //! **Disconnects** are noticed while a call runs on a keep-alive connection
-//! (hyper watches it for EOF) and when writing to an event stream. A request
+//! and when writing to an event stream. A client that only half-closes
+//! (`shutdown(SHUT_WR)` after its POST) sends the same FIN as one that went
+//! away, so on a FIN during a call the server writes one interim
+//! `HTTP/1.1 102 Processing` response (HTTP/1.1 clients accept unexpected
+//! 1xx responses) and watches for the reset a closed socket answers it
+//! with: a reset cancels the call; otherwise the call runs on and the
+//! half-closed client gets its answer (JSON or the whole event stream). A request
 //! sent with `Connection: close` whose call streams nothing is noticed only
 //! when its response is written: hyper stops reading such a connection once
 //! the body is in.
@@ -119,12 +132,15 @@
 
 mod activity;
 mod body;
+mod conns;
 mod guard;
+mod halfclose;
 mod modern;
 mod names;
 mod options;
 mod outbound;
 mod post;
+mod queue;
 mod respond;
 mod server;
 mod service;
@@ -134,7 +150,8 @@ mod sse;
 pub use names::{PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 pub use options::{
     AllowRequestFn, AuthorizeFn, HttpOptions, PrincipalFn, SessionOptions, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_TTL,
+    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_SESSION_TTL,
+    DEFAULT_STREAM_BUDGET_BYTES,
 };
 pub use server::{serve_http, HttpHandle};
 pub use service::McpHttpService;

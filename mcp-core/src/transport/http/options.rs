@@ -9,10 +9,14 @@ use hyper::http::request::Parts;
 
 /// Default [`HttpOptions::max_body_bytes`]: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Default [`HttpOptions::stream_budget_bytes`]: 4 MiB.
+pub const DEFAULT_STREAM_BUDGET_BYTES: usize = 4 * 1024 * 1024;
 /// Default [`SessionOptions::ttl`]: 30 minutes idle.
 pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(30 * 60);
 /// Default [`SessionOptions::max`]: 1000 live sessions.
 pub const DEFAULT_MAX_SESSIONS: usize = 1000;
+/// Default [`SessionOptions::max_per_principal`]: 100 live sessions.
+pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 100;
 
 use crate::boxed::BoxFuture;
 
@@ -34,6 +38,14 @@ pub struct SessionOptions {
     /// the most (counting the new one), so a principal that creates many
     /// sessions evicts its own, never another's.
     pub max: usize,
+    /// At most this many live sessions per principal (default
+    /// [`DEFAULT_MAX_SESSIONS_PER_PRINCIPAL`], 100). One more `initialize`
+    /// is refused — HTTP 503 with a `-32000` error carrying its id — until
+    /// one of them is deleted or expires; nobody else's session is touched.
+    /// Applies to identified principals ([`HttpOptions::principal`], by
+    /// default the `Authorization` header); anonymous requests share no
+    /// identity and are bounded by [`max`](Self::max) alone.
+    pub max_per_principal: usize,
 }
 
 impl Default for SessionOptions {
@@ -41,6 +53,7 @@ impl Default for SessionOptions {
         Self {
             ttl: DEFAULT_SESSION_TTL,
             max: DEFAULT_MAX_SESSIONS,
+            max_per_principal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
         }
     }
 }
@@ -57,6 +70,13 @@ impl SessionOptions {
     #[must_use]
     pub fn max(mut self, max: usize) -> Self {
         self.max = max.max(1);
+        self
+    }
+
+    /// Sets the maximum number of live sessions of one principal (at least 1).
+    #[must_use]
+    pub fn max_per_principal(mut self, max: usize) -> Self {
+        self.max_per_principal = max.max(1);
         self
     }
 }
@@ -154,11 +174,34 @@ pub struct HttpOptions {
     /// limit), so no principal can take every slot from the others.
     /// Requests without a principal are bounded by the other limits only.
     pub max_requests_per_principal: usize,
-    /// Open connections at once (default 256); one more is closed at once.
+    /// Open connections at once, not counting those holding an event
+    /// stream (default 256). At the cap a new connection takes the place of
+    /// the one idle the longest (no request in flight, no open response
+    /// stream: idle keep-alive connections, clients still sending their
+    /// request head), which is closed; when none is idle, one whose event
+    /// stream only lingers after its call was cancelled (owed no response,
+    /// see [`cancelled_linger`](Self::cancelled_linger)) is closed instead;
+    /// with neither, the new one is closed at once.
     pub max_connections: usize,
+    /// Connections holding an event stream (a session's GET stream, a POST
+    /// answered as a stream), counted apart from
+    /// [`max_connections`](Self::max_connections) so that held streams never
+    /// lock new connections out (default 1024). At most this many GET
+    /// streams are open at once; one more GET is answered 503 (`-32000`).
+    /// All connections together stay within the sum of both caps.
+    pub max_event_streams: usize,
     /// Server→client messages of one stream that may wait for the client to
     /// read them (default 64); a slow reader stalls its own call, no more.
     pub stream_queue: usize,
+    /// Bytes of server→client messages one event stream (a POST's, or a
+    /// session's GET stream) may hold for a client that does not read them
+    /// (default [`DEFAULT_STREAM_BUDGET_BYTES`], 4 MiB), counted from when
+    /// a message is queued until hyper takes it for writing. A message that
+    /// would pass it disconnects the consumer: the stream ends, the call it
+    /// carries is cancelled and the connection is closed (never buffered
+    /// without bound). One message larger than the budget still goes when
+    /// nothing else waits.
+    pub stream_budget_bytes: usize,
     /// SSE comment sent on an idle stream this often (default 15 s), so a
     /// vanished client is noticed; `None` disables it.
     pub sse_keep_alive: Option<Duration>,
@@ -192,7 +235,9 @@ impl Default for HttpOptions {
             max_requests_per_connection: 16,
             max_requests_per_principal: 64,
             max_connections: 256,
+            max_event_streams: 1024,
             stream_queue: 64,
+            stream_budget_bytes: DEFAULT_STREAM_BUDGET_BYTES,
             sse_keep_alive: Some(Duration::from_secs(15)),
             cancelled_linger: Duration::from_secs(60),
             drain_timeout: Duration::from_secs(10),
@@ -226,7 +271,9 @@ impl fmt::Debug for HttpOptions {
                 &self.max_requests_per_principal,
             )
             .field("max_connections", &self.max_connections)
+            .field("max_event_streams", &self.max_event_streams)
             .field("stream_queue", &self.stream_queue)
+            .field("stream_budget_bytes", &self.stream_budget_bytes)
             .field("sse_keep_alive", &self.sse_keep_alive)
             .field("cancelled_linger", &self.cancelled_linger)
             .field("drain_timeout", &self.drain_timeout)
@@ -437,10 +484,26 @@ impl HttpOptions {
         self
     }
 
+    /// Sets the cap of connections holding event streams (see
+    /// [`max_event_streams`](Self::max_event_streams)).
+    #[must_use]
+    pub fn max_event_streams(mut self, n: usize) -> Self {
+        self.max_event_streams = n;
+        self
+    }
+
     /// Sets the per-stream queue of server→client messages (at least 1).
     #[must_use]
     pub fn stream_queue(mut self, n: usize) -> Self {
         self.stream_queue = n.max(1);
+        self
+    }
+
+    /// Sets the byte budget of each event stream (see
+    /// [`stream_budget_bytes`](Self::stream_budget_bytes)).
+    #[must_use]
+    pub fn stream_budget_bytes(mut self, bytes: usize) -> Self {
+        self.stream_budget_bytes = bytes;
         self
     }
 

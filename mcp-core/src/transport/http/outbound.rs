@@ -4,19 +4,19 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
+use super::queue::StreamTx;
 use super::sessions::SessionEntry;
-use super::sse::Event;
 use crate::cancel::CancelToken;
 use crate::context::Outbound;
+use crate::session::Session;
 
 /// Server→client messages of one call: onto its POST's event stream until
 /// the call is answered; after that (a legacy `resources/subscribe` keeps
 /// the call's outbound for its updates) onto the session's GET stream, when
 /// one is open, as messages unrelated to a live request belong there.
 pub(super) struct StreamOutbound {
-    pub(super) stream: mpsc::Sender<Event>,
+    pub(super) stream: StreamTx,
     /// Set by the call's task, under this lock, before its reply goes onto
     /// `stream`: nothing is queued behind the reply (the stream ends there).
     pub(super) answered: tokio::sync::Mutex<bool>,
@@ -29,7 +29,7 @@ impl Outbound for StreamOutbound {
         {
             let answered = self.answered.lock().await;
             if !*answered {
-                return self.stream.send(Event::Message(message)).await.is_ok();
+                return self.stream.message(&message).await;
             }
         }
         match &self.session {
@@ -52,8 +52,22 @@ impl Outbound for SessionOutbound {
 
 pub(super) async fn to_session_stream(entry: &SessionEntry, message: Value) -> bool {
     match entry.stream() {
-        Some(tx) => tx.send(Event::Message(message)).await.is_ok(),
+        Some(tx) => tx.message(&message).await,
         None => false,
+    }
+}
+
+/// The session of one request (sessions off, or a 2026-07-28 request):
+/// closed when the request is done if the request registered something in
+/// it (a legacy `resources/subscribe` answered as an event stream), so the
+/// server's subscription registry lets go of it; nothing otherwise.
+pub(super) struct EndsWithRequest(pub(super) Session);
+
+impl Drop for EndsWithRequest {
+    fn drop(&mut self) {
+        if self.0.has_registered() {
+            self.0.close();
+        }
     }
 }
 

@@ -14,18 +14,19 @@ use http_body::Body;
 use hyper::header::{HeaderMap, HeaderValue as HttpHeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Response, StatusCode};
-use tokio::sync::mpsc;
 
 use super::activity::ActivityGuard;
 use super::body::read_body;
 use super::modern::{self};
 use super::names::{accepts_sse, check_protocol_version, collect_headers, is_json, SESSION_NAME};
-use super::outbound::{DisconnectGuard, SessionOutbound, StreamOutbound};
+use super::outbound::{DisconnectGuard, EndsWithRequest, SessionOutbound, StreamOutbound};
+use super::queue::{self, Event};
 use super::respond::{
     busy, error_response, json_response, replies_response, reply_status, sse_response, status_only,
 };
 use super::service::McpHttpService;
-use super::sse::{frame, Event, Hold, Linger, McpBody};
+use super::sessions::TooMany;
+use super::sse::{Hold, Linger, McpBody};
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, CallHeaders, Outbound};
 use crate::protocol::meta::meta_keys;
@@ -76,6 +77,9 @@ impl McpHttpService {
             },
             _ => (Session::new(), None),
         };
+        // A session of this request alone ends with it (what it registered,
+        // a legacy subscription, is released then).
+        let ephemeral = entry.is_none().then(|| EndsWithRequest(session.clone()));
         // Who is calling: binds sessions here and `requestState` in the dispatcher.
         let principal: Option<Arc<str>> = self.principal(&parts);
         let wants_sse = accepts_sse(&parts.headers);
@@ -113,7 +117,20 @@ impl McpHttpService {
             };
         }
 
-        let (tx, mut rx) = mpsc::channel(opts.stream_queue.max(1));
+        let signal = CancelToken::new();
+        // The call's messages (only an event-stream POST carries them;
+        // past the stream's byte budget the call is cancelled and the
+        // connection closed) and its reply.
+        let (tx, mut rx) = if wants_sse {
+            queue::channel(
+                opts.stream_queue,
+                opts.stream_budget_bytes,
+                Some(signal.clone()),
+                self.conn.activity.clone(),
+            )
+        } else {
+            queue::replies_only()
+        };
         // Only an event-stream POST carries the call's messages itself.
         let answered = wants_sse.then(|| {
             Arc::new(StreamOutbound {
@@ -127,7 +144,6 @@ impl McpHttpService {
         } else if let Some(entry) = &entry {
             ctx = ctx.with_outbound(Arc::new(SessionOutbound(Arc::clone(entry))));
         }
-        let signal = CancelToken::new();
         ctx = ctx.with_signal(signal.clone());
         let disconnect = DisconnectGuard(signal.clone());
         // The id a cancelled call's error must carry (null only for a batch).
@@ -192,6 +208,7 @@ impl McpHttpService {
         let track = self.shared.calls.enter();
         let task = async move {
             let _track = track;
+            let _ephemeral = ephemeral;
             let abort = this.shared.abort.clone();
             let work = async {
                 match work {
@@ -229,7 +246,7 @@ impl McpHttpService {
             if let Some(answered) = &answered {
                 *answered.answered.lock().await = true;
             }
-            let _ = tx.send(event).await;
+            tx.finish(event).await;
         };
         // Most calls finish on their first poll: run that poll here, on the
         // connection's task, and only hand a call that has to wait to a task
@@ -275,7 +292,7 @@ impl McpHttpService {
                 // carrying its messages, then its response.
                 let linger = self.linger(entry.as_ref().map(|e| e.ended.clone()));
                 sse_response(McpBody::sse(
-                    vec![frame(&first)],
+                    vec![first],
                     rx,
                     opts.sse_keep_alive,
                     Some(linger),
@@ -376,9 +393,13 @@ impl McpHttpService {
         let mut response = replies_response(reply_status(&reply, modern), &reply);
         if is_init && !reply.is_batch() && reply.error_code().is_none() {
             if let Some(table) = &self.shared.sessions {
-                let (id, _) = table.create(session, principal);
-                if let Ok(v) = HttpHeaderValue::from_str(&id) {
-                    response.headers_mut().insert(SESSION_NAME.clone(), v);
+                match table.create(session, principal) {
+                    Ok((id, _)) => {
+                        if let Ok(v) = HttpHeaderValue::from_str(&id) {
+                            response.headers_mut().insert(SESSION_NAME.clone(), v);
+                        }
+                    }
+                    Err(TooMany(max)) => return too_many_sessions(reply, max),
                 }
             }
         }
@@ -481,6 +502,24 @@ fn closed_error(id: serde_json::Value) -> serde_json::Value {
         &ErrorObject::new(
             ErrorCode::SERVER_BUSY,
             "The session ended or the server is closing; the call was cancelled",
+        ),
+    )
+}
+
+/// The answer to an `initialize` whose principal holds its share of sessions.
+fn too_many_sessions(reply: Replies, max: usize) -> Response<McpBody> {
+    let id = reply.into_value().get("id").cloned().unwrap_or_default();
+    json_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &crate::protocol::fail(
+            id,
+            &ErrorObject::new(
+                ErrorCode::SERVER_BUSY,
+                format!(
+                    "Too many sessions for this principal (max {max}); end one with DELETE \
+                     or let one expire, then initialize again"
+                ),
+            ),
         ),
     )
 }

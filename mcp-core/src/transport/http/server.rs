@@ -8,10 +8,11 @@ use std::time::Duration;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::activity::Activity;
+use super::conns::{ConnSlot, ConnTable};
+use super::halfclose::ConnIo;
 use super::options::HttpOptions;
 use super::service::McpHttpService;
 use crate::cancel::CancelToken;
@@ -152,7 +153,11 @@ const ABORT_GRACE: Duration = Duration::from_secs(1);
 
 async fn run(listener: TcpListener, service: McpHttpService, stop: CancelToken) {
     let shared = Arc::clone(service.shared());
-    let slots = Arc::new(Semaphore::new(shared.options.max_connections.max(1)));
+    let table = ConnTable::new(
+        shared.options.max_connections,
+        shared.options.max_event_streams,
+    );
+    let mut next_key: u64 = 0;
     let closing = CancelToken::new();
     let mut conns = JoinSet::new();
     loop {
@@ -162,8 +167,11 @@ async fn run(listener: TcpListener, service: McpHttpService, stop: CancelToken) 
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
-                    // Over the connection limit: close at once rather than queue.
-                    let Ok(permit) = Arc::clone(&slots).try_acquire_owned() else {
+                    // At the cap the connection idle the longest makes room;
+                    // with none idle, close at once rather than queue.
+                    let activity = Activity::new();
+                    next_key += 1;
+                    let Ok(slot) = table.admit(next_key, &activity) else {
                         drop(stream);
                         continue;
                     };
@@ -173,7 +181,8 @@ async fn run(listener: TcpListener, service: McpHttpService, stop: CancelToken) 
                         peer,
                         service.clone(),
                         closing.clone(),
-                        permit,
+                        activity,
+                        slot,
                     ));
                 }
                 // Out of file descriptors and the like: back off briefly.
@@ -218,9 +227,9 @@ async fn serve_connection(
     peer: SocketAddr,
     service: McpHttpService,
     closing: CancelToken,
-    _slot: OwnedSemaphorePermit,
+    activity: Arc<Activity>,
+    _slot: ConnSlot,
 ) {
-    let activity = Activity::new();
     let service = service
         .for_connection(Some(peer))
         .with_activity(Arc::clone(&activity));
@@ -231,7 +240,8 @@ async fn serve_connection(
         .header_read_timeout(service.shared().options.header_read_timeout)
         .keep_alive(true)
         .max_buf_size(64 * 1024);
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    let io = ConnIo::new(stream, Arc::clone(&activity.answer));
+    let conn = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
     let mut shutting_down = false;
     loop {
@@ -242,6 +252,9 @@ async fn serve_connection(
         .max(Duration::from_millis(1));
         tokio::select! {
             _ = conn.as_mut() => break,
+            // Dropping the connection closes its socket and drops what it
+            // was serving (an overrun event stream, its call cancelled).
+            () = activity.killed.cancelled() => break,
             () = closing.cancelled(), if !shutting_down => {
                 conn.as_mut().graceful_shutdown();
                 shutting_down = true;

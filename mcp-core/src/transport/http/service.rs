@@ -11,19 +11,22 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
 use http_body::Body;
 use hyper::header::HeaderValue as HttpHeaderValue;
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::Semaphore;
 
-use super::activity::{Activity, ActivityGuard, Tracker};
+use super::activity::{Activity, ActivityGuard, Counted, Tracker};
 use super::guard;
+use super::halfclose::{Handling, StreamPhase};
 use super::modern::ToolHeaders;
 use super::names::{accepts_sse, check_protocol_version, SESSION_NAME};
 use super::options::HttpOptions;
+use super::queue;
 use super::respond::{error_response, not_found, path_mismatch, sse_response};
 use super::sessions::{default_principal, SessionEntry, SessionTable};
 use super::sse::{Hold, McpBody};
@@ -78,6 +81,8 @@ pub(crate) struct Shared {
     pub(super) global: Arc<Semaphore>,
     /// Requests running per principal (entries only while some run).
     pub(super) per_principal: Arc<Mutex<HashMap<Arc<str>, usize>>>,
+    /// Open GET streams (bounded by `HttpOptions::max_event_streams`).
+    pub(super) get_streams: Arc<AtomicUsize>,
     pub(crate) calls: Tracker,
     /// The server started draining: lingering streams end.
     pub(crate) closing: CancelToken,
@@ -99,6 +104,7 @@ impl McpHttpService {
                 sessions,
                 global,
                 per_principal: Arc::default(),
+                get_streams: Arc::default(),
                 calls: Tracker::default(),
                 closing: CancelToken::new(),
                 abort: CancelToken::new(),
@@ -149,6 +155,8 @@ impl McpHttpService {
         B::Data: Send,
     {
         let activity = self.conn.activity.as_ref().map(Activity::begin);
+        // The handler's phase ends with this call (see `halfclose`).
+        let _handling = self.conn.activity.as_ref().map(|a| Handling(&a.answer));
         let (mut parts, body) = req.into_parts();
         let opts = &self.shared.options;
         // User hooks run under a panic guard: a panicking `allow_request`
@@ -200,7 +208,7 @@ impl McpHttpService {
             }
         }
         let sessions_on = self.shared.sessions.is_some();
-        match parts.method {
+        let mut response = match parts.method {
             Method::POST => self.post(parts, body, activity).await,
             Method::GET if sessions_on => self.get(&parts, activity),
             Method::DELETE if sessions_on => self.delete(&parts),
@@ -215,6 +223,31 @@ impl McpHttpService {
                 r
             }
             _ => not_found(&parts),
+        };
+        // A connection holding an event stream counts apart (see `conns`).
+        if let Some(activity) = &self.conn.activity {
+            if response.body().is_stream() {
+                activity.answer.streaming();
+                let phase = StreamPhase(Arc::clone(&activity.answer));
+                response
+                    .body_mut()
+                    .watch_phase(Arc::clone(&activity.answer));
+                response
+                    .body_mut()
+                    .hold_while_streaming(Box::new((Activity::stream(activity), phase)));
+            }
+        }
+        response
+    }
+
+    /// hyper hands over a request: from now on a half-closed client is
+    /// still answered (see `halfclose`; HTTP/1.1 only, as its probe is a
+    /// 1xx response). Called synchronously, before hyper reads on.
+    fn dispatched<B>(&self, req: &Request<B>) {
+        if let Some(activity) = &self.conn.activity {
+            if req.version() == hyper::Version::HTTP_11 {
+                activity.answer.dispatched();
+            }
         }
     }
 
@@ -276,9 +309,28 @@ impl McpHttpService {
             Ok(entry) => entry,
             Err(response) => return response,
         };
-        let (tx, rx) = mpsc::channel(self.shared.options.stream_queue.max(1));
+        let max = self.shared.options.max_event_streams;
+        let Some(counted) = Counted::take(&self.shared.get_streams, max) else {
+            let mut r = error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::SERVER_BUSY,
+                &format!("Too many open event streams (max {max}); retry later"),
+            );
+            r.headers_mut().insert(
+                hyper::header::RETRY_AFTER,
+                HttpHeaderValue::from_static("1"),
+            );
+            return r;
+        };
+        let opts = &self.shared.options;
+        let (tx, rx) = queue::channel(
+            opts.stream_queue,
+            opts.stream_budget_bytes,
+            None,
+            self.conn.activity.clone(),
+        );
         entry.open_stream(tx);
-        let mut hold: Vec<Hold> = Vec::new();
+        let mut hold: Vec<Hold> = vec![Box::new(counted)];
         if let Some(a) = activity {
             hold.push(Box::new(a));
         }
@@ -335,6 +387,7 @@ where
     type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
 
     fn call(&self, req: Request<B>) -> Self::Future {
+        self.dispatched(&req);
         let this = self.clone();
         Box::pin(async move { Ok(this.handle(req).await) })
     }
@@ -359,6 +412,7 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
+        self.dispatched(&req);
         let this = self.clone();
         Box::pin(async move { Ok(this.handle(req).await) })
     }

@@ -10,28 +10,26 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
-use hyper::header::AUTHORIZATION;
-use hyper::http::request::Parts;
-use tokio::sync::mpsc;
-
 use super::options::SessionOptions;
-use super::sse::Event;
+use super::queue::StreamTx;
 use crate::cancel::CancelToken;
 use crate::session::Session;
+use hyper::header::AUTHORIZATION;
+use hyper::http::request::Parts;
 
 /// One live HTTP session.
 pub(crate) struct SessionEntry {
     pub(crate) session: Session,
     principal: Option<Arc<str>>,
     /// The standalone GET stream, when one is open.
-    stream: Mutex<Option<mpsc::Sender<Event>>>,
+    stream: Mutex<Option<StreamTx>>,
     /// Cancelled when the session ends (DELETE, expiry, eviction).
     pub(crate) ended: CancelToken,
 }
 
 impl SessionEntry {
     /// Where messages not tied to a request go; `None` when no GET stream is open.
-    pub(crate) fn stream(&self) -> Option<mpsc::Sender<Event>> {
+    pub(crate) fn stream(&self) -> Option<StreamTx> {
         self.stream
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -41,7 +39,7 @@ impl SessionEntry {
     }
 
     /// Installs a new standalone stream, replacing (and so ending) any previous one.
-    pub(crate) fn open_stream(&self, tx: mpsc::Sender<Event>) {
+    pub(crate) fn open_stream(&self, tx: StreamTx) {
         *self.stream.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
     }
 
@@ -70,13 +68,44 @@ struct Table {
     /// Least recently used first.
     lru: BTreeMap<u64, Arc<str>>,
     next_tick: u64,
+    /// Live sessions per (identified) principal.
+    per_principal: HashMap<Arc<str>, usize>,
 }
 
 impl Table {
+    fn insert(&mut self, id: Arc<str>, entry: Arc<SessionEntry>, now: Instant) {
+        if let Some(p) = &entry.principal {
+            *self.per_principal.entry(Arc::clone(p)).or_default() += 1;
+        }
+        let tick = self.next_tick;
+        self.next_tick += 1;
+        self.lru.insert(tick, Arc::clone(&id));
+        self.map.insert(
+            id,
+            Slot {
+                entry,
+                tick,
+                last_used: now,
+            },
+        );
+    }
+
     fn remove(&mut self, id: &str) -> Option<Arc<SessionEntry>> {
         let slot = self.map.remove(id)?;
         self.lru.remove(&slot.tick);
+        if let Some(p) = &slot.entry.principal {
+            if let Some(n) = self.per_principal.get_mut(p) {
+                *n -= 1;
+                if *n == 0 {
+                    self.per_principal.remove(p);
+                }
+            }
+        }
         Some(slot.entry)
+    }
+
+    fn held_by(&self, principal: Option<&Arc<str>>) -> usize {
+        principal.map_or(0, |p| self.per_principal.get(p).copied().unwrap_or(0))
     }
 
     fn touch(&mut self, id: &str, now: Instant) {
@@ -96,6 +125,10 @@ impl Table {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NotFound;
 
+/// A principal already holds [`SessionOptions::max_per_principal`] sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TooMany(pub(crate) usize);
+
 /// The table of live sessions of one HTTP endpoint.
 pub(crate) struct SessionTable {
     options: SessionOptions,
@@ -111,11 +144,38 @@ impl SessionTable {
     }
 
     /// Registers `session` under a fresh id bound to `principal`, evicting
-    /// the least recently used session when the table is full.
+    /// the least recently used session when the table is full; refused when
+    /// the (identified) principal already holds its share.
     pub(crate) fn create(
         &self,
         session: Session,
         principal: Option<Arc<str>>,
+    ) -> Result<(Arc<str>, Arc<SessionEntry>), TooMany> {
+        let now = Instant::now();
+        let mut ended = Vec::new();
+        let created = {
+            let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+            self.sweep(&mut t, now, &mut ended);
+            let cap = self.options.max_per_principal.max(1);
+            if t.held_by(principal.as_ref()) >= cap {
+                Err(TooMany(cap))
+            } else {
+                Ok(self.insert_locked(&mut t, session, principal, now, &mut ended))
+            }
+        };
+        for e in ended {
+            e.end();
+        }
+        created
+    }
+
+    fn insert_locked(
+        &self,
+        t: &mut Table,
+        session: Session,
+        principal: Option<Arc<str>>,
+        now: Instant,
+        ended: &mut Vec<Arc<SessionEntry>>,
     ) -> (Arc<str>, Arc<SessionEntry>) {
         let id: Arc<str> = mint_id().into();
         let entry = Arc::new(SessionEntry {
@@ -124,11 +184,7 @@ impl SessionTable {
             stream: Mutex::new(None),
             ended: CancelToken::new(),
         });
-        let now = Instant::now();
-        let mut ended = Vec::new();
         {
-            let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
-            self.sweep(&mut t, now, &mut ended);
             while t.map.len() >= self.options.max.max(1) {
                 // Full: the principal holding the most sessions (counting
                 // the one being created) gives up its least recently used,
@@ -136,25 +192,11 @@ impl SessionTable {
                 let Some(victim) = victim(&t.map, entry.principal.as_deref()) else {
                     break;
                 };
-                if let Some(slot) = t.map.remove(&victim) {
-                    t.lru.remove(&slot.tick);
-                    ended.push(slot.entry);
+                if let Some(entry) = t.remove(&victim) {
+                    ended.push(entry);
                 }
             }
-            let tick = t.next_tick;
-            t.next_tick += 1;
-            t.lru.insert(tick, Arc::clone(&id));
-            t.map.insert(
-                Arc::clone(&id),
-                Slot {
-                    entry: Arc::clone(&entry),
-                    tick,
-                    last_used: now,
-                },
-            );
-        }
-        for e in ended {
-            e.end();
+            t.insert(Arc::clone(&id), Arc::clone(&entry), now);
         }
         (id, entry)
     }
@@ -235,6 +277,7 @@ impl SessionTable {
         let drained: Vec<_> = {
             let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
             t.lru.clear();
+            t.per_principal.clear();
             t.map.drain().map(|(_, slot)| slot.entry).collect()
         };
         for e in drained {
@@ -355,12 +398,12 @@ mod tests {
     #[test]
     fn lru_eviction_and_principal_binding() {
         let t = SessionTable::new(SessionOptions::default().max(2));
-        let (a, ea) = t.create(Session::new(), None);
-        let (b, _) = t.create(Session::new(), Some("p".into()));
+        let (a, ea) = t.create(Session::new(), None).expect("room");
+        let (b, _) = t.create(Session::new(), Some("p".into())).expect("room");
         assert!(t.get(&a, None).is_ok()); // a is now the most recent
         assert_eq!(t.get(&b, None).err(), Some(NotFound)); // foreign principal
         assert!(t.get(&b, Some("p")).is_ok());
-        let (c, _) = t.create(Session::new(), None); // evicts a (b was touched last)
+        let (c, _) = t.create(Session::new(), None).expect("room"); // evicts a (b was touched last)
         assert_eq!(t.len(), 2);
         assert!(t.get(&a, None).is_err());
         assert!(ea.ended.is_cancelled());
@@ -373,10 +416,16 @@ mod tests {
     #[test]
     fn a_principal_creating_many_sessions_evicts_its_own() {
         let t = SessionTable::new(SessionOptions::default().max(4));
-        let (alice, alice_entry) = t.create(Session::new(), Some("alice".into()));
+        let (alice, alice_entry) = t
+            .create(Session::new(), Some("alice".into()))
+            .expect("room");
         let mut mallory = Vec::new();
         for _ in 0..10 {
-            mallory.push(t.create(Session::new(), Some("mallory".into())).0);
+            mallory.push(
+                t.create(Session::new(), Some("mallory".into()))
+                    .expect("room")
+                    .0,
+            );
         }
         assert_eq!(t.len(), 4);
         assert!(t.get(&alice, Some("alice")).is_ok(), "alice keeps hers");
@@ -391,9 +440,35 @@ mod tests {
     }
 
     #[test]
+    fn a_principal_at_its_cap_is_refused_and_others_keep_theirs() {
+        let t = SessionTable::new(SessionOptions::default().max(10).max_per_principal(2));
+        let (a, _) = t
+            .create(Session::new(), Some("alice".into()))
+            .expect("room");
+        let (m1, _) = t
+            .create(Session::new(), Some("mallory".into()))
+            .expect("room");
+        t.create(Session::new(), Some("mallory".into()))
+            .expect("room");
+        assert_eq!(
+            t.create(Session::new(), Some("mallory".into())).err(),
+            Some(TooMany(2))
+        );
+        assert_eq!(t.len(), 3);
+        assert!(t.get(&a, Some("alice")).is_ok());
+        // Room again once one of hers ends.
+        assert_eq!(t.delete(&m1, Some("mallory")), Ok(()));
+        assert!(t.create(Session::new(), Some("mallory".into())).is_ok());
+        // Anonymous sessions are not counted per principal.
+        for _ in 0..5 {
+            assert!(t.create(Session::new(), None).is_ok());
+        }
+    }
+
+    #[test]
     fn idle_sessions_expire() {
         let t = SessionTable::new(SessionOptions::default().ttl(Duration::ZERO));
-        let (a, _) = t.create(Session::new(), None);
+        let (a, _) = t.create(Session::new(), None).expect("room");
         assert!(t.get(&a, None).is_err());
         assert_eq!(t.len(), 0);
     }

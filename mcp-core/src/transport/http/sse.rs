@@ -4,47 +4,19 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
-use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio::time::{Instant, Sleep};
 
-use crate::server::Response as Replies;
-
-/// What flows from a running call (or a session) to its stream.
-#[derive(Debug)]
-pub(crate) enum Event {
-    /// A server→client notification or request.
-    Message(Value),
-    /// The call finished: its reply, or `None` when the client cancelled it
-    /// (then the stream lingers, see [`McpBody::sse`]).
-    Done(Option<Replies>),
-    /// The call was stopped by the server (session ended, shutdown): this
-    /// final JSON-RPC error response (with the call's id), then the end.
-    Closed(Value),
-}
+use super::halfclose::AnswerPhase;
+use super::queue::{frame, Event, StreamRx};
 
 /// Completes when a stream whose call was cancelled may end.
 pub(crate) type Linger = Pin<Box<dyn Future<Output = ()> + Send>>;
-
-/// One SSE event carrying a JSON-RPC message: `event: message` + `data:` lines.
-pub(crate) fn frame<T: serde::Serialize + ?Sized>(message: &T) -> Bytes {
-    let json = serde_json::to_string(message).unwrap_or_else(|_| "null".to_owned());
-    let mut out = String::with_capacity(json.len() + 24);
-    out.push_str("event: message\n");
-    // serde_json never emits raw newlines, but stay correct if one appears.
-    for line in json.split('\n') {
-        out.push_str("data: ");
-        out.push_str(line);
-        out.push('\n');
-    }
-    out.push('\n');
-    Bytes::from(out)
-}
 
 /// An SSE comment line: ignored by clients, keeps proxies and dead-peer
 /// detection honest on quiet streams.
@@ -96,8 +68,13 @@ impl McpBody {
     /// `linger` completes: the stream of a call the client cancelled before
     /// it had sent anything (see [`sse`](Self::sse)).
     pub(crate) fn lingering(keep_alive: Option<Duration>, linger: Linger, hold: Vec<Hold>) -> Self {
-        let (_, rx) = mpsc::channel(1);
-        let mut body = Self::sse(Vec::new(), rx, keep_alive, Some(linger), hold);
+        let mut body = Self::sse(
+            Vec::new(),
+            StreamRx::empty(),
+            keep_alive,
+            Some(linger),
+            hold,
+        );
         if let Kind::Sse(stream) = &mut body.kind {
             stream.lingering = true;
         }
@@ -113,7 +90,7 @@ impl McpBody {
     /// ends without a response as a failure of the request they cancelled.
     pub(crate) fn sse(
         first: Vec<Bytes>,
-        rx: mpsc::Receiver<Event>,
+        rx: StreamRx,
         keep_alive: Option<Duration>,
         linger: Option<Linger>,
         hold: Vec<Hold>,
@@ -129,8 +106,40 @@ impl McpBody {
                     every,
                     sleep: Box::pin(tokio::time::sleep(every)),
                 }),
+                phase: None,
                 _hold: hold,
             })),
+        }
+    }
+}
+
+impl McpBody {
+    /// True for an event stream.
+    pub(crate) fn is_stream(&self) -> bool {
+        matches!(self.kind, Kind::Sse(_))
+    }
+
+    /// Keeps `hold` alive as long as the stream is; false (and `hold`
+    /// dropped) when this body is not a stream.
+    pub(crate) fn hold_while_streaming(&mut self, hold: Hold) -> bool {
+        match &mut self.kind {
+            Kind::Sse(stream) => {
+                stream._hold.push(hold);
+                true
+            }
+            Kind::Full(_) => false,
+        }
+    }
+
+    /// The connection's answer phase: when the client's FIN is held back
+    /// during this stream, a keep-alive comment goes out at once so that a
+    /// closed peer answers it with a reset (see `halfclose`).
+    pub(crate) fn watch_phase(&mut self, phase: Arc<AnswerPhase>) {
+        if let Kind::Sse(stream) = &mut self.kind {
+            if stream.lingering {
+                phase.set_lingering();
+            }
+            stream.phase = Some(phase);
         }
     }
 }
@@ -169,17 +178,27 @@ struct KeepAlive {
 
 struct SseStream {
     queue: VecDeque<Bytes>,
-    rx: mpsc::Receiver<Event>,
+    rx: StreamRx,
     finished: bool,
     lingering: bool,
     linger: Option<Linger>,
     keep_alive: Option<KeepAlive>,
+    phase: Option<Arc<AnswerPhase>>,
     _hold: Vec<Hold>,
 }
 
 impl SseStream {
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
         loop {
+            if self.rx.is_over() {
+                // The client stopped reading and the stream's byte budget
+                // ran out: it ends here, what was queued dropped with it.
+                self.queue.clear();
+                return Poll::Ready(None);
+            }
+            if self.phase.as_ref().is_some_and(|p| p.take_nudge()) {
+                self.queue.push_back(Bytes::from_static(KEEP_ALIVE));
+            }
             if let Some(bytes) = self.queue.pop_front() {
                 if let Some(ka) = &mut self.keep_alive {
                     ka.sleep.as_mut().reset(Instant::now() + ka.every);
@@ -200,8 +219,8 @@ impl SseStream {
                 }
             } else {
                 match self.rx.poll_recv(cx) {
-                    Poll::Ready(Some(Event::Message(message))) => {
-                        self.queue.push_back(frame(&message));
+                    Poll::Ready(Some(Event::Message(bytes))) => {
+                        self.queue.push_back(bytes);
                         continue;
                     }
                     Poll::Ready(Some(Event::Done(Some(reply)))) => {
@@ -214,6 +233,10 @@ impl SseStream {
                     }
                     Poll::Ready(Some(Event::Done(None))) => {
                         self.lingering = true;
+                        if let Some(phase) = &self.phase {
+                            // Owed nothing: the connection cap may reap it.
+                            phase.set_lingering();
+                        }
                         self.rx.close();
                         continue;
                     }
@@ -260,9 +283,9 @@ mod tests {
 
     #[tokio::test]
     async fn stream_ends_after_done() {
-        let (tx, rx) = mpsc::channel(4);
+        let (tx, rx) = crate::transport::http::queue::channel(4, 1 << 20, None, None);
         let body = McpBody::sse(vec![frame(&json!(1))], rx, None, None, Vec::new());
-        tx.send(Event::Message(json!(2))).await.expect("open");
+        assert!(tx.message(&json!(2)).await);
         let frame = crate::Frame::from_value(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
         let server = crate::McpServer::builder()
             .build()
@@ -271,8 +294,8 @@ mod tests {
             .accept(frame, &crate::CallContext::new(), None)
             .run()
             .await;
-        tx.send(Event::Done(reply)).await.expect("open");
-        tx.send(Event::Message(json!(4))).await.ok();
+        tx.finish(Event::Done(reply)).await;
+        let _ = tx.message(&json!(4)).await;
         let bytes = body.collect().await.expect("infallible").to_bytes();
         assert_eq!(
             &bytes[..],
