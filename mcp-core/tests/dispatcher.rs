@@ -931,11 +931,8 @@ async fn list_tools_and_call_tool_without_json_rpc() {
             .tool(failing_tool())
             .tool(panicking_tool()),
     );
-    let names: Vec<&str> = server
-        .list_tools()
-        .iter()
-        .map(|t| t.name.as_str())
-        .collect();
+    let tools = server.list_tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["echo", "fail", "explode"]);
 
     let ok = server

@@ -152,7 +152,6 @@ fn tool_json(server: &McpServer, name: &str) -> Value {
         .list_tools()
         .into_iter()
         .find(|t| t.name == name)
-        .cloned()
         .expect("tool listed");
     serde_json::to_value(tool).expect("serializes")
 }

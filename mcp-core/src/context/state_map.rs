@@ -28,6 +28,10 @@ impl StateMap {
         }
     }
 
+    pub(crate) fn contains(&self, id: TypeId) -> bool {
+        self.values.contains_key(&id)
+    }
+
     pub(crate) fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.values
             .get(&TypeId::of::<T>())

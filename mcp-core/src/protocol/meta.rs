@@ -62,8 +62,8 @@ pub enum Era {
 /// protocol version in `_meta`; otherwise the validated metadata or the
 /// error to answer (`-32602` malformed, `-32022` unsupported version).
 ///
-/// (Requests decoded from bytes take the quicker [`DecodedMeta`] way; this
-/// one serves messages handed over as JSON values.)
+/// (Requests decoded from bytes take a quicker way, reading `_meta` while
+/// they are parsed; this one serves messages handed over as JSON values.)
 ///
 /// # Errors
 /// See above.

@@ -16,7 +16,7 @@ use crate::handler::resource::McpResourceDef;
 use crate::handler::tool::McpToolDef;
 use crate::protocol::{
     CacheHint, CacheScope, ErrorObject, Implementation, ListCapability, ResourcesCapability,
-    ServerCapabilities, Tool,
+    ServerCapabilities,
 };
 use crate::request_state::StateKeys;
 use crate::session::Session;
@@ -64,6 +64,9 @@ pub enum BuildError {
     /// [`McpServerBuilder::tool_interceptor`] names a tool the server does
     /// not have.
     UnknownTool(String),
+    /// [`McpServer::add_tool`] on a server not built with
+    /// [`live_tools`](McpServerBuilder::live_tools).
+    CatalogNotLive,
     /// A [`mount`](McpServerBuilder::mount) prefix that would make invalid
     /// tool or prompt names: 1 to 64 of `A-Z a-z 0-9 _ - .`.
     InvalidMountPrefix(String),
@@ -93,6 +96,10 @@ impl fmt::Display for BuildError {
             Self::MissingState { handler, type_name } => write!(
                 f,
                 "{handler} takes `State<{type_name}>` but no `{type_name}` was registered: call McpServer::builder().state(value) with one"
+            ),
+            Self::CatalogNotLive => write!(
+                f,
+                "this server's tools are fixed: build it with McpServer::builder().live_tools() to add or remove tools while serving"
             ),
             Self::InvalidMountPrefix(p) => write!(
                 f,
@@ -136,6 +143,7 @@ pub struct McpServerBuilder {
     /// An error found while the builder was being filled, reported by `build`.
     deferred: Option<BuildError>,
     max_subscriptions_per_session: Option<usize>,
+    live_tools: bool,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -210,6 +218,21 @@ impl McpServerBuilder {
         self.resources.extend(child.resources);
         self.state.absorb(child.state);
         self.state_types.extend(child.state_types);
+        self
+    }
+
+    /// Makes the tool catalog live: tools can be added and removed while
+    /// serving ([`McpServer::add_tool`], [`McpServer::remove_tool`]). The
+    /// `tools` capability then advertises `listChanged: true`, legacy
+    /// sessions get `notifications/tools/list_changed` after each change
+    /// (as do 2026-07-28 `subscriptions/listen` requests that ask for
+    /// `toolsListChanged`), and the 2026-07-28 `tools/list` cache hint
+    /// defaults to `ttlMs: 0`. The listing is still serialized once per
+    /// change, never per request. Tools with HTTP header parameters
+    /// (`x-mcp-header`) are checked as they were when the HTTP service
+    /// was created.
+    pub fn live_tools(mut self) -> Self {
+        self.live_tools = true;
         self
     }
 
@@ -440,7 +463,9 @@ impl McpServerBuilder {
             tool_chains.entry(name).or_default().0.push(interceptor);
         }
         let capabilities = ServerCapabilities {
-            tools: Some(ListCapability::default()),
+            tools: Some(ListCapability {
+                list_changed: self.live_tools,
+            }),
             resources: has_resources.then_some(ResourcesCapability {
                 subscribe: self.resource_subscriptions,
                 list_changed: false,
@@ -453,14 +478,17 @@ impl McpServerBuilder {
         // Our own type always serializes; `null` keeps this total.
         let capabilities_json = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
         let per_caller = tools.iter().any(McpToolDef::has_visible_hook);
-        let tools_listing = if per_caller {
-            None
+        let catalog = super::catalog::ToolCatalog::new(tools);
+        let live = self.live_tools;
+        let tools = if live {
+            super::catalog::Tools::Live(std::sync::RwLock::new(Arc::new(catalog)))
         } else {
-            let all: Vec<&Tool> = tools.iter().map(McpToolDef::tool).collect();
-            serde_json::value::to_raw_value(&all).ok().map(Arc::new)
+            super::catalog::Tools::Fixed(catalog)
         };
+        // A live listing may change at any time: by default clients are
+        // told not to cache it (they hear of changes instead).
         let list_cache = self.list_cache.unwrap_or(CacheHint::new(
-            60_000,
+            if live { 0 } else { 60_000 },
             if per_caller {
                 CacheScope::Private
             } else {
@@ -480,7 +508,7 @@ impl McpServerBuilder {
                 info,
                 server_info_json,
                 server_info_raw,
-                tools_listing,
+                list_listeners: super::catalog::ListListeners::default(),
                 state_keys: self.state_keys.unwrap_or_default(),
                 logging: self.logging,
                 client_request_timeout: self

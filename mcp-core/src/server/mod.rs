@@ -23,6 +23,7 @@
 
 mod batch;
 mod builder;
+mod catalog;
 mod classify;
 mod decode;
 mod encode;
@@ -50,7 +51,6 @@ use crate::context::state_map::StateMap;
 use crate::context::CallContext;
 use crate::handler::prompt::McpPromptDef;
 use crate::handler::resource::McpResourceDef;
-use crate::handler::tool::McpToolDef;
 use crate::protocol::{
     CacheHint, CallToolResult, Era, ErrorObject, Implementation, RequestId, ServerCapabilities,
     Tool,
@@ -98,7 +98,10 @@ pub struct McpServer {
 pub(crate) struct Inner {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
-    pub(crate) tools: Registry<McpToolDef>,
+    /// The tools, fixed or live, with their precomputed listing.
+    pub(crate) tools: catalog::Tools,
+    /// Who hears of changes to a live catalog.
+    pub(crate) list_listeners: catalog::ListListeners,
     pub(crate) resources: Registry<McpResourceDef>,
     pub(crate) templates: Vec<McpResourceDef>,
     pub(crate) prompts: Registry<McpPromptDef>,
@@ -113,9 +116,6 @@ pub(crate) struct Inner {
     pub(crate) server_info_json: Arc<Value>,
     /// The same, serialized once: written verbatim into typed results.
     pub(crate) server_info_raw: Arc<serde_json::value::RawValue>,
-    /// The `tools` array of `tools/list`, serialized once at build time
-    /// (`None` when a tool's visibility depends on the caller).
-    pub(crate) tools_listing: Option<Arc<Box<serde_json::value::RawValue>>>,
     pub(crate) logging: bool,
     /// How long a client has to answer a server→client request (legacy).
     pub(crate) client_request_timeout: std::time::Duration,
@@ -132,7 +132,7 @@ impl fmt::Debug for McpServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpServer")
             .field("info", &self.inner.info)
-            .field("tools", &self.inner.tools.len())
+            .field("tools", &self.inner.tools.snapshot().tools.len())
             .field("resources", &self.inner.resources.len())
             .field("templates", &self.inner.templates.len())
             .field("prompts", &self.inner.prompts.len())
@@ -187,9 +187,11 @@ impl McpServer {
         self.inner.subscriptions.len()
     }
 
-    /// The tool descriptors `tools/list` returns (before `visible` filtering).
-    pub fn list_tools(&self) -> Vec<&Tool> {
-        self.inner.tools.iter().map(McpToolDef::tool).collect()
+    /// The tool descriptors `tools/list` returns (before `visible`
+    /// filtering), as the catalog holds them now.
+    pub fn list_tools(&self) -> Vec<Tool> {
+        let catalog = self.inner.tools.snapshot();
+        catalog.tools.iter().map(|t| t.tool().clone()).collect()
     }
 
     /// Calls a tool without a transport, through the same pipeline as a

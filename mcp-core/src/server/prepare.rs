@@ -84,6 +84,9 @@ impl McpServer {
             self.answer_lifecycle(&era, &parts.method, &parts.params, &session)
         };
         if let Some(result) = answered {
+            if result.is_ok() && parts.method == "initialize" {
+                self.listen_for_list_changes(&session, ctx.outbound.as_ref());
+            }
             return Step::Done(Some(match result {
                 Ok(value) => Reply::result(&parts.id, value),
                 Err(e) => Reply::error(Some(parts.id), e),

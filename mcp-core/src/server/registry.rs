@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 /// Descriptors in registration order, with a key index for lookups.
+#[derive(Clone)]
 pub(crate) struct Registry<T> {
     items: Vec<T>,
     index: HashMap<String, usize>,
@@ -26,6 +27,18 @@ impl<T> Registry<T> {
         self.index.insert(key, self.items.len());
         self.items.push(item);
         true
+    }
+
+    /// Removes the item under `key`, keeping the order of the others.
+    pub(crate) fn remove(&mut self, key: &str) -> Option<T> {
+        let i = self.index.remove(key)?;
+        let item = self.items.remove(i);
+        for at in self.index.values_mut() {
+            if *at > i {
+                *at -= 1;
+            }
+        }
+        Some(item)
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<&T> {

@@ -123,7 +123,7 @@ impl McpServer {
                     .await
                     .map(Answer::Tool);
             }
-            Route::ToolsList => match &self.inner.tools_listing {
+            Route::ToolsList => match &self.inner.tools.snapshot().listing {
                 Some(listing) => {
                     methods::check_cursor(&params)?;
                     return Ok(Answer::ToolListing(ToolListing(std::sync::Arc::clone(
@@ -149,6 +149,9 @@ impl McpServer {
             Route::Initialize | Route::Discover => {
                 let answer =
                     self.answer_lifecycle(&scope.era, &scope.method, &params, &scope.session);
+                if route == Route::Initialize && answer.as_ref().is_some_and(Result::is_ok) {
+                    self.listen_for_list_changes(&scope.session, scope.ctx.outbound.as_ref());
+                }
                 return match answer {
                     Some(result) => Ok(Answer::Json(result?)),
                     None => Err(ErrorObject::method_not_found(&scope.method).into()),

@@ -57,6 +57,18 @@ pub(crate) async fn listen(
             id,
         });
     }
+    // A live tool catalog honours `toolsListChanged`; the listener is
+    // added once the acknowledgement is out (nothing may come before it).
+    let tools_changed = server.inner.tools.is_live()
+        && scope.ctx.outbound.is_some()
+        && params
+            .get("notifications")
+            .and_then(|n| n.get("toolsListChanged"))
+            == Some(&Value::Bool(true));
+    if tools_changed {
+        honoured.insert("toolsListChanged".into(), Value::Bool(true));
+    }
+    let mut tools_listen = None;
     if let Some(outbound) = &scope.ctx.outbound {
         let ack = protocol::notification(
             "notifications/subscriptions/acknowledged",
@@ -66,9 +78,22 @@ pub(crate) async fn listen(
             // The stream is gone: nobody is left to answer.
             return Err(Stop::NoReply);
         }
+        if tools_changed {
+            let id = scope.id.to_value();
+            server
+                .inner
+                .list_listeners
+                .add(&scope.session, outbound, Some(id.clone()));
+            tools_listen = Some(ToolsListen {
+                server,
+                session: &scope.session,
+                id,
+            });
+        }
     }
     scope.session.closed().await;
     drop(listening);
+    drop(tools_listen);
     let mut result = Map::new();
     result.insert("_meta".into(), tag);
     Ok(Value::Object(result))
@@ -79,6 +104,22 @@ struct ListenGuard<'a> {
     server: &'a McpServer,
     session: &'a Session,
     id: Value,
+}
+
+/// Unregisters a listen's `toolsListChanged` however the listen ends.
+struct ToolsListen<'a> {
+    server: &'a McpServer,
+    session: &'a Session,
+    id: Value,
+}
+
+impl Drop for ToolsListen<'_> {
+    fn drop(&mut self) {
+        self.server
+            .inner
+            .list_listeners
+            .remove_listen(self.session, &self.id);
+    }
 }
 
 impl Drop for ListenGuard<'_> {

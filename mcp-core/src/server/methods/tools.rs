@@ -16,6 +16,7 @@ use crate::context::Extensions;
 use crate::handler::tool::McpToolDef;
 use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{CallToolResult, ErrorObject};
+use crate::server::catalog::ToolCatalog;
 use crate::server::outcome::Stop;
 use crate::server::scope::RequestScope;
 use crate::server::McpServer;
@@ -28,11 +29,8 @@ pub(crate) fn list(
     scope: &RequestScope,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    let tools = server
-        .inner
-        .tools
-        .iter()
-        .filter(|t| t.is_visible(&scope.ctx));
+    let catalog = server.inner.tools.snapshot();
+    let tools = catalog.tools.iter().filter(|t| t.is_visible(&scope.ctx));
     listing(
         server,
         scope,
@@ -46,7 +44,7 @@ pub(crate) fn list(
 /// parsed into the tool's types yet).
 #[inline]
 pub(crate) fn resolve<'a>(
-    server: &'a McpServer,
+    catalog: &'a ToolCatalog,
     params: &mut Map<String, Value>,
 ) -> Result<(String, &'a McpToolDef, Map<String, Value>), ErrorObject> {
     let name = match params.remove("name") {
@@ -57,8 +55,7 @@ pub(crate) fn resolve<'a>(
             ))
         }
     };
-    let tool = server
-        .inner
+    let tool = catalog
         .tools
         .get(&name)
         .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {name}")))?;
@@ -81,7 +78,10 @@ pub(crate) async fn call(
     mut params: Map<String, Value>,
     ext: Extensions,
 ) -> Result<CallToolResult, Stop> {
-    let (name, tool, args) = resolve(server, &mut params)?;
+    // The catalog version this call started with, even if a live
+    // catalog changes while it runs.
+    let catalog = server.inner.tools.snapshot();
+    let (name, tool, args) = resolve(&catalog, &mut params)?;
     let round = server.round_trip(scope, &name, &args, &params, tool.may_ask())?;
     let ctx = server.invoke_context(scope, &params, &round, ext)?;
     let work = catch_panic(tool.invoke(args, ctx));

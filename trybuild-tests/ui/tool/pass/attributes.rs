@@ -32,7 +32,7 @@ fn main() {
         .build()
         .expect("valid server");
     let tools = server.list_tools();
-    let tool = serde_json::to_value(tools[0]).expect("serializes");
+    let tool = serde_json::to_value(&tools[0]).expect("serializes");
     assert_eq!(tool["name"], "weather.get-v2");
     assert_eq!(tool["title"], "Weather");
     assert_eq!(tool["description"], "Get the weather");

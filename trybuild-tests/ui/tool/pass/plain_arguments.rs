@@ -57,7 +57,8 @@ async fn main() {
         .tool(ping::tool())
         .build()
         .expect("valid server");
-    let names: Vec<&str> = server.list_tools().iter().map(|t| t.name.as_str()).collect();
+    let tools = server.list_tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names.len(), 4);
     let add_tool = server.list_tools().into_iter().find(|t| t.name == "add").expect("listed");
     let schema = serde_json::to_value(&add_tool.input_schema).expect("serializes");

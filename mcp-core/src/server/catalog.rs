@@ -1,0 +1,239 @@
+//! The tool catalog: fixed at build time, or *live* (tools added and
+//! removed while serving). Either way `tools/list` is served from a
+//! listing serialized once per catalog version, never per request; a live
+//! change swaps in a new version and tells the clients that listen.
+
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+
+use super::registry::Registry;
+use super::{BuildError, McpServer};
+use crate::context::Outbound;
+use crate::handler::tool::McpToolDef;
+use crate::protocol::{self, Tool};
+use crate::session::Session;
+
+/// One version of the tools.
+#[derive(Clone, Default)]
+pub(crate) struct ToolCatalog {
+    pub(crate) tools: Registry<McpToolDef>,
+    /// The `tools` array of `tools/list`, serialized once (`None` when a
+    /// tool's visibility depends on the caller).
+    pub(crate) listing: Option<Arc<Box<RawValue>>>,
+}
+
+impl ToolCatalog {
+    pub(crate) fn new(tools: Registry<McpToolDef>) -> Self {
+        let listing = if tools.iter().any(McpToolDef::has_visible_hook) {
+            None
+        } else {
+            let all: Vec<&Tool> = tools.iter().map(McpToolDef::tool).collect();
+            serde_json::value::to_raw_value(&all).ok().map(Arc::new)
+        };
+        Self { tools, listing }
+    }
+}
+
+/// The tools of a server.
+pub(crate) enum Tools {
+    /// Set at build time: read without any lock.
+    Fixed(ToolCatalog),
+    /// Changeable while serving: each request reads the current version.
+    Live(RwLock<Arc<ToolCatalog>>),
+}
+
+/// The catalog version a request uses, held for its duration.
+pub(crate) enum Snapshot<'a> {
+    Fixed(&'a ToolCatalog),
+    Live(Arc<ToolCatalog>),
+}
+
+impl std::ops::Deref for Snapshot<'_> {
+    type Target = ToolCatalog;
+    fn deref(&self) -> &ToolCatalog {
+        match self {
+            Self::Fixed(c) => c,
+            Self::Live(c) => c,
+        }
+    }
+}
+
+impl Tools {
+    #[inline]
+    pub(crate) fn snapshot(&self) -> Snapshot<'_> {
+        match self {
+            Self::Fixed(c) => Snapshot::Fixed(c),
+            Self::Live(c) => Snapshot::Live(Arc::clone(
+                &c.read().unwrap_or_else(PoisonError::into_inner),
+            )),
+        }
+    }
+
+    pub(crate) fn is_live(&self) -> bool {
+        matches!(self, Self::Live(_))
+    }
+
+    /// Applies `change` to a copy of the current version and swaps it in;
+    /// `None` for a fixed catalog. The change's result comes back.
+    pub(crate) fn change<R>(
+        &self,
+        change: impl FnOnce(&mut Registry<McpToolDef>) -> R,
+    ) -> Option<R> {
+        let Self::Live(current) = self else {
+            return None;
+        };
+        let mut current = current.write().unwrap_or_else(PoisonError::into_inner);
+        let mut tools = current.tools.clone();
+        let result = change(&mut tools);
+        *current = Arc::new(ToolCatalog::new(tools));
+        Some(result)
+    }
+}
+
+/// Who is told when a live catalog changes: legacy sessions that
+/// initialized, and 2026-07-28 `subscriptions/listen` requests that asked
+/// for `toolsListChanged`.
+#[derive(Default)]
+pub(crate) struct ListListeners {
+    listeners: Mutex<Vec<Listener>>,
+}
+
+struct Listener {
+    session: Session,
+    outbound: Arc<dyn Outbound>,
+    /// The listen request's id (2026-07-28), tagged on each notification.
+    listen: Option<Value>,
+}
+
+impl ListListeners {
+    pub(crate) fn add(
+        &self,
+        session: &Session,
+        outbound: &Arc<dyn Outbound>,
+        listen: Option<Value>,
+    ) {
+        let mut all = self
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        all.retain(|l| !l.session.is_closed());
+        let known = all
+            .iter()
+            .any(|l| l.session.same_as(session) && l.listen == listen);
+        if !known {
+            all.push(Listener {
+                session: session.clone(),
+                outbound: Arc::clone(outbound),
+                listen,
+            });
+        }
+    }
+
+    pub(crate) fn remove_listen(&self, session: &Session, id: &Value) {
+        let mut all = self
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        all.retain(|l| !(l.session.same_as(session) && l.listen.as_ref() == Some(id)));
+    }
+
+    /// Sends `notifications/tools/list_changed` to every listener; how
+    /// many took it.
+    pub(crate) async fn tools_changed(&self) -> usize {
+        let targets: Vec<(Arc<dyn Outbound>, Option<Value>)> = {
+            let mut all = self
+                .listeners
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            all.retain(|l| !l.session.is_closed());
+            all.iter()
+                .map(|l| (Arc::clone(&l.outbound), l.listen.clone()))
+                .collect()
+        };
+        let mut sent = 0;
+        for (outbound, listen) in targets {
+            let mut params = Map::new();
+            if let Some(id) = listen {
+                params.insert(
+                    "_meta".into(),
+                    json!({ crate::protocol::meta::SUBSCRIPTION_ID: id }),
+                );
+            }
+            let note =
+                protocol::notification("notifications/tools/list_changed", Value::Object(params));
+            if outbound.send(note).await {
+                sent += 1;
+            }
+        }
+        sent
+    }
+}
+
+impl McpServer {
+    /// Adds a tool to a [live](crate::McpServerBuilder::live_tools) catalog
+    /// while serving; returns how many listening clients were told (see
+    /// [`live_tools`](crate::McpServerBuilder::live_tools)). Calls that
+    /// started before finish with the catalog they started with.
+    ///
+    /// # Errors
+    /// [`BuildError::CatalogNotLive`], [`BuildError::DuplicateTool`], or
+    /// [`BuildError::MissingState`] for a tool needing state the server
+    /// does not have.
+    ///
+    /// # Cancel safety
+    /// The tool is added before the first `.await`; dropping the future
+    /// only skips notifying the remaining clients.
+    pub async fn add_tool(&self, tool: impl Into<McpToolDef>) -> Result<usize, BuildError> {
+        let tool = tool.into();
+        if !self.inner.tools.is_live() {
+            return Err(BuildError::CatalogNotLive);
+        }
+        if let Some((_, type_name)) = tool
+            .required_state
+            .iter()
+            .find(|(id, _)| !self.inner.state.contains(*id))
+        {
+            return Err(BuildError::MissingState {
+                handler: format!("tool `{}`", tool.name()),
+                type_name,
+            });
+        }
+        let name = tool.name().to_owned();
+        let added = self
+            .inner
+            .tools
+            .change(|tools| tools.insert(name.clone(), tool))
+            .unwrap_or(false);
+        if !added {
+            return Err(BuildError::DuplicateTool(name));
+        }
+        Ok(self.inner.list_listeners.tools_changed().await)
+    }
+
+    /// Removes a tool from a [live](crate::McpServerBuilder::live_tools)
+    /// catalog; `None` when the catalog is not live or has no such tool,
+    /// else how many listening clients were told.
+    ///
+    /// # Cancel safety
+    /// As for [`add_tool`](Self::add_tool).
+    pub async fn remove_tool(&self, name: &str) -> Option<usize> {
+        self.inner
+            .tools
+            .change(|tools| tools.remove(name).is_some())
+            .filter(|removed| *removed)?;
+        Some(self.inner.list_listeners.tools_changed().await)
+    }
+
+    /// Registers a legacy session that initialized (live catalogs only).
+    pub(crate) fn listen_for_list_changes(
+        &self,
+        session: &Session,
+        outbound: Option<&Arc<dyn Outbound>>,
+    ) {
+        if let (true, Some(outbound)) = (self.inner.tools.is_live(), outbound) {
+            self.inner.list_listeners.add(session, outbound, None);
+        }
+    }
+}
