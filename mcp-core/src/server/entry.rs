@@ -216,6 +216,15 @@ impl Call {
         }
     }
 
+    /// The call as a future to run elsewhere, without polling it here (a
+    /// call already answered stays answered).
+    pub(crate) fn defer(self) -> Started {
+        match self.state {
+            State::Done(reply) => Started::Done(reply.map(Response::from)),
+            state => Started::Pending(self.server.pending(state)),
+        }
+    }
+
     /// Runs the call to its end and returns its answer (`None` when there
     /// is nothing to send: a notification, a response, a cancelled call).
     ///

@@ -386,6 +386,8 @@ where
             tasks: &mut tasks,
             drain_over: &drain_over,
             max_line: options.max_line_length,
+            isolate: tokio::runtime::Handle::current().runtime_flavor()
+                == tokio::runtime::RuntimeFlavor::MultiThread,
             pending: Vec::with_capacity(4096),
             pending_count: 0,
             pending_since: None,

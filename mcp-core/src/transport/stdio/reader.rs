@@ -38,6 +38,9 @@ pub(super) struct Reader<'a> {
     /// Cancelled when the drain after end of input runs out of time.
     pub(super) drain_over: &'a CancelToken,
     pub(super) max_line: usize,
+    /// Handlers run on tasks of their own, never on the reading one
+    /// (a multi-threaded runtime).
+    pub(super) isolate: bool,
     /// Replies of the current read, not yet queued for the writer.
     pub(super) pending: Vec<u8>,
     /// How many replies `pending` holds.
@@ -133,7 +136,16 @@ impl Reader<'_> {
     /// notifications and responses never count.
     async fn run(&mut self, frame: Frame) {
         let call = self.server.accept(frame, self.ctx, Some(self.admit));
-        match call.start().await {
+        // On a multi-threaded runtime a handler never runs on this task: one
+        // that blocks its thread must not stop the reading (a `ping` behind
+        // it is still answered). On a current-thread runtime there is no
+        // other thread to run it on, so the first poll stays here.
+        let started = if self.isolate {
+            call.defer()
+        } else {
+            call.start().await
+        };
+        match started {
             Started::Done(reply) => {
                 if let Some(reply) = reply {
                     self.answer_response(&reply);
