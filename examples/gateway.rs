@@ -342,19 +342,9 @@ fn main() -> std::io::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
-    let http = rest.iter().any(|a| a == "--http");
-    let runtime = if http {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?
-    } else {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-    };
     // The stdio caller has one role; over HTTP each request names its own.
     let stdio = StdioOptions::default().principal(role);
-    runtime.block_on(common::serve_args(server, stdio, rest, |options| {
+    common::run_args(server, stdio, rest, |options| {
         options.principal(|parts| {
             parts
                 .headers
@@ -362,5 +352,5 @@ fn main() -> std::io::Result<()> {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned)
         })
-    }))
+    })
 }

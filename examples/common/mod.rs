@@ -79,7 +79,18 @@ fn decode_hex(hex: &str) -> Option<Vec<u8>> {
 /// serves on it: a single-threaded runtime for stdio (one connection: no
 /// cross-thread hand-offs), a multi-threaded one for HTTP.
 pub fn run(server: McpServer, stdio: StdioOptions) -> std::io::Result<()> {
-    let http = std::env::args().any(|a| a == "--http");
+    run_args(server, stdio, std::env::args().skip(1).collect(), |o| o)
+}
+
+/// [`run`] for the arguments `args` (what is left once an example took its
+/// own), with `http_options` adjusting the HTTP options.
+pub fn run_args(
+    server: McpServer,
+    stdio: StdioOptions,
+    args: Vec<String>,
+    http_options: impl FnOnce(HttpOptions) -> HttpOptions,
+) -> std::io::Result<()> {
+    let http = args.iter().any(|a| a == "--http");
     let runtime = if http {
         tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -89,7 +100,7 @@ pub fn run(server: McpServer, stdio: StdioOptions) -> std::io::Result<()> {
             .enable_all()
             .build()?
     };
-    runtime.block_on(serve_with(server, stdio))
+    runtime.block_on(serve_args(server, stdio, args, http_options))
 }
 
 /// Serves `server` as the command line says.
