@@ -75,8 +75,10 @@ use reader::Reader;
 
 /// Default [`StdioOptions::max_line_length`]: 4 MiB.
 pub const DEFAULT_MAX_LINE_LENGTH: usize = 4 * 1024 * 1024;
-/// Default [`StdioOptions::max_concurrent_requests`].
-pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 16;
+/// Default [`StdioOptions::max_concurrent_requests`]: 64, the window of a
+/// client that pipelines (on a multi-threaded runtime every call runs on a
+/// task of its own, so even instant calls overlap while they are queued).
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
 /// Default [`StdioOptions::output_budget_bytes`]: 8 MiB.
 pub const DEFAULT_OUTPUT_BUDGET_BYTES: usize = 8 * 1024 * 1024;
 
@@ -89,7 +91,9 @@ pub struct StdioOptions {
     pub headers: Headers,
     /// The longest accepted line in bytes (default 4 MiB).
     pub max_line_length: usize,
-    /// Requests running at once on this connection (default 16).
+    /// Requests running a handler at once on this connection (default 64);
+    /// one more is answered `-32000`. `ping`, notifications and responses
+    /// never count.
     pub max_concurrent_requests: usize,
     /// How long in-flight calls may run after input ends (default 10 s).
     pub drain_timeout: Duration,
@@ -253,6 +257,16 @@ impl StdioHandle {
 /// When stdin or stdout is a pipe (as when an MCP client spawns the server)
 /// it is switched to non-blocking mode and driven by the reactor directly;
 /// otherwise (a file, a terminal) Tokio's blocking stdio is used.
+///
+/// The runtime decides how calls run. On a multi-threaded runtime (what
+/// `#[tokio::main]` builds) every call runs on a task of its own, never on
+/// the task that reads stdin: a handler that blocks its thread cannot delay
+/// a `ping` or a cancellation behind it, at the price of a thread hop per
+/// call. On a current-thread runtime a call's first poll runs where it was
+/// read (most calls finish there, with no task at all), which is about
+/// three times cheaper per call (BENCHMARKS.md) but lets a handler that
+/// blocks stop the reading: pick it when every handler is `async` and
+/// never blocks (a `fn` tool runs on `spawn_blocking` either way).
 ///
 /// Must be called within a Tokio runtime.
 pub fn serve_stdio(server: McpServer, options: StdioOptions) -> StdioHandle {
