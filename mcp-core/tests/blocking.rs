@@ -86,3 +86,85 @@ async fn a_ping_is_answered_while_another_call_blocks_its_thread() {
     .expect("a reply");
     assert_eq!(reply["result"]["content"][0]["text"], "released", "{reply}");
 }
+
+/// One JSON POST on a fresh connection; the response's status line and body.
+#[cfg(feature = "http")]
+async fn post(addr: std::net::SocketAddr, body: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("read");
+    response
+}
+
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_ping_on_another_connection_is_answered_while_a_call_blocks_its_thread() {
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
+    let release_rx = Arc::new(Mutex::new(Some(release_rx)));
+    let started_tx = Arc::new(Mutex::new(Some(started_tx)));
+    let server = McpServer::builder()
+        .tool(McpToolDef::new(
+            "block",
+            "Blocks its thread until released",
+            json!({"type": "object"}),
+            move |_args, _ctx: InvokeContext| {
+                let (release_rx, started_tx) = (Arc::clone(&release_rx), Arc::clone(&started_tx));
+                async move {
+                    if let Some(tx) = started_tx
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take()
+                    {
+                        let _ = tx.send(());
+                    }
+                    let rx = release_rx
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take();
+                    if let Some(rx) = rx {
+                        let _ = rx.recv();
+                    }
+                    "released"
+                }
+            },
+        ))
+        .build()
+        .expect("builds");
+    let handle = mcp_core::serve_http(
+        server,
+        mcp_core::HttpOptions::stateless().host("127.0.0.1").port(0),
+    )
+    .await
+    .expect("serves");
+    let addr = handle.local_addr();
+    let release = Release(release_tx);
+    let blocked = tokio::spawn(post(
+        addr,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block"}}"#,
+    ));
+    guard("the blocking call starts", started_rx)
+        .await
+        .expect("started");
+    let pong = guard(
+        "a ping on another connection while a call blocks",
+        post(addr, r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#),
+    )
+    .await;
+    assert!(pong.starts_with("HTTP/1.1 200"), "{pong}");
+    assert!(pong.contains(r#""id":2"#), "{pong}");
+    drop(release);
+    let reply = guard("the blocked call ends", blocked)
+        .await
+        .expect("no panic");
+    assert!(reply.contains("released"), "{reply}");
+    handle.close().await;
+}
