@@ -6,13 +6,13 @@
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::registry::Registry;
 use super::{BuildError, McpServer};
 use crate::context::Outbound;
 use crate::handler::tool::McpToolDef;
-use crate::protocol::{self, Tool};
+use crate::protocol::Tool;
 use crate::session::Session;
 
 /// One version of the tools.
@@ -152,22 +152,7 @@ impl ListListeners {
                 .map(|l| (Arc::clone(&l.outbound), l.listen.clone()))
                 .collect()
         };
-        let mut sent = 0;
-        for (outbound, listen) in targets {
-            let mut params = Map::new();
-            if let Some(id) = listen {
-                params.insert(
-                    "_meta".into(),
-                    json!({ crate::protocol::meta::SUBSCRIPTION_ID: id }),
-                );
-            }
-            let note =
-                protocol::notification("notifications/tools/list_changed", Value::Object(params));
-            if outbound.send(note).await {
-                sent += 1;
-            }
-        }
-        sent
+        super::features::send_tagged(targets, "notifications/tools/list_changed", &Map::new()).await
     }
 }
 

@@ -238,22 +238,35 @@ impl Subscriptions {
                 .map(|s| (Arc::clone(&s.outbound), s.listen.clone()))
                 .collect()
         });
-        let mut sent = 0;
-        for (outbound, listen) in targets {
-            let mut params = Map::new();
-            params.insert("uri".into(), Value::String(uri.to_owned()));
-            if let Some(id) = listen {
-                params.insert(
-                    "_meta".into(),
-                    json!({ crate::protocol::meta::SUBSCRIPTION_ID: id }),
-                );
-            }
-            let note =
-                protocol::notification("notifications/resources/updated", Value::Object(params));
-            if outbound.send(note).await {
-                sent += 1;
-            }
-        }
-        sent
+        let mut params = Map::new();
+        params.insert("uri".into(), Value::String(uri.to_owned()));
+        send_tagged(targets, "notifications/resources/updated", &params).await
     }
+}
+
+/// Sends the notification `method` with `params` to each target; a
+/// target that belongs to a 2026-07-28 listen gets its id in
+/// `_meta["io.modelcontextprotocol/subscriptionId"]`. How many took it.
+pub(crate) async fn send_tagged(
+    targets: Vec<(Arc<dyn Outbound>, Option<Value>)>,
+    method: &str,
+    params: &Map<String, Value>,
+) -> usize {
+    let mut sent = 0;
+    for (outbound, listen) in targets {
+        let mut params = params.clone();
+        if let Some(id) = listen {
+            params.insert(
+                "_meta".into(),
+                json!({ crate::protocol::meta::SUBSCRIPTION_ID: id }),
+            );
+        }
+        if outbound
+            .send(protocol::notification(method, Value::Object(params)))
+            .await
+        {
+            sent += 1;
+        }
+    }
+    sent
 }
