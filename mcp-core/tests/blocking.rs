@@ -24,8 +24,9 @@ impl Drop for Release {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_ping_is_answered_while_another_call_blocks_its_thread() {
+/// A server whose tool `block` blocks its thread until released; fires
+/// `started` when it begins.
+fn blocking_server() -> (McpServer, Release, tokio::sync::oneshot::Receiver<()>) {
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
     let release_rx = Arc::new(Mutex::new(Some(release_rx)));
@@ -60,7 +61,12 @@ async fn a_ping_is_answered_while_another_call_blocks_its_thread() {
         ))
         .build()
         .expect("builds");
-    let release = Release(release_tx);
+    (server, Release(release_tx), started_rx)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_is_answered_while_another_call_blocks_its_thread() {
+    let (server, release, started_rx) = blocking_server();
     let mut client = TestClient::start(server, StdioOptions::default(), ClientOptions::default());
     client.initialize("2025-11-25").await.expect("initialize");
 
@@ -107,38 +113,7 @@ async fn post(addr: std::net::SocketAddr, body: &str) -> String {
 #[cfg(feature = "http")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_http_a_ping_on_another_connection_is_answered_while_a_call_blocks_its_thread() {
-    let (release_tx, release_rx) = mpsc::channel::<()>();
-    let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
-    let release_rx = Arc::new(Mutex::new(Some(release_rx)));
-    let started_tx = Arc::new(Mutex::new(Some(started_tx)));
-    let server = McpServer::builder()
-        .tool(McpToolDef::new(
-            "block",
-            "Blocks its thread until released",
-            json!({"type": "object"}),
-            move |_args, _ctx: InvokeContext| {
-                let (release_rx, started_tx) = (Arc::clone(&release_rx), Arc::clone(&started_tx));
-                async move {
-                    if let Some(tx) = started_tx
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .take()
-                    {
-                        let _ = tx.send(());
-                    }
-                    let rx = release_rx
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .take();
-                    if let Some(rx) = rx {
-                        let _ = rx.recv();
-                    }
-                    "released"
-                }
-            },
-        ))
-        .build()
-        .expect("builds");
+    let (server, release, started_rx) = blocking_server();
     let handle = mcp_core::serve_http(
         server,
         mcp_core::HttpOptions::stateless().host("127.0.0.1").port(0),
@@ -146,7 +121,6 @@ async fn over_http_a_ping_on_another_connection_is_answered_while_a_call_blocks_
     .await
     .expect("serves");
     let addr = handle.local_addr();
-    let release = Release(release_tx);
     let blocked = tokio::spawn(post(
         addr,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block"}}"#,
