@@ -1016,6 +1016,42 @@ async fn modern_responses_are_json_or_sse_per_request() {
     f.handle.close().await;
 }
 
+/// A listen delivers nothing but notifications before its end, so a POST
+/// that accepts only JSON could never be answered: 406 at once, never held
+/// open (found by the `http_request` fuzz target as a request that hung).
+#[tokio::test]
+async fn a_listen_accepting_only_json_is_406() {
+    let f = Fixture::start(sessions()).await;
+    let addr = f.addr();
+    let listen = |id: i64| {
+        Modern::new(
+            id,
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true}}),
+        )
+    };
+    let r = guard(
+        "a JSON-only listen",
+        listen(80).header("Accept", "application/json").send(addr),
+    )
+    .await;
+    let error = assert_error(&r, 406, -32600, 80);
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("text/event-stream")),
+        "{error}"
+    );
+    // Accepting event streams, the same listen is acknowledged on a stream.
+    let mut s = listen(81).open(addr).await;
+    assert_eq!(s.status, 200);
+    assert_eq!(s.header("content-type"), Some("text/event-stream"));
+    let ack = guard("the acknowledgement", s.next_event()).await;
+    assert!(ack.is_some(), "an acknowledgement on the listen stream");
+    drop(s);
+    f.handle.close().await;
+}
+
 #[tokio::test]
 async fn closing_the_response_cancels_a_modern_call() {
     let mut f = Fixture::start(sessions()).await;

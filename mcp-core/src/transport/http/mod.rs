@@ -12,7 +12,7 @@
 //! | 403 | The `Host`/`Origin` guard refused the request (checked first) |
 //! | 404 | Another path (`-32601`, naming the requested and the configured path and the fix, [`HttpOptions::path`]; both paths in `data`), or a method other than POST/GET/DELETE (`-32601 Not found: <method> <url>`); with sessions, an unknown, expired, evicted or foreign session; a 2026-07-28 request for an unknown or removed method |
 //! | 405 | GET or DELETE while sessions are off |
-//! | 406 | A GET whose `Accept` lacks `text/event-stream` |
+//! | 406 | A GET, or a 2026-07-28 `subscriptions/listen` POST, whose `Accept` lacks `text/event-stream` |
 //! | 408 | The body did not arrive within [`HttpOptions::body_read_timeout`] (connection closed) |
 //! | 413 | The body exceeds [`HttpOptions::max_body_bytes`]: never buffered; the rest of it is read and discarded (up to 4× the limit, 2 s) so that a client still sending sees the 413, not a reset; a larger declared `Content-Length` or `Expect: 100-continue` is refused before reading (connection closed) |
 //! | 415 | A POST whose `Content-Type` is not `application/json` |

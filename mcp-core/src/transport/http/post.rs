@@ -69,6 +69,22 @@ impl McpHttpService {
             Ok(modern) => modern,
             Err(response) => return response,
         };
+        // A listen only ever delivers notifications before its end, and a
+        // JSON response cannot carry them: refused at once, never held open.
+        if modern
+            && payload.method() == Some("subscriptions/listen")
+            && !accepts_sse(&parts.headers)
+        {
+            return json_response(
+                StatusCode::NOT_ACCEPTABLE,
+                &crate::protocol::fail(
+                    payload.id_value(),
+                    &ErrorObject::invalid_request(
+                        "Not Acceptable: subscriptions/listen needs Accept: text/event-stream",
+                    ),
+                ),
+            );
+        }
         let is_init = !modern && payload.method() == Some("initialize") && payload.is_request();
         let (session, entry) = match &self.shared.sessions {
             Some(table) if !is_init && !modern => match self.lookup(&parts, table) {
