@@ -79,6 +79,9 @@ struct ReadmeDoctests;
 pub mod __private;
 mod boxed;
 mod cancel;
+#[cfg(feature = "client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "client")))]
+pub mod client;
 mod context;
 mod handler;
 mod panic;

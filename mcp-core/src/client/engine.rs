@@ -1,0 +1,414 @@
+//! The client's core, the same for every transport: request ids, the
+//! table of requests waiting for their answer, progress routing,
+//! cancellation, and answers to the server's own requests.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+use tokio::sync::{mpsc, oneshot};
+
+use super::error::ClientError;
+use super::handlers::Handlers;
+use super::link::{Inbound, Link, Outgoing};
+use super::options::{Progress, RequestOptions};
+use crate::cancel::CancelToken;
+use crate::protocol::meta::meta_keys;
+use crate::protocol::{ErrorObject, RequestId, MODERN_PROTOCOL_VERSIONS};
+
+type Waiter = oneshot::Sender<Result<Value, ClientError>>;
+type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// The negotiated protocol: which revision every message speaks.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Speaking {
+    /// `MCP-Protocol-Version` (and, modern, the `_meta` claim).
+    pub(crate) version: Option<Arc<str>>,
+    /// The per-request `_meta` of the 2026-07-28 revision, when speaking it.
+    pub(crate) modern_meta: Option<Map<String, Value>>,
+}
+
+/// One connection to a server.
+pub(crate) struct Peer {
+    link: Box<dyn Link>,
+    /// A request abandoned over this link is cancelled by dropping its
+    /// connection (2026-07-28 HTTP) rather than by `notifications/cancelled`.
+    disconnect_cancels: bool,
+    next_id: AtomicI64,
+    pending: Mutex<HashMap<RequestId, Waiter>>,
+    progress: Mutex<HashMap<String, ProgressFn>>,
+    pub(crate) handlers: Handlers,
+    speaking: RwLock<Speaking>,
+    closed: CancelToken,
+    pub(crate) default_timeout: Option<Duration>,
+}
+
+impl Peer {
+    /// A peer over `link`, with the dispatcher task reading `inbox`.
+    pub(crate) fn start(
+        link: Box<dyn Link>,
+        disconnect_cancels: bool,
+        inbox: mpsc::Receiver<Inbound>,
+        handlers: Handlers,
+        default_timeout: Option<Duration>,
+    ) -> Arc<Self> {
+        let peer = Arc::new(Self {
+            link,
+            disconnect_cancels,
+            next_id: AtomicI64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            handlers,
+            speaking: RwLock::new(Speaking::default()),
+            closed: CancelToken::new(),
+            default_timeout,
+        });
+        tokio::spawn(dispatch(Arc::downgrade(&peer), inbox));
+        peer
+    }
+
+    pub(crate) fn speak(&self, speaking: Speaking) {
+        *self.speaking.write().unwrap_or_else(PoisonError::into_inner) = speaking;
+    }
+
+    pub(crate) fn speaking(&self) -> Speaking {
+        self.speaking
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn is_modern(&self) -> bool {
+        self.speaking
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .modern_meta
+            .is_some()
+    }
+
+    pub(crate) fn link(&self) -> &dyn Link {
+        &*self.link
+    }
+
+    /// True once the server closed the connection.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    fn version(&self) -> Option<Arc<str>> {
+        self.speaking
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .version
+            .clone()
+    }
+
+    /// Sends request `method` and waits for its answer: the result object,
+    /// or the server's error. `params` gets the 2026-07-28 `_meta` when
+    /// speaking that revision, and a `progressToken` when `options` has a
+    /// progress callback.
+    ///
+    /// Dropping the future, its timeout or its cancel token abandons the
+    /// request: the server is told (`notifications/cancelled`, or a
+    /// dropped connection on 2026-07-28 HTTP).
+    pub(crate) async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        mut params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Value, ClientError> {
+        if self.is_closed() {
+            return Err(ClientError::Closed);
+        }
+        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let speaking = self.speaking();
+        if let Some(meta) = &speaking.modern_meta {
+            let target = meta_object(&mut params);
+            for (k, v) in meta {
+                target.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        let token = options.progress.as_ref().map(|f| {
+            let token = format!("p{id}");
+            meta_object(&mut params).insert("progressToken".into(), Value::String(token.clone()));
+            self.progress
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(token.clone(), Arc::clone(f));
+            token
+        });
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.clone(), tx);
+        let abandon = CancelToken::new();
+        let mut guard = InFlight {
+            peer: Arc::clone(self),
+            id: id.clone(),
+            token,
+            abandon: abandon.clone(),
+            answered: false,
+        };
+        let body = serde_json::to_vec(&json!({
+            "jsonrpc": "2.0", "id": id.to_value(), "method": method, "params": params,
+        }))
+        .map_err(ClientError::protocol)?;
+        let name = match method {
+            "tools/call" | "prompts/get" => params.get("name"),
+            "resources/read" => params.get("uri"),
+            _ => None,
+        }
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+        self.link
+            .send(Outgoing {
+                body,
+                id: Some(id),
+                method: Some(Arc::from(method)),
+                name,
+                param_headers: options.param_headers.clone(),
+                protocol_version: speaking.version,
+                abandon: Some(abandon),
+            })
+            .await?;
+        let timeout = options.timeout.or(self.default_timeout);
+        let cancel = options.cancel.clone().unwrap_or_default();
+        let result = tokio::select! {
+            answer = rx => answer.unwrap_or(Err(ClientError::Closed)),
+            () = sleep_or_never(timeout) => Err(ClientError::Timeout),
+            () = cancel.cancelled() => Err(ClientError::Cancelled),
+        };
+        guard.answered = !matches!(result, Err(ClientError::Timeout | ClientError::Cancelled));
+        result
+    }
+
+    /// Sends notification `method` (with the 2026-07-28 `_meta` when
+    /// speaking that revision).
+    pub(crate) async fn notify(&self, method: &str, mut params: Map<String, Value>) -> Result<(), ClientError> {
+        let speaking = self.speaking();
+        if let Some(meta) = &speaking.modern_meta {
+            let target = meta_object(&mut params);
+            for (k, v) in meta {
+                target.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .map_err(ClientError::protocol)?;
+        let mut out = Outgoing::plain(body);
+        out.method = Some(Arc::from(method));
+        out.protocol_version = speaking.version;
+        self.link.send(out).await
+    }
+
+    fn settle(&self, id: &RequestId, outcome: Result<Value, ClientError>) {
+        let waiter = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+        match waiter {
+            Some(waiter) => {
+                let _ = waiter.send(outcome);
+            }
+            None => tracing::debug!(target: "mcp_core::client", "a reply for unknown request {id}"),
+        }
+    }
+
+    /// Everything still waiting fails: the connection is gone.
+    fn close_all(&self) {
+        self.closed.cancel();
+        let waiting: Vec<Waiter> = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .map(|(_, w)| w)
+            .collect();
+        for waiter in waiting {
+            let _ = waiter.send(Err(ClientError::Closed));
+        }
+    }
+
+    fn on_message(self: &Arc<Self>, message: Value) {
+        let Value::Object(mut message) = message else {
+            if let Value::Array(batch) = message {
+                for m in batch {
+                    self.on_message(m);
+                }
+            }
+            return;
+        };
+        let method = match message.remove("method") {
+            Some(Value::String(m)) => Some(m),
+            _ => None,
+        };
+        let id = message.get("id").and_then(RequestId::from_value);
+        match (method, id) {
+            (Some(method), Some(id)) => {
+                let params = message.remove("params").unwrap_or_else(|| json!({}));
+                let peer = Arc::clone(self);
+                tokio::spawn(async move { peer.answer(id, &method, params).await });
+            }
+            (Some(method), None) => {
+                let params = message.remove("params").unwrap_or(Value::Null);
+                self.on_notification(&method, &params);
+            }
+            (None, Some(id)) => {
+                let outcome = match (message.remove("result"), message.remove("error")) {
+                    (Some(result), None) => Ok(result),
+                    (_, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
+                        Ok(e) => Err(ClientError::Rpc(e)),
+                        Err(e) => Err(ClientError::protocol(format!("an error reply of the wrong shape: {e}"))),
+                    },
+                    (None, None) => Err(ClientError::protocol("a reply with neither result nor error")),
+                };
+                self.settle(&id, outcome);
+            }
+            (None, None) => {
+                tracing::debug!(target: "mcp_core::client", "ignored a message with neither method nor id");
+            }
+        }
+    }
+
+    fn on_notification(&self, method: &str, params: &Value) {
+        if method == "notifications/progress" {
+            let token = match params.get("progressToken") {
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(Value::Number(n)) => Some(n.to_string()),
+                _ => None,
+            };
+            let callback = token.and_then(|t| {
+                self.progress
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get(&t)
+                    .cloned()
+            });
+            if let Some(callback) = callback {
+                callback(Progress {
+                    progress: params.get("progress").and_then(Value::as_f64).unwrap_or(0.0),
+                    total: params.get("total").and_then(Value::as_f64),
+                    message: params.get("message").and_then(Value::as_str).map(str::to_owned),
+                });
+                return;
+            }
+        }
+        if let Some(f) = &self.handlers.notification {
+            f(method, params);
+        }
+    }
+
+    /// Answers one server request with the user's callback.
+    async fn answer(&self, id: RequestId, method: &str, params: Value) {
+        let reply = match self.handlers.answer(method, params).await {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result}),
+            Err(e) => crate::protocol::fail(id.to_value(), &e),
+        };
+        let Ok(body) = serde_json::to_vec(&reply) else {
+            return;
+        };
+        let mut out = Outgoing::plain(body);
+        out.protocol_version = self.version();
+        if let Err(e) = self.link.send(out).await {
+            tracing::warn!(target: "mcp_core::client", "could not answer the server's {method}: {e}");
+        }
+    }
+}
+
+/// `params._meta`, created if missing (replaced if not an object).
+pub(crate) fn meta_object(params: &mut Map<String, Value>) -> &mut Map<String, Value> {
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    match meta {
+        Value::Object(m) => m,
+        _ => unreachable!("just made an object"),
+    }
+}
+
+/// The per-request `_meta` of a 2026-07-28 request.
+pub(crate) fn modern_meta(version: &str, capabilities: &Map<String, Value>, info: &Value) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert(meta_keys::PROTOCOL_VERSION.into(), Value::String(version.into()));
+    meta.insert(meta_keys::CLIENT_CAPABILITIES.into(), Value::Object(capabilities.clone()));
+    meta.insert(meta_keys::CLIENT_INFO.into(), info.clone());
+    meta
+}
+
+/// Whether `version` is a stateless (2026-07-28 or later) revision.
+pub(crate) fn is_modern_version(version: &str) -> bool {
+    MODERN_PROTOCOL_VERSIONS.contains(&version)
+}
+
+async fn sleep_or_never(timeout: Option<Duration>) {
+    match timeout {
+        Some(t) => tokio::time::sleep(t).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Reads the inbox until every link task is gone, then fails what waits.
+async fn dispatch(peer: Weak<Peer>, mut inbox: mpsc::Receiver<Inbound>) {
+    while let Some(item) = inbox.recv().await {
+        let Some(peer) = peer.upgrade() else {
+            return;
+        };
+        match item {
+            Inbound::Message(message) => peer.on_message(message),
+            Inbound::Failed(id, e) => peer.settle(&id, Err(e)),
+        }
+    }
+    if let Some(peer) = peer.upgrade() {
+        peer.close_all();
+    }
+}
+
+/// A request between send and answer; abandoning it tells the server.
+struct InFlight {
+    peer: Arc<Peer>,
+    id: RequestId,
+    token: Option<String>,
+    abandon: CancelToken,
+    answered: bool,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(token) = &self.token {
+            self.peer
+                .progress
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(token);
+        }
+        if self.answered {
+            return;
+        }
+        self.peer
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+        self.abandon.cancel();
+        if self.peer.disconnect_cancels && self.peer.is_modern() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = Arc::clone(&self.peer);
+        let id = self.id.to_value();
+        runtime.spawn(async move {
+            let mut params = Map::new();
+            params.insert("requestId".into(), id);
+            params.insert("reason".into(), Value::String("cancelled by the client".into()));
+            let _ = peer.notify("notifications/cancelled", params).await;
+        });
+    }
+}

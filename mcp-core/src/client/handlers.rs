@@ -1,0 +1,130 @@
+//! What a client answers when the server asks: elicitation, sampling and
+//! roots, in both eras (a legacy server→client request, or one entry of a
+//! 2026-07-28 `input_required` result), and what it does with the server's
+//! notifications.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use crate::protocol::ErrorObject;
+use crate::BoxFuture;
+
+/// A callback answering one kind of server request: gets the request's
+/// `params`, returns its result object (or a JSON-RPC error).
+pub type Answer = Arc<dyn Fn(Value) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync>;
+
+/// A callback seeing one server notification: its `method` and `params`.
+pub type OnNotification = Arc<dyn Fn(&str, &Value) + Send + Sync>;
+
+/// The callbacks a client answers the server with. A capability is declared
+/// exactly when its callback is set.
+#[derive(Clone, Default)]
+pub struct Handlers {
+    pub(crate) elicitation: Option<Answer>,
+    pub(crate) sampling: Option<Answer>,
+    pub(crate) roots: Option<Answer>,
+    pub(crate) notification: Option<OnNotification>,
+}
+
+fn boxed<F, Fut>(f: F) -> Answer
+where
+    F: Fn(Value) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
+{
+    Arc::new(move |params| Box::pin(f(params)))
+}
+
+impl Handlers {
+    /// Answers `elicitation/create` (form mode) with `f`: it gets the
+    /// request (`message`, `requestedSchema`) and returns
+    /// `{action, content?}`.
+    #[must_use]
+    pub fn elicitation<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
+    {
+        self.elicitation = Some(boxed(f));
+        self
+    }
+
+    /// Answers `sampling/createMessage` with `f`.
+    #[must_use]
+    pub fn sampling<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
+    {
+        self.sampling = Some(boxed(f));
+        self
+    }
+
+    /// Answers `roots/list` with these roots (`{uri, name?}` objects).
+    #[must_use]
+    pub fn roots(mut self, roots: Vec<Value>) -> Self {
+        let result = json!({ "roots": roots });
+        self.roots = Some(Arc::new(move |_| {
+            let result = result.clone();
+            Box::pin(async move { Ok(result) })
+        }));
+        self
+    }
+
+    /// Calls `f` for every notification the server sends outside a
+    /// request's own progress (list changes, resource updates, log messages).
+    #[must_use]
+    pub fn on_notification(mut self, f: impl Fn(&str, &Value) + Send + Sync + 'static) -> Self {
+        self.notification = Some(Arc::new(f));
+        self
+    }
+
+    /// The capabilities these callbacks declare.
+    pub(crate) fn capabilities(&self) -> Map<String, Value> {
+        let mut caps = Map::new();
+        if self.elicitation.is_some() {
+            caps.insert("elicitation".into(), json!({"form": {}}));
+        }
+        if self.sampling.is_some() {
+            caps.insert("sampling".into(), json!({}));
+        }
+        if self.roots.is_some() {
+            caps.insert("roots".into(), json!({"listChanged": false}));
+        }
+        caps
+    }
+
+    /// The callback for a server request `method`, if any.
+    pub(crate) fn for_method(&self, method: &str) -> Option<&Answer> {
+        match method {
+            "elicitation/create" => self.elicitation.as_ref(),
+            "sampling/createMessage" => self.sampling.as_ref(),
+            "roots/list" => self.roots.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Answers one server request: `ping` with `{}`, a known method with
+    /// its callback, anything else with `-32601`.
+    pub(crate) async fn answer(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        if method == "ping" {
+            return Ok(json!({}));
+        }
+        match self.for_method(method) {
+            Some(f) => f(params).await,
+            None => Err(ErrorObject::method_not_found(method)),
+        }
+    }
+}
+
+impl std::fmt::Debug for Handlers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handlers")
+            .field("elicitation", &self.elicitation.is_some())
+            .field("sampling", &self.sampling.is_some())
+            .field("roots", &self.roots.is_some())
+            .field("notification", &self.notification.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,498 @@
+//! Streamable HTTP on hyper's client: one POST per message; a request's
+//! answer is a JSON body or an event stream (its progress, the server's
+//! requests, then its response), resumed by `GET` with `Last-Event-ID`
+//! when the stream breaks first; the legacy `Mcp-Session-Id` and GET
+//! stream; the 2026-07-28 routing headers.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+
+use super::sse::{Event, Parser};
+use super::{Inbound, Inbox, Link, Outgoing};
+use crate::cancel::CancelToken;
+use crate::client::error::ClientError;
+use crate::protocol::RequestId;
+
+const SESSION: HeaderName = HeaderName::from_static("mcp-session-id");
+const PROTOCOL: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const NAME: HeaderName = HeaderName::from_static("mcp-name");
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// Resumptions of one broken event stream before its request fails.
+const MAX_RESUMES: u32 = 3;
+/// The wait before resuming when the server named no `retry`.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// What [`Http`] is built from.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpConfig {
+    pub(crate) url: Uri,
+    /// Sent on every request (say `Authorization`), never `Mcp-*`.
+    pub(crate) headers: HeaderMap,
+    /// The largest JSON body or event the server may send.
+    pub(crate) max_message: usize,
+}
+
+struct Shared {
+    client: HyperClient<HttpConnector, Full<Bytes>>,
+    config: HttpConfig,
+    session: Mutex<Option<HeaderValue>>,
+    /// The legacy negotiated version, for the GET stream and DELETE.
+    protocol: Mutex<Option<HeaderValue>>,
+    inbox: Inbox,
+    closed: CancelToken,
+}
+
+/// The Streamable HTTP link.
+pub(crate) struct Http(Arc<Shared>);
+
+impl Http {
+    pub(crate) fn new(config: HttpConfig, inbox: Inbox) -> Self {
+        let client = HyperClient::builder(TokioExecutor::new()).build_http();
+        Self(Arc::new(Shared {
+            client,
+            config,
+            session: Mutex::new(None),
+            protocol: Mutex::new(None),
+            inbox,
+            closed: CancelToken::new(),
+        }))
+    }
+}
+
+impl Shared {
+    fn session(&self) -> Option<HeaderValue> {
+        self.session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// A request to the endpoint with the headers every message carries.
+    fn request(&self, method: Method, body: Bytes) -> hyper::http::request::Builder {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(self.config.url.clone());
+        if let Some(headers) = req.headers_mut() {
+            for (name, value) in &self.config.headers {
+                headers.append(name, value.clone());
+            }
+            if let Some(session) = self.session() {
+                headers.insert(SESSION, session);
+            }
+            if !body.is_empty() {
+                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            }
+        }
+        req
+    }
+
+    fn post(&self, message: &mut Outgoing) -> Result<Request<Full<Bytes>>, ClientError> {
+        let body = Bytes::from(std::mem::take(&mut message.body));
+        let mut req = self.request(Method::POST, body.clone()).header(
+            ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        let version = message.protocol_version.as_deref();
+        if let Some(version) = version {
+            req = req.header(PROTOCOL, header_value(version)?);
+        }
+        // The 2026-07-28 routing headers, only on that revision: a legacy
+        // request never carries them.
+        if version.is_some_and(|v| crate::protocol::MODERN_PROTOCOL_VERSIONS.contains(&v)) {
+            if let Some(method) = &message.method {
+                req = req.header(METHOD, header_value(method)?);
+            }
+            if let Some(name) = &message.name {
+                req = req.header(NAME, param_value(name)?);
+            }
+            for (name, value) in &message.param_headers {
+                let name = HeaderName::from_bytes(format!("mcp-param-{name}").as_bytes())
+                    .map_err(|e| ClientError::protocol(format!("header Mcp-Param-{name}: {e}")))?;
+                req = req.header(name, param_value(value)?);
+            }
+        }
+        req.body(Full::new(body))
+            .map_err(|e| ClientError::transport(format!("building the request: {e}")))
+    }
+
+    fn remember_session(&self, response: &Response<Incoming>) {
+        if let Some(id) = response.headers().get(&SESSION) {
+            *self.session.lock().unwrap_or_else(PoisonError::into_inner) = Some(id.clone());
+        }
+    }
+
+    async fn deliver(&self, item: Inbound) {
+        let _ = self.inbox.send(item).await;
+    }
+
+    /// Sends a request and pumps its answer into the inbox; reports a lost
+    /// answer as the request's failure.
+    async fn exchange(self: Arc<Self>, req: Request<Full<Bytes>>, id: RequestId) {
+        let outcome = match self.client.request(req).await {
+            Ok(response) => self.answer(response, &id).await,
+            Err(e) => Err(ClientError::transport(format!("POST failed: {e}"))),
+        };
+        if let Err(e) = outcome {
+            self.deliver(Inbound::Failed(id, e)).await;
+        }
+    }
+
+    /// Reads one POST's response for request `id`.
+    async fn answer(&self, response: Response<Incoming>, id: &RequestId) -> Result<(), ClientError> {
+        self.remember_session(&response);
+        let status = response.status();
+        if status == StatusCode::ACCEPTED {
+            // Answered later on the session's GET stream.
+            return Ok(());
+        }
+        if is_event_stream(response.headers()) && status.is_success() {
+            return self.stream(response.into_body(), id).await;
+        }
+        let body = read_bounded(response.into_body(), self.config.max_message).await?;
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(Value::Object(mut reply)) if reply.contains_key("error") || status.is_success() => {
+                // A refusal before routing carries a null id: it is ours.
+                if reply.get("id").is_none_or(Value::is_null) {
+                    reply.insert("id".into(), id.to_value());
+                }
+                self.deliver(Inbound::Message(Value::Object(reply))).await;
+                Ok(())
+            }
+            Ok(batch @ Value::Array(_)) if status.is_success() => {
+                self.deliver(Inbound::Message(batch)).await;
+                Ok(())
+            }
+            _ if status == StatusCode::NOT_FOUND && self.session().is_some() => Err(
+                ClientError::transport("HTTP 404: the session is unknown or expired"),
+            ),
+            _ => Err(ClientError::transport(format!(
+                "HTTP {status}{}",
+                snippet(&body)
+            ))),
+        }
+    }
+
+    /// Pumps an event stream; resumes it with `Last-Event-ID` (after the
+    /// server's `retry`) if it ends before the response to `id`.
+    async fn stream(&self, body: Incoming, id: &RequestId) -> Result<(), ClientError> {
+        let mut cursor = Cursor::default();
+        let mut body = body;
+        let mut resumes = 0;
+        loop {
+            if self.pump(body, id, &mut cursor).await? {
+                return Ok(());
+            }
+            let Some(last) = cursor.last_id.clone() else {
+                return Err(ClientError::transport(
+                    "the event stream ended before the response (and cannot be resumed: no event id)",
+                ));
+            };
+            resumes += 1;
+            if resumes > MAX_RESUMES {
+                return Err(ClientError::transport(format!(
+                    "the event stream broke {MAX_RESUMES} times before the response"
+                )));
+            }
+            tokio::time::sleep(cursor.retry.unwrap_or(DEFAULT_RETRY)).await;
+            body = self.resume(&last).await?;
+        }
+    }
+
+    /// A GET resuming a stream after `last`.
+    async fn resume(&self, last: &str) -> Result<Incoming, ClientError> {
+        let mut req = self
+            .request(Method::GET, Bytes::new())
+            .header(ACCEPT, HeaderValue::from_static("text/event-stream"))
+            .header(LAST_EVENT_ID, header_value(last)?);
+        if let Some(v) = self
+            .protocol
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        {
+            req = req.header(PROTOCOL, v);
+        }
+        let req = req
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| ClientError::transport(format!("building the request: {e}")))?;
+        let response = self
+            .client
+            .request(req)
+            .await
+            .map_err(|e| ClientError::transport(format!("GET to resume failed: {e}")))?;
+        if !response.status().is_success() || !is_event_stream(response.headers()) {
+            return Err(ClientError::transport(format!(
+                "resuming the event stream: HTTP {}",
+                response.status()
+            )));
+        }
+        Ok(response.into_body())
+    }
+
+    /// Delivers a stream's events; `true` once the response to `id` (if
+    /// any) was among them.
+    async fn pump(
+        &self,
+        mut body: Incoming,
+        id: &RequestId,
+        cursor: &mut Cursor,
+    ) -> Result<bool, ClientError> {
+        let mut parser = Parser::new(self.config.max_message);
+        let mut events = Vec::new();
+        loop {
+            let frame = match body.frame().await {
+                None => return Ok(false),
+                // A reset mid-stream is resumable like an end.
+                Some(Err(_)) => return Ok(false),
+                Some(Ok(frame)) => frame,
+            };
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            parser
+                .feed(&data, &mut events)
+                .map_err(ClientError::protocol)?;
+            for event in events.drain(..) {
+                if self.event(event, id, cursor).await {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+
+    /// Delivers one event; `true` when it is the response to `id`.
+    async fn event(&self, event: Event, id: &RequestId, cursor: &mut Cursor) -> bool {
+        if let Some(retry) = event.retry {
+            cursor.retry = Some(Duration::from_millis(retry));
+        }
+        if event.id.is_some() {
+            cursor.last_id = event.id;
+        }
+        if event.data.trim().is_empty() {
+            return false;
+        }
+        let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
+            tracing::warn!(target: "mcp_core::client", "ignored an event that is not JSON");
+            return false;
+        };
+        let done = is_response_to(&message, id);
+        self.deliver(Inbound::Message(message)).await;
+        done
+    }
+
+    /// The legacy GET stream: server messages outside any request, kept
+    /// open (resumed) until the link closes or the server refuses it.
+    async fn listen(self: Arc<Self>) {
+        let mut cursor = Cursor::default();
+        let never = RequestId::String(String::new());
+        let mut failures = 0;
+        while !self.closed.is_cancelled() && failures < 5 {
+            let mut req = self
+                .request(Method::GET, Bytes::new())
+                .header(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            if let Some(last) = cursor.last_id.as_deref().and_then(|v| header_value(v).ok()) {
+                req = req.header(LAST_EVENT_ID, last);
+            }
+            if let Some(v) = self
+                .protocol
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+            {
+                req = req.header(PROTOCOL, v);
+            }
+            let Ok(req) = req.body(Full::new(Bytes::new())) else {
+                return;
+            };
+            match self.client.request(req).await {
+                Ok(r) if r.status().is_success() && is_event_stream(r.headers()) => {
+                    failures = 0;
+                    let _ = self.pump(r.into_body(), &never, &mut cursor).await;
+                }
+                // 405: the server offers no GET stream; any other refusal
+                // is final too.
+                Ok(_) => return,
+                Err(_) => failures += 1,
+            }
+            tokio::time::sleep(cursor.retry.unwrap_or(DEFAULT_RETRY)).await;
+        }
+    }
+}
+
+/// Where a stream is, for resuming it.
+#[derive(Debug, Default)]
+struct Cursor {
+    last_id: Option<String>,
+    retry: Option<Duration>,
+}
+
+fn is_response_to(message: &Value, id: &RequestId) -> bool {
+    message.get("method").is_none()
+        && message
+            .get("id")
+            .and_then(RequestId::from_value)
+            .is_some_and(|got| &got == id)
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("text/event-stream"))
+        })
+}
+
+async fn read_bounded(mut body: Incoming, max: usize) -> Result<Vec<u8>, ClientError> {
+    let mut out = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| ClientError::transport(format!("reading the body: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            if out.len() + data.len() > max {
+                return Err(ClientError::transport(format!(
+                    "the server's response exceeds {max} bytes"
+                )));
+            }
+            out.extend_from_slice(&data);
+        }
+    }
+    Ok(out)
+}
+
+/// The start of a body, for an error message.
+fn snippet(body: &[u8]) -> String {
+    if body.is_empty() {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(&body[..body.len().min(200)]);
+    format!(": {}", text.trim())
+}
+
+fn header_value(value: &str) -> Result<HeaderValue, ClientError> {
+    HeaderValue::from_str(value)
+        .map_err(|_| ClientError::protocol(format!("{value:?} cannot be sent as a header")))
+}
+
+/// A routing header's value: as is when it is visible ASCII without edge
+/// whitespace, otherwise `=?base64?…?=` of its UTF-8.
+pub(crate) fn encode_param(value: &str) -> String {
+    let plain = value
+        .bytes()
+        .all(|b| b == b' ' || b.is_ascii_graphic())
+        && !value.starts_with(' ')
+        && !value.ends_with(' ');
+    if plain {
+        value.to_owned()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            crate::protocol::base64::encode(value.as_bytes())
+        )
+    }
+}
+
+fn param_value(value: &str) -> Result<HeaderValue, ClientError> {
+    header_value(&encode_param(value))
+}
+
+#[async_trait::async_trait]
+impl Link for Http {
+    async fn send(&self, mut message: Outgoing) -> Result<(), ClientError> {
+        if self.0.closed.is_cancelled() {
+            return Err(ClientError::Closed);
+        }
+        if let Some(v) = &message.protocol_version {
+            if !crate::protocol::MODERN_PROTOCOL_VERSIONS.contains(&&**v) {
+                if let Ok(v) = header_value(v) {
+                    *self.0.protocol.lock().unwrap_or_else(PoisonError::into_inner) = Some(v);
+                }
+            }
+        }
+        let req = self.0.post(&mut message)?;
+        let Some(id) = message.id.clone() else {
+            // A notification or a response: 202, nothing to deliver.
+            let response = self
+                .0
+                .client
+                .request(req)
+                .await
+                .map_err(|e| ClientError::transport(format!("POST failed: {e}")))?;
+            let status = response.status();
+            let body = read_bounded(response.into_body(), self.0.config.max_message).await?;
+            if !status.is_success() {
+                return Err(ClientError::transport(format!(
+                    "HTTP {status}{}",
+                    snippet(&body)
+                )));
+            }
+            return Ok(());
+        };
+        let shared = Arc::clone(&self.0);
+        let abandon = message.abandon.take().unwrap_or_default();
+        let closed = self.0.closed.clone();
+        // Abandoning a request drops its connection: the server sees the
+        // disconnect (the 2026-07-28 way to cancel over HTTP).
+        tokio::spawn(async move {
+            tokio::select! {
+                () = shared.exchange(req, id) => {}
+                () = abandon.cancelled() => {}
+                () = closed.cancelled() => {}
+            }
+        });
+        Ok(())
+    }
+
+    async fn initialized(&self) {
+        tokio::spawn(Arc::clone(&self.0).listen());
+    }
+
+    async fn close(&self) {
+        self.0.closed.cancel();
+        if self.0.session().is_some() {
+            let mut req = self.0.request(Method::DELETE, Bytes::new());
+            if let Some(v) = self
+                .0
+                .protocol
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+            {
+                req = req.header(PROTOCOL, v);
+            }
+            if let Ok(req) = req.body(Full::new(Bytes::new())) {
+                let _ = tokio::time::timeout(Duration::from_secs(2), self.0.client.request(req)).await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::encode_param;
+
+    #[test]
+    fn unsafe_values_are_base64_wrapped() {
+        assert_eq!(encode_param("us-east1"), "us-east1");
+        assert_eq!(encode_param("a b"), "a b");
+        assert_eq!(encode_param(""), "");
+        assert_eq!(encode_param(" x"), "=?base64?IHg=?=");
+        assert_eq!(encode_param("x "), "=?base64?eCA=?=");
+        assert_eq!(encode_param("\tx"), "=?base64?CXg=?=");
+        assert_eq!(encode_param("é"), "=?base64?w6k=?=");
+        assert_eq!(encode_param("a\r\nb"), "=?base64?YQ0KYg==?=");
+    }
+}

@@ -1,0 +1,128 @@
+//! An incremental `text/event-stream` parser for the client: bytes in,
+//! complete events out, each bounded in size.
+
+/// One complete event.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct Event {
+    /// The `id` field, if the event had one.
+    pub(crate) id: Option<String>,
+    /// The `data` lines, joined by newlines.
+    pub(crate) data: String,
+    /// A `retry` field (milliseconds), if the event had one.
+    pub(crate) retry: Option<u64>,
+}
+
+/// Parses a stream fed in arbitrary chunks.
+#[derive(Debug)]
+pub(crate) struct Parser {
+    buf: Vec<u8>,
+    event: Event,
+    has_data: bool,
+    max: usize,
+}
+
+impl Parser {
+    /// A parser refusing events (or lines) over `max` bytes.
+    pub(crate) fn new(max: usize) -> Self {
+        Self {
+            buf: Vec::new(),
+            event: Event::default(),
+            has_data: false,
+            max,
+        }
+    }
+
+    /// Feeds `chunk`; appends each event it completes to `out`.
+    ///
+    /// # Errors
+    /// An event or line over the size bound.
+    pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<Event>) -> Result<(), String> {
+        self.buf.extend_from_slice(chunk);
+        let mut start = 0;
+        while let Some(i) = memchr::memchr(b'\n', &self.buf[start..]) {
+            let end = start + i;
+            let mut line = &self.buf[start..end];
+            if let [rest @ .., b'\r'] = line {
+                line = rest;
+            }
+            let line = String::from_utf8_lossy(line).into_owned();
+            start = end + 1;
+            self.line(&line, out)?;
+        }
+        self.buf.drain(..start);
+        if self.buf.len() > self.max {
+            return Err(format!("an event-stream line over {} bytes", self.max));
+        }
+        Ok(())
+    }
+
+    fn line(&mut self, line: &str, out: &mut Vec<Event>) -> Result<(), String> {
+        if line.is_empty() {
+            let event = std::mem::take(&mut self.event);
+            if std::mem::take(&mut self.has_data) || event.retry.is_some() || event.id.is_some() {
+                out.push(event);
+            }
+            return Ok(());
+        }
+        if line.starts_with(':') {
+            return Ok(());
+        }
+        let (field, value) = line.split_once(':').unwrap_or((line, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        match field {
+            "data" => {
+                if self.has_data {
+                    self.event.data.push('\n');
+                }
+                self.event.data.push_str(value);
+                self.has_data = true;
+                if self.event.data.len() > self.max {
+                    return Err(format!("an event over {} bytes", self.max));
+                }
+            }
+            "id" if !value.contains('\0') => self.event.id = Some(value.to_owned()),
+            "retry" => self.event.retry = value.parse().ok(),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_split_across_chunks_and_lines_ending_in_crlf() {
+        let mut p = Parser::new(1024);
+        let mut out = Vec::new();
+        let stream = b": keep-alive\r\nid: 7\r\nretry: 500\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\nid: 8\n\n";
+        for chunk in stream.chunks(3) {
+            p.feed(chunk, &mut out).expect("within bounds");
+        }
+        assert_eq!(
+            out,
+            vec![
+                Event {
+                    id: Some("7".into()),
+                    data: "{\"a\":\n1}".into(),
+                    retry: Some(500)
+                },
+                Event {
+                    id: Some("8".into()),
+                    data: String::new(),
+                    retry: None
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn an_event_over_the_bound_is_refused() {
+        let mut p = Parser::new(8);
+        let mut out = Vec::new();
+        assert!(p.feed(b"data: 0123456789\n", &mut out).is_err());
+        let mut p = Parser::new(8);
+        assert!(p.feed(b"data: 0123456789", &mut out).is_err(), "no newline yet");
+    }
+}

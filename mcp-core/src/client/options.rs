@@ -1,0 +1,189 @@
+//! How a client connects ([`ClientBuilder`], [`Protocol`]) and how one
+//! request behaves ([`RequestOptions`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cancel::CancelToken;
+use crate::protocol::Implementation;
+
+use super::handlers::Handlers;
+
+/// Which protocol revision a client speaks.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Protocol {
+    /// Probe with `server/discover` and speak 2026-07-28 if the server
+    /// does; otherwise (any other answer, or none within the probe
+    /// timeout) fall back to the `initialize` handshake.
+    #[default]
+    Auto,
+    /// The `initialize` handshake, asking for this revision (the server
+    /// may answer with another one it supports).
+    Legacy(String),
+    /// A stateless revision (`2026-07-28`): no handshake, per-request `_meta`.
+    Modern(String),
+}
+
+impl Protocol {
+    /// The revision named by `version`: stateless revisions are
+    /// [`Protocol::Modern`], the others [`Protocol::Legacy`].
+    pub fn pinned(version: &str) -> Self {
+        if super::engine::is_modern_version(version) {
+            Self::Modern(version.to_owned())
+        } else {
+            Self::Legacy(version.to_owned())
+        }
+    }
+}
+
+/// A progress notification for one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// How far along (grows with each notification).
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+    /// A human-readable message, if any.
+    pub message: Option<String>,
+}
+
+/// How one request behaves. The default: the client's timeout, no
+/// progress, no cancel token.
+#[derive(Clone, Default)]
+pub struct RequestOptions {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+    pub(crate) cancel: Option<CancelToken>,
+    pub(crate) param_headers: Vec<(String, String)>,
+}
+
+impl RequestOptions {
+    /// Default options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Gives up (and cancels the request) after `timeout`.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Asks for progress (a `progressToken`) and calls `f` with each
+    /// notification.
+    #[must_use]
+    pub fn progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Cancels the request when `token` fires.
+    #[must_use]
+    pub fn cancel(mut self, token: CancelToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+}
+
+impl std::fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("progress", &self.progress.is_some())
+            .field("cancel", &self.cancel)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Client`](super::Client): who it is, which revision it
+/// speaks, what it answers, then one of the `connect_*` methods.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), mcp_core::client::ClientError> {
+/// use mcp_core::client::{ClientBuilder, Protocol};
+///
+/// let client = ClientBuilder::new("my-agent", "1.0.0")
+///     .protocol(Protocol::Auto)
+///     .connect_http("http://127.0.0.1:8080/mcp")
+///     .await?;
+/// for tool in client.list_tools().await? {
+///     println!("{}", tool.name);
+/// }
+/// client.close().await;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    pub(crate) info: Implementation,
+    pub(crate) protocol: Protocol,
+    pub(crate) handlers: Handlers,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) probe_timeout: Duration,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) max_message: usize,
+}
+
+impl ClientBuilder {
+    /// A client named `name` at `version` (its `clientInfo`), speaking
+    /// [`Protocol::Auto`], answering nothing, with a 60 s request timeout.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            info: Implementation::new(name, version),
+            protocol: Protocol::Auto,
+            handlers: Handlers::default(),
+            timeout: Some(Duration::from_secs(60)),
+            probe_timeout: Duration::from_secs(5),
+            headers: Vec::new(),
+            max_message: 16 * 1024 * 1024,
+        }
+    }
+
+    /// Which revision to speak.
+    #[must_use]
+    pub fn protocol(mut self, protocol: Protocol) -> Self {
+        self.protocol = protocol;
+        self
+    }
+
+    /// What to answer the server's requests with (and so which
+    /// capabilities to declare).
+    #[must_use]
+    pub fn handlers(mut self, handlers: Handlers) -> Self {
+        self.handlers = handlers;
+        self
+    }
+
+    /// The timeout of every request without its own (`None`: wait forever).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long [`Protocol::Auto`] waits for the `server/discover` probe
+    /// before falling back to `initialize` (default 5 s).
+    #[must_use]
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// An HTTP header sent with every request (`Authorization`, say).
+    /// `Mcp-*` headers are the client's own and cannot be set here.
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The largest message the server may send (default 16 MiB): a line,
+    /// a JSON body or one event. A larger one closes the connection or
+    /// fails its request.
+    #[must_use]
+    pub fn max_message_bytes(mut self, max: usize) -> Self {
+        self.max_message = max;
+        self
+    }
+}
