@@ -110,9 +110,15 @@ impl Client {
 
     /// Answers the entries of an `input_required` result and sets the
     /// retry's `inputResponses` and `requestState` in `params`.
-    async fn fulfil(&self, params: &mut Map<String, Value>, result: Value) -> Result<(), ClientError> {
+    async fn fulfil(
+        &self,
+        params: &mut Map<String, Value>,
+        result: Value,
+    ) -> Result<(), ClientError> {
         let Value::Object(mut result) = result else {
-            return Err(ClientError::protocol("an input_required result that is not an object"));
+            return Err(ClientError::protocol(
+                "an input_required result that is not an object",
+            ));
         };
         let requests = match result.remove("inputRequests") {
             Some(Value::Object(requests)) => requests,
@@ -124,7 +130,9 @@ impl Client {
             let method = request
                 .get("method")
                 .and_then(Value::as_str)
-                .ok_or_else(|| ClientError::protocol(format!("input request {key:?} has no method")))?;
+                .ok_or_else(|| {
+                    ClientError::protocol(format!("input request {key:?} has no method"))
+                })?;
             if self.peer.handlers.for_method(method).is_none() {
                 return Err(ClientError::protocol(format!(
                     "the server asks for {method}, which this client does not answer"
@@ -171,14 +179,22 @@ impl Client {
     /// # Cancel safety
     /// As [`Client::request`].
     pub async fn ping(&self) -> Result<(), ClientError> {
-        let method = if self.is_modern() { "server/discover" } else { "ping" };
+        let method = if self.is_modern() {
+            "server/discover"
+        } else {
+            "ping"
+        };
         self.request(method, Value::Null, &RequestOptions::new())
             .await
             .map(drop)
     }
 
     /// Every item of a paginated listing (`tools/list` → `tools`, …).
-    async fn list_all<T: DeserializeOwned>(&self, method: &str, key: &str) -> Result<Vec<T>, ClientError> {
+    async fn list_all<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        key: &str,
+    ) -> Result<Vec<T>, ClientError> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = HashSet::new();
@@ -194,11 +210,15 @@ impl Client {
             items.extend(list);
             match page.get("nextCursor").and_then(Value::as_str) {
                 Some(next) if seen.insert(next.to_owned()) => cursor = Some(next.to_owned()),
-                Some(_) => return Err(ClientError::protocol(format!("{method} repeated a cursor"))),
+                Some(_) => {
+                    return Err(ClientError::protocol(format!("{method} repeated a cursor")))
+                }
                 None => return Ok(items),
             }
         }
-        Err(ClientError::protocol(format!("{method} has more than {MAX_PAGES} pages")))
+        Err(ClientError::protocol(format!(
+            "{method} has more than {MAX_PAGES} pages"
+        )))
     }
 
     /// Every tool (all pages). On 2026-07-28, tools whose `x-mcp-header`
@@ -217,7 +237,10 @@ impl Client {
             return Ok(tools);
         }
         let mut kept = Vec::with_capacity(tools.len());
-        let mut headers = self.tool_headers.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut headers = self
+            .tool_headers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         headers.clear();
         for tool in tools {
             match annotated(&tool.input_schema) {
@@ -244,8 +267,13 @@ impl Client {
     ///
     /// # Cancel safety
     /// As [`Client::request`].
-    pub async fn call_tool(&self, name: &str, arguments: impl Serialize) -> Result<CallToolResult, ClientError> {
-        self.call_tool_with(name, arguments, &RequestOptions::new()).await
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<CallToolResult, ClientError> {
+        self.call_tool_with(name, arguments, &RequestOptions::new())
+            .await
     }
 
     /// [`Client::call_tool`] with per-request options (progress, timeout,
@@ -273,13 +301,20 @@ impl Client {
         };
         let mut options = options.clone();
         if self.is_modern() {
-            let headers = self.tool_headers.lock().unwrap_or_else(PoisonError::into_inner);
+            let headers = self
+                .tool_headers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             if let Some(annotated) = headers.get(name) {
                 options.param_headers = headers_for(annotated, &arguments);
             }
         }
         let result = self
-            .request("tools/call", json!({"name": name, "arguments": arguments}), &options)
+            .request(
+                "tools/call",
+                json!({"name": name, "arguments": arguments}),
+                &options,
+            )
             .await?;
         from_result(result, "tools/call")
     }
@@ -311,7 +346,10 @@ impl Client {
                 .join("\n")
         };
         if result.is_error == Some(true) {
-            return Err(ClientError::protocol(format!("tool {name} failed: {}", text())));
+            return Err(ClientError::protocol(format!(
+                "tool {name} failed: {}",
+                text()
+            )));
         }
         let Some(structured) = result.structured_content.clone() else {
             return Err(ClientError::protocol(format!(
@@ -355,10 +393,18 @@ impl Client {
     /// As [`Client::request`].
     pub async fn read_resource(&self, uri: &str) -> Result<Vec<ResourceContents>, ClientError> {
         let mut result = self
-            .request("resources/read", json!({ "uri": uri }), &RequestOptions::new())
+            .request(
+                "resources/read",
+                json!({ "uri": uri }),
+                &RequestOptions::new(),
+            )
             .await?;
-        let contents = result.get_mut("contents").map(Value::take).unwrap_or(Value::Null);
-        serde_json::from_value(contents).map_err(|e| ClientError::protocol(format!("resources/read: {e}")))
+        let contents = result
+            .get_mut("contents")
+            .map(Value::take)
+            .unwrap_or(Value::Null);
+        serde_json::from_value(contents)
+            .map_err(|e| ClientError::protocol(format!("resources/read: {e}")))
     }
 
     /// Subscribes to updates of `uri` (legacy revisions; the updates reach
@@ -376,9 +422,13 @@ impl Client {
                 "2026-07-28 has no resources/subscribe: use Client::listen",
             ));
         }
-        self.request("resources/subscribe", json!({ "uri": uri }), &RequestOptions::new())
-            .await
-            .map(drop)
+        self.request(
+            "resources/subscribe",
+            json!({ "uri": uri }),
+            &RequestOptions::new(),
+        )
+        .await
+        .map(drop)
     }
 
     /// Holds a 2026-07-28 `subscriptions/listen` open with `notifications`
@@ -393,7 +443,11 @@ impl Client {
     ///
     /// # Cancel safety
     /// Dropping the future ends the listen.
-    pub async fn listen(&self, notifications: Value, options: &RequestOptions) -> Result<Value, ClientError> {
+    pub async fn listen(
+        &self,
+        notifications: Value,
+        options: &RequestOptions,
+    ) -> Result<Value, ClientError> {
         let mut options = options.clone();
         // A listen lasts as long as the caller wants it to.
         if options.timeout.is_none() {
@@ -435,7 +489,11 @@ impl Client {
             .map(|(k, v)| (k, Value::String(v)))
             .collect();
         let result = self
-            .request("prompts/get", json!({"name": name, "arguments": arguments}), &RequestOptions::new())
+            .request(
+                "prompts/get",
+                json!({"name": name, "arguments": arguments}),
+                &RequestOptions::new(),
+            )
             .await?;
         from_result(result, "prompts/get")
     }
@@ -448,7 +506,12 @@ impl Client {
     ///
     /// # Cancel safety
     /// As [`Client::request`].
-    pub async fn complete(&self, reference: Value, argument: &str, value: &str) -> Result<Vec<String>, ClientError> {
+    pub async fn complete(
+        &self,
+        reference: Value,
+        argument: &str,
+        value: &str,
+    ) -> Result<Vec<String>, ClientError> {
         let result = self
             .request(
                 "completion/complete",
@@ -461,7 +524,8 @@ impl Client {
             .and_then(|c| c.get("values"))
             .cloned()
             .unwrap_or(Value::Null);
-        serde_json::from_value(values).map_err(|e| ClientError::protocol(format!("completion/complete: {e}")))
+        serde_json::from_value(values)
+            .map_err(|e| ClientError::protocol(format!("completion/complete: {e}")))
     }
 }
 

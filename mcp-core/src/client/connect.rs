@@ -37,7 +37,10 @@ impl ClientBuilder {
     ///
     /// # Cancel safety
     /// Dropping the future kills the process.
-    pub async fn connect_stdio(self, command: tokio::process::Command) -> Result<Client, ClientError> {
+    pub async fn connect_stdio(
+        self,
+        command: tokio::process::Command,
+    ) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::channel(INBOX_CAPACITY);
         let link = Lines::spawn(command, tx, self.max_message)?;
         self.open(Box::new(link), false, rx).await
@@ -111,16 +114,27 @@ impl ClientBuilder {
         let capabilities = self.handlers.capabilities();
         let greeting = match &self.protocol {
             Protocol::Legacy(version) => initialize(&peer, version, &capabilities, &info).await?,
-            Protocol::Modern(version) => discover(&peer, version, &capabilities, &info, None).await?,
+            Protocol::Modern(version) => {
+                discover(&peer, version, &capabilities, &info, None).await?
+            }
             Protocol::Auto => {
                 let newest = MODERN_PROTOCOL_VERSIONS[0];
-                match discover(&peer, newest, &capabilities, &info, Some(self.probe_timeout)).await {
+                match discover(
+                    &peer,
+                    newest,
+                    &capabilities,
+                    &info,
+                    Some(self.probe_timeout),
+                )
+                .await
+                {
                     Ok(greeting) => greeting,
                     Err(ClientError::Closed) => return Err(ClientError::Closed),
                     Err(e) => {
                         tracing::debug!(target: "mcp_core::client", "server/discover probe: {e}; falling back to initialize");
                         peer.speak(Speaking::default());
-                        initialize(&peer, SUPPORTED_PROTOCOL_VERSIONS[0], &capabilities, &info).await?
+                        initialize(&peer, SUPPORTED_PROTOCOL_VERSIONS[0], &capabilities, &info)
+                            .await?
                     }
                 }
             }
@@ -144,7 +158,9 @@ async fn initialize(
     let Value::Object(params) = params else {
         return Err(ClientError::protocol("initialize params"));
     };
-    let result = peer.request("initialize", params, &RequestOptions::new()).await?;
+    let result = peer
+        .request("initialize", params, &RequestOptions::new())
+        .await?;
     let spoken = result
         .get("protocolVersion")
         .and_then(Value::as_str)
@@ -192,7 +208,9 @@ async fn discover(
                 check_discover(&result)?;
                 return Ok(Greeting { version, result });
             }
-            Err(ClientError::Rpc(e)) if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0 && attempt == 0 => {
+            Err(ClientError::Rpc(e))
+                if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0 && attempt == 0 =>
+            {
                 match supported_modern(e.data.as_ref()) {
                     Some(other) => version = other,
                     None => return Err(ClientError::Rpc(e)),
@@ -201,7 +219,9 @@ async fn discover(
             Err(e) => return Err(e),
         }
     }
-    Err(ClientError::protocol("server/discover refused every revision offered"))
+    Err(ClientError::protocol(
+        "server/discover refused every revision offered",
+    ))
 }
 
 /// The newest stateless revision this client speaks among a `-32022`

@@ -70,7 +70,10 @@ impl Peer {
     }
 
     pub(crate) fn speak(&self, speaking: Speaking) {
-        *self.speaking.write().unwrap_or_else(PoisonError::into_inner) = speaking;
+        *self
+            .speaking
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = speaking;
     }
 
     pub(crate) fn speaking(&self) -> Speaking {
@@ -187,7 +190,11 @@ impl Peer {
 
     /// Sends notification `method` (with the 2026-07-28 `_meta` when
     /// speaking that revision).
-    pub(crate) async fn notify(&self, method: &str, mut params: Map<String, Value>) -> Result<(), ClientError> {
+    pub(crate) async fn notify(
+        &self,
+        method: &str,
+        mut params: Map<String, Value>,
+    ) -> Result<(), ClientError> {
         let speaking = self.speaking();
         if let Some(meta) = &speaking.modern_meta {
             let target = meta_object(&mut params);
@@ -195,8 +202,9 @@ impl Peer {
                 target.entry(k.clone()).or_insert_with(|| v.clone());
             }
         }
-        let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
-            .map_err(ClientError::protocol)?;
+        let body =
+            serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+                .map_err(ClientError::protocol)?;
         let mut out = Outgoing::plain(body);
         out.method = Some(Arc::from(method));
         out.protocol_version = speaking.version;
@@ -261,9 +269,13 @@ impl Peer {
                     (Some(result), None) => Ok(result),
                     (_, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
                         Ok(e) => Err(ClientError::Rpc(e)),
-                        Err(e) => Err(ClientError::protocol(format!("an error reply of the wrong shape: {e}"))),
+                        Err(e) => Err(ClientError::protocol(format!(
+                            "an error reply of the wrong shape: {e}"
+                        ))),
                     },
-                    (None, None) => Err(ClientError::protocol("a reply with neither result nor error")),
+                    (None, None) => Err(ClientError::protocol(
+                        "a reply with neither result nor error",
+                    )),
                 };
                 self.settle(&id, outcome);
             }
@@ -289,9 +301,15 @@ impl Peer {
             });
             if let Some(callback) = callback {
                 callback(Progress {
-                    progress: params.get("progress").and_then(Value::as_f64).unwrap_or(0.0),
+                    progress: params
+                        .get("progress")
+                        .and_then(Value::as_f64)
+                        .unwrap_or(0.0),
                     total: params.get("total").and_then(Value::as_f64),
-                    message: params.get("message").and_then(Value::as_str).map(str::to_owned),
+                    message: params
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
                 });
                 return;
             }
@@ -333,10 +351,20 @@ pub(crate) fn meta_object(params: &mut Map<String, Value>) -> &mut Map<String, V
 }
 
 /// The per-request `_meta` of a 2026-07-28 request.
-pub(crate) fn modern_meta(version: &str, capabilities: &Map<String, Value>, info: &Value) -> Map<String, Value> {
+pub(crate) fn modern_meta(
+    version: &str,
+    capabilities: &Map<String, Value>,
+    info: &Value,
+) -> Map<String, Value> {
     let mut meta = Map::new();
-    meta.insert(meta_keys::PROTOCOL_VERSION.into(), Value::String(version.into()));
-    meta.insert(meta_keys::CLIENT_CAPABILITIES.into(), Value::Object(capabilities.clone()));
+    meta.insert(
+        meta_keys::PROTOCOL_VERSION.into(),
+        Value::String(version.into()),
+    );
+    meta.insert(
+        meta_keys::CLIENT_CAPABILITIES.into(),
+        Value::Object(capabilities.clone()),
+    );
     meta.insert(meta_keys::CLIENT_INFO.into(), info.clone());
     meta
 }
@@ -407,7 +435,10 @@ impl Drop for InFlight {
         runtime.spawn(async move {
             let mut params = Map::new();
             params.insert("requestId".into(), id);
-            params.insert("reason".into(), Value::String("cancelled by the client".into()));
+            params.insert(
+                "reason".into(),
+                Value::String("cancelled by the client".into()),
+            );
             let _ = peer.notify("notifications/cancelled", params).await;
         });
     }

@@ -25,7 +25,11 @@ pub(crate) fn annotated(schema: &Map<String, Value>) -> Result<Annotated, String
     Ok(found)
 }
 
-fn walk(schema: &Map<String, Value>, path: &mut Vec<String>, out: &mut Annotated) -> Result<(), String> {
+fn walk(
+    schema: &Map<String, Value>,
+    path: &mut Vec<String>,
+    out: &mut Annotated,
+) -> Result<(), String> {
     let Some(Value::Object(properties)) = schema.get("properties") else {
         return Ok(());
     };
@@ -65,7 +69,10 @@ fn is_tchar(b: u8) -> bool {
 /// The `(Name, value)` pairs a call with `arguments` carries: one per
 /// annotated argument present and not `null` (the link encodes values
 /// that cannot travel as they are).
-pub(crate) fn headers_for(annotated: &Annotated, arguments: &Map<String, Value>) -> Vec<(String, String)> {
+pub(crate) fn headers_for(
+    annotated: &Annotated,
+    arguments: &Map<String, Value>,
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (path, name) in annotated {
         let mut value = None;
@@ -131,6 +138,9 @@ mod tests {
         let args = schema(json!({"region": "eu", "verbose": null, "n": 3, "q": "x"}));
         let mut got = headers_for(&a, &args);
         got.sort();
-        assert_eq!(got, vec![("N".into(), "3".into()), ("Region".into(), "eu".into())]);
+        assert_eq!(
+            got,
+            vec![("N".into(), "3".into()), ("Region".into(), "eu".into())]
+        );
     }
 }

@@ -150,7 +150,11 @@ impl Shared {
     }
 
     /// Reads one POST's response for request `id`.
-    async fn answer(&self, response: Response<Incoming>, id: &RequestId) -> Result<(), ClientError> {
+    async fn answer(
+        &self,
+        response: Response<Incoming>,
+        id: &RequestId,
+    ) -> Result<(), ClientError> {
         self.remember_session(&response);
         let status = response.status();
         if status == StatusCode::ACCEPTED {
@@ -390,9 +394,7 @@ fn header_value(value: &str) -> Result<HeaderValue, ClientError> {
 /// A routing header's value: as is when it is visible ASCII without edge
 /// whitespace, otherwise `=?base64?…?=` of its UTF-8.
 pub(crate) fn encode_param(value: &str) -> String {
-    let plain = value
-        .bytes()
-        .all(|b| b == b' ' || b.is_ascii_graphic())
+    let plain = value.bytes().all(|b| b == b' ' || b.is_ascii_graphic())
         && !value.starts_with(' ')
         && !value.ends_with(' ');
     if plain {
@@ -418,7 +420,11 @@ impl Link for Http {
         if let Some(v) = &message.protocol_version {
             if !crate::protocol::MODERN_PROTOCOL_VERSIONS.contains(&&**v) {
                 if let Ok(v) = header_value(v) {
-                    *self.0.protocol.lock().unwrap_or_else(PoisonError::into_inner) = Some(v);
+                    *self
+                        .0
+                        .protocol
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = Some(v);
                 }
             }
         }
@@ -474,7 +480,8 @@ impl Link for Http {
                 req = req.header(PROTOCOL, v);
             }
             if let Ok(req) = req.body(Full::new(Bytes::new())) {
-                let _ = tokio::time::timeout(Duration::from_secs(2), self.0.client.request(req)).await;
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(2), self.0.client.request(req)).await;
             }
         }
     }

@@ -55,7 +55,9 @@ impl Lines {
             .spawn()
             .map_err(|e| ClientError::transport(format!("cannot start the server process: {e}")))?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(ClientError::transport("the server process has no stdio pipes"));
+            return Err(ClientError::transport(
+                "the server process has no stdio pipes",
+            ));
         };
         let mut link = Self::over(stdout, stdin, inbox, max_line);
         *link.child.get_mut() = Some(child);
@@ -142,7 +144,9 @@ impl Link for Lines {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
             .ok_or(ClientError::Closed)?;
-        out.send(message.body).await.map_err(|_| ClientError::Closed)
+        out.send(message.body)
+            .await
+            .map_err(|_| ClientError::Closed)
     }
 
     async fn close(&self) {
@@ -156,7 +160,10 @@ impl Link for Lines {
         );
         let child = self.child.lock().await.take();
         if let Some(mut child) = child {
-            if tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_err() {
+            if tokio::time::timeout(EXIT_GRACE, child.wait())
+                .await
+                .is_err()
+            {
                 let _ = child.start_kill();
                 let _ = child.wait().await;
             }

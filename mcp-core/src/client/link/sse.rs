@@ -96,7 +96,8 @@ mod tests {
     fn events_split_across_chunks_and_lines_ending_in_crlf() {
         let mut p = Parser::new(1024);
         let mut out = Vec::new();
-        let stream = b": keep-alive\r\nid: 7\r\nretry: 500\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\nid: 8\n\n";
+        let stream =
+            b": keep-alive\r\nid: 7\r\nretry: 500\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\nid: 8\n\n";
         for chunk in stream.chunks(3) {
             p.feed(chunk, &mut out).expect("within bounds");
         }
@@ -123,6 +124,9 @@ mod tests {
         let mut out = Vec::new();
         assert!(p.feed(b"data: 0123456789\n", &mut out).is_err());
         let mut p = Parser::new(8);
-        assert!(p.feed(b"data: 0123456789", &mut out).is_err(), "no newline yet");
+        assert!(
+            p.feed(b"data: 0123456789", &mut out).is_err(),
+            "no newline yet"
+        );
     }
 }
