@@ -164,9 +164,16 @@ impl Shared {
         if is_event_stream(response.headers()) && status.is_success() {
             return self.stream(response.into_body(), id).await;
         }
+        let challenge = response
+            .headers()
+            .get(hyper::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let body = read_bounded(response.into_body(), self.config.max_message).await?;
         match serde_json::from_slice::<Value>(&body) {
-            Ok(Value::Object(mut reply)) if reply.contains_key("error") || status.is_success() => {
+            Ok(Value::Object(mut reply))
+                if reply.get("error").is_some_and(Value::is_object) || status.is_success() =>
+            {
                 // A refusal before routing carries a null id: it is ours.
                 if reply.get("id").is_none_or(Value::is_null) {
                     reply.insert("id".into(), id.to_value());
@@ -181,6 +188,13 @@ impl Shared {
             _ if status == StatusCode::NOT_FOUND && self.session().is_some() => Err(
                 ClientError::transport("HTTP 404: the session is unknown or expired"),
             ),
+            _ if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN => {
+                Err(ClientError::transport(format!(
+                    "HTTP {status} (the server wants authorization{}){}",
+                    challenge.map(|c| format!(": {c}")).unwrap_or_default(),
+                    snippet(&body)
+                )))
+            }
             _ => Err(ClientError::transport(format!(
                 "HTTP {status}{}",
                 snippet(&body)

@@ -1,0 +1,193 @@
+//! The client the official conformance suite drives
+//! (`../shared/interop/client-conformance.sh`): one run per scenario, the
+//! scenario server's URL as the last argument, the scenario's name in
+//! `MCP_CONFORMANCE_SCENARIO`, the revision to speak in
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION` and, for some scenarios, what to do
+//! in `MCP_CONFORMANCE_CONTEXT` (JSON).
+//!
+//! ```sh
+//! cargo build --example conformance_client
+//! ../shared/interop/client-conformance.sh --command target/debug/examples/conformance_client \
+//!   --requirements 2025-11-25,2026-07-28 --expected-failures conformance-client-baseline.yaml
+//! ```
+//!
+//! It is also a small tour of `mcp_core::client`: connect, list, call,
+//! answer the server's questions.
+
+use std::process::ExitCode;
+
+use mcp_core::client::{Client, ClientBuilder, ClientError, Handlers, Protocol};
+use serde_json::{json, Map, Value};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("usage: conformance_client <server URL>");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    match run(&scenario, &url).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{scenario}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Answers elicitation with every default the requested schema names,
+/// sampling with a fixed text, and roots with one directory.
+fn handlers() -> Handlers {
+    Handlers::default()
+        .elicitation(|request| async move {
+            let mut content = Map::new();
+            if let Some(Value::Object(props)) = request
+                .get("requestedSchema")
+                .and_then(|s| s.get("properties"))
+            {
+                for (name, schema) in props {
+                    if let Some(default) = schema.get("default") {
+                        content.insert(name.clone(), default.clone());
+                    }
+                }
+            }
+            Ok(json!({"action": "accept", "content": content}))
+        })
+        .sampling(|_request| async move {
+            Ok(json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": "sampled by the conformance client"},
+                "model": "conformance-model",
+                "stopReason": "endTurn",
+            }))
+        })
+        .roots(vec![json!({"uri": "file:///tmp", "name": "tmp"})])
+}
+
+async fn connect(url: &str) -> Result<Client, ClientError> {
+    let protocol = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
+        Ok(version) if !version.is_empty() => Protocol::pinned(&version),
+        _ => Protocol::Auto,
+    };
+    ClientBuilder::new("mcp-core-conformance-client", env!("CARGO_PKG_VERSION"))
+        .protocol(protocol)
+        .handlers(handlers())
+        .connect_http(url)
+        .await
+}
+
+async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
+    let client = connect(url).await?;
+    let outcome = drive(&client, scenario).await;
+    client.close().await;
+    outcome
+}
+
+async fn drive(client: &Client, scenario: &str) -> Result<(), ClientError> {
+    match scenario {
+        "tools_call" => {
+            client.list_tools().await?;
+            client
+                .call_tool("add_numbers", json!({"a": 5, "b": 3}))
+                .await
+                .map(drop)
+        }
+        "elicitation-sep1034-client-defaults" => client
+            .call_tool("test_client_elicitation_defaults", ())
+            .await
+            .map(drop),
+        "sse-retry" => client.call_tool("test_reconnection", ()).await.map(drop),
+        "http-custom-headers" => {
+            client.list_tools().await?;
+            for call in context_tool_calls() {
+                let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+                let arguments = call.get("arguments").cloned().unwrap_or(Value::Null);
+                client.call_tool(name, arguments).await?;
+            }
+            Ok(())
+        }
+        "json-schema-2020-12-preservation" => {
+            let tools = client.list_tools().await?;
+            let Some(tool) = tools.iter().find(|t| t.name == "json_schema_2020_12_tool") else {
+                return Err(ClientError::Protocol("no json_schema_2020_12_tool".into()));
+            };
+            client
+                .call_tool("json_schema_echo", json!({"schema": tool.input_schema}))
+                .await
+                .map(drop)
+        }
+        "sep-2322-client-request-state" | "http-standard-headers" | "http-invalid-tool-headers" => {
+            call_everything(client).await
+        }
+        // initialize, request-metadata, json-schema-ref-no-deref and
+        // anything new: the handshake and a listing.
+        _ => client.list_tools().await.map(drop),
+    }
+}
+
+/// `toolCalls` of `MCP_CONFORMANCE_CONTEXT`.
+fn context_tool_calls() -> Vec<Value> {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str::<Value>(&c).ok())
+        .and_then(|c| c.get("toolCalls").cloned())
+        .and_then(|c| c.as_array().cloned())
+        .unwrap_or_default()
+}
+
+/// Calls every listed tool (with arguments made from its schema), reads
+/// every resource and gets every prompt.
+async fn call_everything(client: &Client) -> Result<(), ClientError> {
+    for tool in client.list_tools().await? {
+        let arguments = sample_arguments(&tool.input_schema);
+        let result = client.call_tool(&tool.name, arguments).await?;
+        if result.is_error == Some(true) {
+            eprintln!("tool {} reported an error: {:?}", tool.name, result.content);
+        }
+    }
+    let capabilities = client.server_capabilities().cloned().unwrap_or(Value::Null);
+    if capabilities.get("resources").is_some() {
+        for resource in client.list_resources().await? {
+            client.read_resource(&resource.uri).await?;
+        }
+    }
+    if capabilities.get("prompts").is_some() {
+        for prompt in client.list_prompts().await? {
+            let arguments = prompt
+                .arguments
+                .iter()
+                .flatten()
+                .filter(|a| a.required == Some(true))
+                .map(|a| (a.name.clone(), "value".to_owned()));
+            client.get_prompt(&prompt.name, arguments).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Arguments for a tool's required properties: a value of each one's type.
+fn sample_arguments(schema: &Map<String, Value>) -> Value {
+    let mut arguments = Map::new();
+    let required = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let properties = schema.get("properties").and_then(Value::as_object);
+    for name in required.iter().filter_map(Value::as_str) {
+        let kind = properties
+            .and_then(|p| p.get(name))
+            .and_then(|p| p.get("type"))
+            .and_then(Value::as_str);
+        let value = match kind {
+            Some("integer") => json!(1),
+            Some("number") => json!(1.5),
+            Some("boolean") => json!(true),
+            Some("object") => json!({}),
+            Some("array") => json!([]),
+            _ => json!("value"),
+        };
+        arguments.insert(name.to_owned(), value);
+    }
+    Value::Object(arguments)
+}
