@@ -52,7 +52,9 @@ fn flags() -> Result<HashMap<String, String>, String> {
         let Some(name) = flag.strip_prefix("--") else {
             return Err(format!("unexpected argument {flag:?}"));
         };
-        let value = args.next().ok_or_else(|| format!("--{name} needs a value"))?;
+        let value = args
+            .next()
+            .ok_or_else(|| format!("--{name} needs a value"))?;
         out.insert(name.to_owned(), value);
     }
     Ok(out)
@@ -63,7 +65,10 @@ fn flags() -> Result<HashMap<String, String>, String> {
 fn handlers() -> Handlers {
     Handlers::default().elicitation(|request| async move {
         let mut content = Map::new();
-        if let Some(Value::Object(props)) = request.get("requestedSchema").and_then(|s| s.get("properties")) {
+        if let Some(Value::Object(props)) = request
+            .get("requestedSchema")
+            .and_then(|s| s.get("properties"))
+        {
             for (name, schema) in props {
                 let value = schema.get("default").cloned().unwrap_or_else(|| {
                     match schema.get("type").and_then(Value::as_str) {
@@ -128,7 +133,10 @@ async fn main() -> ExitCode {
         eprintln!("client_smoke: give --stdio CMD or --url URL");
         return ExitCode::from(2);
     };
-    let mut report = Report { passed: 0, failed: 0 };
+    let mut report = Report {
+        passed: 0,
+        failed: 0,
+    };
     let client = match connected {
         Ok(c) => c,
         Err(e) => {
@@ -150,22 +158,40 @@ async fn main() -> ExitCode {
 
 async fn run(client: &Client, get: &dyn Fn(&str, &str) -> String, report: &mut Report) {
     if !client.is_modern() {
-        report.check("ping", client.ping().await.map(|()| String::new()).map_err(|e| e.to_string()));
+        report.check(
+            "ping",
+            client
+                .ping()
+                .await
+                .map(|()| String::new())
+                .map_err(|e| e.to_string()),
+        );
     }
     let tools = client.list_tools().await;
     report.check(
         "tools/list",
-        tools.as_ref().map(|t| format!("({} tools)", t.len())).map_err(ToString::to_string),
+        tools
+            .as_ref()
+            .map(|t| format!("({} tools)", t.len()))
+            .map_err(ToString::to_string),
     );
 
-    let (echo, arg, expect) = (get("echo-tool", "echo"), get("echo-arg", "text"), get("echo-expect", "hi"));
+    let (echo, arg, expect) = (
+        get("echo-tool", "echo"),
+        get("echo-arg", "text"),
+        get("echo-expect", "hi"),
+    );
     let echoed = client
         .call_tool(&echo, json!({ arg.clone(): get("echo-text", "hi") }))
         .await
         .map_err(|e| e.to_string())
         .and_then(|r| {
             let text = text_of(&r.content);
-            if text.contains(&expect) { Ok(format!("({text:?})")) } else { Err(format!("got {text:?}")) }
+            if text.contains(&expect) {
+                Ok(format!("({text:?})"))
+            } else {
+                Err(format!("got {text:?}"))
+            }
         });
     report.check("echo", echoed);
 
@@ -176,12 +202,14 @@ async fn run(client: &Client, get: &dyn Fn(&str, &str) -> String, report: &mut R
         counter.fetch_add(1, Ordering::Relaxed);
     });
     let progress = match object(&get("slow-args", r#"{"steps":3}"#)) {
-        Ok(args) => client.call_tool_with(&slow, args, &options).await.map_err(|e| e.to_string()).and_then(|_| {
-            match seen.load(Ordering::Relaxed) {
+        Ok(args) => client
+            .call_tool_with(&slow, args, &options)
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|_| match seen.load(Ordering::Relaxed) {
                 0 => Err("no progress notification".to_owned()),
                 n => Ok(format!("({n} notifications)")),
-            }
-        }),
+            }),
         Err(e) => Err(e),
     };
     report.check("progress", progress);
@@ -190,23 +218,36 @@ async fn run(client: &Client, get: &dyn Fn(&str, &str) -> String, report: &mut R
         let args = object(&get("cancel-args", r#"{"steps":50}"#))?;
         let token = CancelToken::new();
         let trigger = token.clone();
-        let options = RequestOptions::new().cancel(token).progress(move |_| trigger.cancel());
+        let options = RequestOptions::new()
+            .cancel(token)
+            .progress(move |_| trigger.cancel());
         match client.call_tool_with(&slow, args, &options).await {
             Err(ClientError::Cancelled) => {}
             other => return Err(format!("expected a cancellation, got {other:?}")),
         }
         // The connection still serves.
-        client.call_tool(&echo, json!({ arg.clone(): "again" })).await.map_err(|e| e.to_string())?;
+        client
+            .call_tool(&echo, json!({ arg.clone(): "again" }))
+            .await
+            .map_err(|e| e.to_string())?;
         Ok("(then echo again)".to_owned())
     };
     report.check("cancel", cancel.await);
 
     let confirm = get("confirm-tool", "confirm");
     if !confirm.is_empty() {
-        let outcome = client.call_tool(&confirm, json!({})).await.map_err(|e| e.to_string()).and_then(|r| {
-            let text = text_of(&r.content);
-            if r.is_error == Some(true) { Err(format!("tool error {text:?}")) } else { Ok(format!("({text:?})")) }
-        });
+        let outcome = client
+            .call_tool(&confirm, json!({}))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| {
+                let text = text_of(&r.content);
+                if r.is_error == Some(true) {
+                    Err(format!("tool error {text:?}"))
+                } else {
+                    Ok(format!("({text:?})"))
+                }
+            });
         report.check("elicitation", outcome);
     }
 
@@ -217,8 +258,16 @@ async fn run(client: &Client, get: &dyn Fn(&str, &str) -> String, report: &mut R
             let Some(first) = resources.first() else {
                 return Ok("(none listed)".to_owned());
             };
-            let contents = client.read_resource(&first.uri).await.map_err(|e| e.to_string())?;
-            Ok(format!("({} listed, {} read: {} contents)", resources.len(), first.uri, contents.len()))
+            let contents = client
+                .read_resource(&first.uri)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(format!(
+                "({} listed, {} read: {} contents)",
+                resources.len(),
+                first.uri,
+                contents.len()
+            ))
         };
         report.check("resources", outcome.await);
     }
@@ -234,8 +283,16 @@ async fn run(client: &Client, get: &dyn Fn(&str, &str) -> String, report: &mut R
                 .flatten()
                 .filter(|a| a.required == Some(true))
                 .map(|a| (a.name.clone(), "value".to_owned()));
-            let got = client.get_prompt(&first.name, arguments).await.map_err(|e| e.to_string())?;
-            Ok(format!("({} listed, {}: {} messages)", prompts.len(), first.name, got.messages.len()))
+            let got = client
+                .get_prompt(&first.name, arguments)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(format!(
+                "({} listed, {}: {} messages)",
+                prompts.len(),
+                first.name,
+                got.messages.len()
+            ))
         };
         report.check("prompts", outcome.await);
     }

@@ -29,7 +29,7 @@ impl Protocol {
     /// The revision named by `version`: stateless revisions are
     /// [`Protocol::Modern`], the others [`Protocol::Legacy`].
     pub fn pinned(version: &str) -> Self {
-        if super::engine::is_modern_version(version) {
+        if crate::protocol::MODERN_PROTOCOL_VERSIONS.contains(&version) {
             Self::Modern(version.to_owned())
         } else {
             Self::Legacy(version.to_owned())
