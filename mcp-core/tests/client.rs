@@ -6,94 +6,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_core::client::{Client, ClientBuilder, ClientError, Handlers, Protocol, RequestOptions};
-use mcp_core::{
-    serve_http, serve_io, CallToolResult, CancelToken, HttpOptions, InvokeContext, McpServer,
-    McpToolDef, StdioOptions,
-};
-use serde_json::{json, Map, Value};
+use mcp_core::client::{Client, ClientBuilder, ClientError, Protocol, RequestOptions};
+use mcp_core::{serve_http, serve_io, CallToolResult, CancelToken, HttpOptions, StdioOptions};
+use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-/// Fails the test instead of hanging it.
-async fn guard<F: std::future::Future>(what: &str, fut: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(20), fut)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: no answer within 20 s"))
-}
-
-/// Reports `cancelled` when the `wait` tool's future ends.
-struct Ended(Arc<mpsc::UnboundedSender<&'static str>>);
-
-impl Drop for Ended {
-    fn drop(&mut self) {
-        let _ = self.0.send("cancelled");
-    }
-}
-
-/// A server whose `wait` tool reports how it ended on `events`.
-fn server(events: mpsc::UnboundedSender<&'static str>) -> McpServer {
-    let any = json!({"type": "object"});
-    let events = Arc::new(events);
-    McpServer::builder()
-        .server_info("client-test", "1.2.3")
-        .tool(McpToolDef::new(
-            "echo",
-            "echoes text",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-            |args: Map<String, Value>, _ctx: InvokeContext| async move {
-                CallToolResult::text(args.get("text").and_then(Value::as_str).unwrap_or_default())
-            },
-        ))
-        .tool(McpToolDef::new(
-            "slow",
-            "reports progress",
-            any.clone(),
-            |_args: Map<String, Value>, ctx: InvokeContext| async move {
-                for i in 1..=3 {
-                    ctx.report_progress(f64::from(i), Some(3.0), Some("step")).await;
-                }
-                CallToolResult::text("done")
-            },
-        ))
-        .tool(McpToolDef::new(
-            "confirm",
-            "asks the user",
-            any.clone(),
-            |_args: Map<String, Value>, ctx: InvokeContext| async move {
-                let yes = ctx.confirm("Proceed?").await;
-                CallToolResult::text(if yes { "confirmed" } else { "declined" })
-            },
-        ))
-        .tool(McpToolDef::new(
-            "wait",
-            "waits until cancelled",
-            any,
-            move |_args: Map<String, Value>, ctx: InvokeContext| {
-                let events = Arc::clone(&events);
-                async move {
-                    let _ = events.send("started");
-                    // The server drops a cancelled call's future (or the
-                    // call sees its token): either way this guard reports it.
-                    let _ended = Ended(events);
-                    ctx.cancelled().await;
-                    CallToolResult::text("cancelled")
-                }
-            },
-        ))
-        .build()
-        .expect("valid server")
-}
-
-/// Answers every confirmation with `confirm: true`.
-fn handlers() -> Handlers {
-    Handlers::default().elicitation(|request| async move {
-        assert!(
-            request.get("message").is_some(),
-            "an elicitation message: {request}"
-        );
-        Ok(json!({"action": "accept", "content": {"confirm": true}}))
-    })
-}
+mod client_support;
+use client_support::{guard, handlers, server, text};
 
 #[derive(Debug, Clone, Copy)]
 enum Via {
@@ -134,13 +53,6 @@ async fn connect(
                 .expect("connected");
             (client, rx, Some(handle))
         }
-    }
-}
-
-fn text(result: &CallToolResult) -> String {
-    match result.content.first() {
-        Some(mcp_core::Content::Text { text, .. }) => text.clone(),
-        other => panic!("a text block, got {other:?}"),
     }
 }
 

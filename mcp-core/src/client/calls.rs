@@ -81,7 +81,7 @@ impl Client {
                             "{method} still asks for input after {MAX_INPUT_ROUNDS} rounds"
                         )));
                     }
-                    self.fulfil(&mut params, result).await?;
+                    self.fulfil(&mut params, result, options).await?;
                 }
                 Some(other) => {
                     return Err(ClientError::protocol(format!(
@@ -114,7 +114,9 @@ impl Client {
         &self,
         params: &mut Map<String, Value>,
         result: Value,
+        options: &RequestOptions,
     ) -> Result<(), ClientError> {
+        let handlers = options.handlers.as_ref().unwrap_or(&self.peer.handlers);
         let Value::Object(mut result) = result else {
             return Err(ClientError::protocol(
                 "an input_required result that is not an object",
@@ -133,15 +135,13 @@ impl Client {
                 .ok_or_else(|| {
                     ClientError::protocol(format!("input request {key:?} has no method"))
                 })?;
-            if self.peer.handlers.for_method(method).is_none() {
+            if handlers.for_method(method).is_none() {
                 return Err(ClientError::protocol(format!(
                     "the server asks for {method}, which this client does not answer"
                 )));
             }
             let request_params = request.get("params").cloned().unwrap_or_else(|| json!({}));
-            let answer = self
-                .peer
-                .handlers
+            let answer = handlers
                 .answer(method, request_params)
                 .await
                 .map_err(ClientError::Rpc)?;

@@ -16,7 +16,7 @@ use super::link::{Inbound, Link, Outgoing};
 use super::options::{Progress, RequestOptions};
 use crate::cancel::CancelToken;
 use crate::protocol::meta::meta_keys;
-use crate::protocol::{ErrorObject, RequestId, MODERN_PROTOCOL_VERSIONS};
+use crate::protocol::{ErrorObject, RequestId};
 
 type Waiter = oneshot::Sender<Result<Value, ClientError>>;
 type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
@@ -39,6 +39,9 @@ pub(crate) struct Peer {
     next_id: AtomicI64,
     pending: Mutex<HashMap<RequestId, Waiter>>,
     progress: Mutex<HashMap<String, ProgressFn>>,
+    /// Requests that answer the server's questions about them themselves
+    /// ([`RequestOptions::answer_with`]).
+    overrides: Mutex<HashMap<RequestId, Handlers>>,
     pub(crate) handlers: Handlers,
     speaking: RwLock<Speaking>,
     closed: CancelToken,
@@ -60,6 +63,7 @@ impl Peer {
             next_id: AtomicI64::new(1),
             pending: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
+            overrides: Mutex::new(HashMap::new()),
             handlers,
             speaking: RwLock::new(Speaking::default()),
             closed: CancelToken::new(),
@@ -142,6 +146,12 @@ impl Peer {
                 .insert(token.clone(), Arc::clone(f));
             token
         });
+        if let Some(handlers) = &options.handlers {
+            self.overrides
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(id.clone(), handlers.clone());
+        }
         let (tx, rx) = oneshot::channel();
         self.pending
             .lock()
@@ -173,6 +183,7 @@ impl Peer {
                 method: Some(Arc::from(method)),
                 name,
                 param_headers: options.param_headers.clone(),
+                headers: options.headers.clone(),
                 protocol_version: speaking.version,
                 abandon: Some(abandon),
             })
@@ -240,11 +251,27 @@ impl Peer {
         }
     }
 
-    fn on_message(self: &Arc<Self>, message: Value) {
+    /// Who answers a server request about `related`: that request's own
+    /// handlers; without a known relation, those of the only request that
+    /// has some; otherwise the client's.
+    fn handlers_for(&self, related: Option<&RequestId>) -> Handlers {
+        let overrides = self
+            .overrides
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let own = match related {
+            Some(id) => overrides.get(id),
+            None if overrides.len() == 1 => overrides.values().next(),
+            None => None,
+        };
+        own.cloned().unwrap_or_else(|| self.handlers.clone())
+    }
+
+    fn on_message(self: &Arc<Self>, message: Value, related: Option<&RequestId>) {
         let Value::Object(mut message) = message else {
             if let Value::Array(batch) = message {
                 for m in batch {
-                    self.on_message(m);
+                    self.on_message(m, related);
                 }
             }
             return;
@@ -258,7 +285,8 @@ impl Peer {
             (Some(method), Some(id)) => {
                 let params = message.remove("params").unwrap_or_else(|| json!({}));
                 let peer = Arc::clone(self);
-                tokio::spawn(async move { peer.answer(id, &method, params).await });
+                let handlers = self.handlers_for(related);
+                tokio::spawn(async move { peer.answer(&handlers, id, &method, params).await });
             }
             (Some(method), None) => {
                 let params = message.remove("params").unwrap_or(Value::Null);
@@ -320,8 +348,8 @@ impl Peer {
     }
 
     /// Answers one server request with the user's callback.
-    async fn answer(&self, id: RequestId, method: &str, params: Value) {
-        let reply = match self.handlers.answer(method, params).await {
+    async fn answer(&self, handlers: &Handlers, id: RequestId, method: &str, params: Value) {
+        let reply = match handlers.answer(method, params).await {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result}),
             Err(e) => crate::protocol::fail(id.to_value(), &e),
         };
@@ -369,11 +397,6 @@ pub(crate) fn modern_meta(
     meta
 }
 
-/// Whether `version` is a stateless (2026-07-28 or later) revision.
-pub(crate) fn is_modern_version(version: &str) -> bool {
-    MODERN_PROTOCOL_VERSIONS.contains(&version)
-}
-
 async fn sleep_or_never(timeout: Option<Duration>) {
     match timeout {
         Some(t) => tokio::time::sleep(t).await,
@@ -388,7 +411,7 @@ async fn dispatch(peer: Weak<Peer>, mut inbox: mpsc::Receiver<Inbound>) {
             return;
         };
         match item {
-            Inbound::Message(message) => peer.on_message(message),
+            Inbound::Message(message, related) => peer.on_message(message, related.as_ref()),
             Inbound::Failed(id, e) => peer.settle(&id, Err(e)),
         }
     }
@@ -408,6 +431,11 @@ struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
+        self.peer
+            .overrides
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
         if let Some(token) = &self.token {
             self.peer
                 .progress

@@ -55,6 +55,7 @@ mod error;
 mod handlers;
 mod link;
 mod options;
+pub mod proxy;
 mod tool_headers;
 
 use std::collections::HashMap;

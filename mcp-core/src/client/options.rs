@@ -56,6 +56,8 @@ pub struct RequestOptions {
     pub(crate) progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
     pub(crate) cancel: Option<CancelToken>,
     pub(crate) param_headers: Vec<(String, String)>,
+    pub(crate) handlers: Option<Handlers>,
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 impl RequestOptions {
@@ -76,6 +78,27 @@ impl RequestOptions {
     #[must_use]
     pub fn progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Answers the server's questions *about this request* with `handlers`
+    /// instead of the client's: the entries of its 2026-07-28
+    /// `input_required` results, and the legacy server→client requests
+    /// that arrive on its own HTTP response stream (or, over a byte
+    /// stream, while it is the only request with handlers of its own).
+    /// A proxy relays each question to its own caller this way.
+    #[must_use]
+    pub fn answer_with(mut self, handlers: Handlers) -> Self {
+        self.handlers = Some(handlers);
+        self
+    }
+
+    /// An HTTP header for this request only (an `Authorization` a proxy
+    /// forwards, say). `Mcp-*`, `Last-Event-ID` and hop-by-hop headers
+    /// are never sent this way; over a byte stream headers are ignored.
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
         self
     }
 

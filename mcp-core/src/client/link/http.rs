@@ -104,6 +104,14 @@ impl Shared {
             ACCEPT,
             HeaderValue::from_static("application/json, text/event-stream"),
         );
+        for (name, value) in &message.headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| ClientError::protocol(format!("header {name:?}: {e}")))?;
+            if is_own_header(&name) {
+                continue;
+            }
+            req = req.header(name, header_value(value)?);
+        }
         let version = message.protocol_version.as_deref();
         if let Some(version) = version {
             req = req.header(PROTOCOL, header_value(version)?);
@@ -178,11 +186,13 @@ impl Shared {
                 if reply.get("id").is_none_or(Value::is_null) {
                     reply.insert("id".into(), id.to_value());
                 }
-                self.deliver(Inbound::Message(Value::Object(reply))).await;
+                self.deliver(Inbound::Message(Value::Object(reply), Some(id.clone())))
+                    .await;
                 Ok(())
             }
             Ok(batch @ Value::Array(_)) if status.is_success() => {
-                self.deliver(Inbound::Message(batch)).await;
+                self.deliver(Inbound::Message(batch, Some(id.clone())))
+                    .await;
                 Ok(())
             }
             _ if status == StatusCode::NOT_FOUND && self.session().is_some() => Err(
@@ -306,7 +316,9 @@ impl Shared {
             return false;
         };
         let done = is_response_to(&message, id);
-        self.deliver(Inbound::Message(message)).await;
+        // The GET stream's messages belong to no request.
+        let related = (!matches!(id, RequestId::String(s) if s.is_empty())).then(|| id.clone());
+        self.deliver(Inbound::Message(message, related)).await;
         done
     }
 
@@ -354,6 +366,27 @@ impl Shared {
 struct Cursor {
     last_id: Option<String>,
     retry: Option<Duration>,
+}
+
+/// Headers only the client itself sets: the MCP ones, `Last-Event-ID`,
+/// and those that describe this hop rather than the request.
+pub(crate) fn is_own_header(name: &HeaderName) -> bool {
+    let name = name.as_str();
+    name.starts_with("mcp-")
+        || matches!(
+            name,
+            "last-event-id"
+                | "host"
+                | "content-length"
+                | "content-type"
+                | "accept"
+                | "connection"
+                | "transfer-encoding"
+                | "te"
+                | "upgrade"
+                | "keep-alive"
+                | "proxy-authorization"
+        )
 }
 
 fn is_response_to(message: &Value, id: &RequestId) -> bool {

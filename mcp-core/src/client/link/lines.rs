@@ -94,7 +94,7 @@ async fn read_lines<R: AsyncRead + Unpin>(reader: R, inbox: Inbox, max_line: usi
         }
         match serde_json::from_slice::<Value>(text) {
             Ok(message) => {
-                if inbox.send(Inbound::Message(message)).await.is_err() {
+                if inbox.send(Inbound::Message(message, None)).await.is_err() {
                     break;
                 }
             }

@@ -23,8 +23,9 @@ use crate::protocol::RequestId;
 /// request it could not deliver or whose answer was lost.
 #[derive(Debug)]
 pub(crate) enum Inbound {
-    /// A parsed JSON-RPC message (or batch).
-    Message(Value),
+    /// A parsed JSON-RPC message (or batch), and the request whose
+    /// response stream carried it, when the transport knows (HTTP).
+    Message(Value, Option<RequestId>),
     /// Request `id` failed on the way.
     Failed(RequestId, ClientError),
 }
@@ -50,6 +51,9 @@ pub(crate) struct Outgoing {
     pub(crate) name: Option<String>,
     /// `Mcp-Param-{Name}` headers, name first (without the prefix).
     pub(crate) param_headers: Vec<(String, String)>,
+    /// Headers for this message only (HTTP; already filtered of the
+    /// client's own).
+    pub(crate) headers: Vec<(String, String)>,
     /// `MCP-Protocol-Version`, once known.
     pub(crate) protocol_version: Option<Arc<str>>,
     /// Fires when the request is abandoned (dropped, timed out, cancelled):
@@ -66,6 +70,7 @@ impl Outgoing {
             method: None,
             name: None,
             param_headers: Vec::new(),
+            headers: Vec::new(),
             protocol_version: None,
             abandon: None,
         }

@@ -1,0 +1,491 @@
+//! Proxying another MCP server through ours: a [`Remote`] connects to it
+//! (a command or a URL) and turns its tools, resources and prompts into
+//! descriptors of our own that forward every call, so they mount into an
+//! [`McpServer`] like any other (`McpServerBuilder::mount`) and go
+//! through its interceptors.
+//!
+//! What a forwarded call keeps:
+//! - its result, intact (no sealing, no rewriting), and the backend's
+//!   JSON-RPC errors as JSON-RPC errors;
+//! - progress, forwarded to our caller when our caller asked for it;
+//! - cancellation: our caller's cancel drops the forwarded call, which
+//!   cancels it on the backend;
+//! - the backend's questions (elicitation, sampling, roots), relayed to
+//!   *our* caller in our caller's era: a legacy backend's
+//!   `elicitation/create` reaches a 2026-07-28 caller as our own
+//!   `input_required` (with our own sealed state; the call runs again on
+//!   the retry, and the question is answered from the retry at once), and
+//!   a 2026-07-28 backend's `input_required` reaches a legacy caller as an
+//!   `elicitation/create` on its session.
+//!
+//! Header policy: `Authorization` is forwarded only when
+//! [`ProxyOptions::forward_authorization`] is on; `Mcp-*`, `Last-Event-ID`
+//! and hop-by-hop headers never; our caller's `_meta` is never copied.
+//! A backend that is down fails the call with a tool error naming it,
+//! and the next call reconnects. Every forwarded tool is marked in its
+//! `_meta` ([`PROXIED_META`]) so interceptors and listings can tell.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
+
+use super::handlers::{Answer, Handlers};
+use super::options::{ClientBuilder, Progress, RequestOptions};
+use super::{Client, ClientError};
+use crate::context::{InputRequest, InvokeContext};
+use crate::protocol::{CallToolResult, Prompt, Resource, ResourceTemplate, Tool};
+use crate::{
+    BoxFuture, McpPromptDef, McpResourceDef, McpServer, McpServerBuilder, McpToolDef, PromptArgs,
+    ResourceRequest,
+};
+
+/// The `_meta` key marking a forwarded tool: `{"remote": <label>}`.
+pub const PROXIED_META: &str = "mcp-core/proxied";
+
+/// Where the backend is.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Target {
+    /// A command started with these arguments, spoken to over stdio.
+    Command {
+        /// The program.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
+    /// A Streamable HTTP endpoint.
+    Url(String),
+}
+
+/// How a [`Remote`] forwards.
+#[derive(Debug, Clone, Default)]
+pub struct ProxyOptions {
+    forward_authorization: bool,
+}
+
+impl ProxyOptions {
+    /// Default: nothing of the caller's request is forwarded but its
+    /// arguments.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forwards our caller's `Authorization` header to an HTTP backend.
+    /// Off by default: a token issued for this server must not reach
+    /// another one unless that is what the deployment means.
+    #[must_use]
+    pub fn forward_authorization(mut self, on: bool) -> Self {
+        self.forward_authorization = on;
+        self
+    }
+}
+
+/// A connection to a backend MCP server, reconnected when it drops; see
+/// the [module docs](self).
+#[derive(Clone)]
+pub struct Remote(Arc<Inner>);
+
+struct Inner {
+    label: String,
+    target: Target,
+    builder: ClientBuilder,
+    options: ProxyOptions,
+    client: Mutex<Option<Arc<Client>>>,
+    connecting: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("label", &self.0.label)
+            .field("target", &self.0.target)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The answer to a backend question that no forwarded call relates to.
+fn no_caller(method: &'static str) -> Answer {
+    Arc::new(move |_| {
+        Box::pin(async move {
+            Err(crate::ErrorObject::new(
+                crate::ErrorCode::INTERNAL_ERROR,
+                format!("{method}: no caller of this proxy is waiting for it"),
+            ))
+        })
+    })
+}
+
+impl Remote {
+    /// Connects to `target` with `builder` (its identity, revision and
+    /// timeout; its handlers are replaced: the proxy declares elicitation,
+    /// sampling and roots and relays each question to the caller of the
+    /// forwarded call that asked it).
+    ///
+    /// # Errors
+    /// The first connection fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future abandons the connection.
+    pub async fn connect(
+        label: impl Into<String>,
+        target: Target,
+        builder: ClientBuilder,
+        options: ProxyOptions,
+    ) -> Result<Self, ClientError> {
+        let mut handlers = builder.handlers.clone();
+        handlers.elicitation = Some(no_caller("elicitation/create"));
+        handlers.sampling = Some(no_caller("sampling/createMessage"));
+        handlers.roots = Some(no_caller("roots/list"));
+        let remote = Self(Arc::new(Inner {
+            label: label.into(),
+            target,
+            builder: builder.handlers(handlers),
+            options,
+            client: Mutex::new(None),
+            connecting: tokio::sync::Mutex::new(()),
+        }));
+        remote.client().await?;
+        Ok(remote)
+    }
+
+    /// The label calls and errors name this backend by.
+    pub fn label(&self) -> &str {
+        &self.0.label
+    }
+
+    /// The live client, connecting (again) if there is none.
+    ///
+    /// # Errors
+    /// The connection fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future abandons a connection attempt.
+    pub async fn client(&self) -> Result<Arc<Client>, ClientError> {
+        if let Some(c) = self.current() {
+            return Ok(c);
+        }
+        let _one_at_a_time = self.0.connecting.lock().await;
+        if let Some(c) = self.current() {
+            return Ok(c);
+        }
+        let builder = self.0.builder.clone();
+        let client = match &self.0.target {
+            Target::Command { program, args } => {
+                let mut command = tokio::process::Command::new(program);
+                command.args(args);
+                builder.connect_stdio(command).await?
+            }
+            Target::Url(url) => builder.connect_http(url).await?,
+        };
+        let client = Arc::new(client);
+        *self.0.client.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&client));
+        Ok(client)
+    }
+
+    fn current(&self) -> Option<Arc<Client>> {
+        let mut slot = self.0.client.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.as_ref().is_some_and(|c| c.is_closed()) {
+            *slot = None;
+        }
+        slot.clone()
+    }
+
+    /// Forgets `client` (after a transport failure): the next call reconnects.
+    fn drop_client(&self, client: &Arc<Client>) {
+        let mut slot = self.0.client.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, client)) {
+            *slot = None;
+        }
+    }
+
+    /// A server builder holding a forwarder for every tool, resource,
+    /// resource template and prompt the backend lists now, with the
+    /// backend's name and version: hand it to
+    /// [`McpServerBuilder::mount`](crate::McpServerBuilder::mount) under a
+    /// prefix (or build it and serve it as it is).
+    ///
+    /// # Errors
+    /// A listing fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future abandons the listings.
+    pub async fn builder(&self) -> Result<McpServerBuilder, ClientError> {
+        let client = self.client().await?;
+        let caps = client.server_capabilities().cloned().unwrap_or(Value::Null);
+        let mut builder = McpServer::builder();
+        if let Some(info) = client.server_info() {
+            let field = |k: &str| {
+                info.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            builder = builder.server_info(field("name"), field("version"));
+        }
+        if caps.get("tools").is_some() {
+            for tool in client.list_tools().await? {
+                builder = builder.tool(self.forward_tool(tool));
+            }
+        }
+        if caps.get("resources").is_some() {
+            for resource in client.list_resources().await? {
+                builder = builder.resource(self.forward_resource(resource));
+            }
+            for template in client.list_resource_templates().await? {
+                builder = builder.resource(self.forward_template(template));
+            }
+        }
+        if caps.get("prompts").is_some() {
+            for prompt in client.list_prompts().await? {
+                builder = builder.prompt(self.forward_prompt(prompt));
+            }
+        }
+        Ok(builder)
+    }
+
+    /// A forwarder for the backend's `tool`: same name, description,
+    /// schemas and annotations, marked with [`PROXIED_META`].
+    pub fn forward_tool(&self, tool: Tool) -> McpToolDef {
+        let remote = self.clone();
+        let name = tool.name.clone();
+        let mut meta = tool.meta.clone().unwrap_or_default();
+        meta.insert(PROXIED_META.into(), json!({ "remote": self.0.label }));
+        let mut def = McpToolDef::new(
+            tool.name.clone(),
+            tool.description.clone().unwrap_or_default(),
+            Value::Object(tool.input_schema.clone()),
+            move |args: Map<String, Value>, ctx: InvokeContext| {
+                let remote = remote.clone();
+                let name = name.clone();
+                async move { remote.call_tool(&name, args, ctx).await }
+            },
+        )
+        .with_meta(meta);
+        if let Some(title) = tool.title {
+            def = def.with_title(title);
+        }
+        if let Some(schema) = tool.output_schema {
+            def = def.with_output_schema(schema);
+        }
+        if let Some(annotations) = tool.annotations {
+            def = def.with_annotations(annotations);
+        }
+        if let Some(icons) = tool.icons {
+            def = def.with_icons(icons);
+        }
+        def
+    }
+
+    /// Forwards one call of tool `name` for our caller `ctx`.
+    async fn call_tool(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        ctx: InvokeContext,
+    ) -> CallToolResult {
+        let client = match self.client().await {
+            Ok(c) => c,
+            Err(e) => return self.unavailable(&e),
+        };
+        let (progress_tx, mut progress_rx) = mpsc::channel::<Progress>(32);
+        let mut options = self.options_for(&ctx);
+        if ctx.progress().is_some() {
+            // Lossy by design: a caller that reads slowly skips steps.
+            options = options.progress(move |p| {
+                let _ = progress_tx.try_send(p);
+            });
+        }
+        let call = client.call_tool_with(name, Value::Object(args), &options);
+        tokio::pin!(call);
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut call => break outcome,
+                Some(p) = progress_rx.recv() => {
+                    ctx.report_progress(p.progress, p.total, p.message.as_deref()).await;
+                }
+            }
+        };
+        match outcome {
+            Ok(result) => result,
+            Err(ClientError::Rpc(e)) => {
+                let e = ctx.fail(e).await;
+                CallToolResult::error(e.message)
+            }
+            Err(e @ (ClientError::Closed | ClientError::Transport(_))) => {
+                self.drop_client(&client);
+                self.unavailable(&e)
+            }
+            Err(e) => CallToolResult::error(format!("{} ({}): {e}", name, self.0.label)),
+        }
+    }
+
+    fn unavailable(&self, e: &ClientError) -> CallToolResult {
+        CallToolResult::error(format!("backend {} is unavailable: {e}", self.0.label))
+    }
+
+    /// What a forwarded request carries for our caller `ctx`: its
+    /// questions relayed back to it, and its `Authorization` if configured.
+    fn options_for(&self, ctx: &InvokeContext) -> RequestOptions {
+        let mut options = RequestOptions::new().answer_with(relay(ctx));
+        if self.0.options.forward_authorization {
+            if let Some(v) = ctx.header("authorization").and_then(|v| v.as_single()) {
+                options = options.header("authorization", v);
+            }
+        }
+        options.cancel(ctx.cancel_token().clone())
+    }
+
+    /// A forwarder for the backend's resource.
+    pub fn forward_resource(&self, resource: Resource) -> McpResourceDef {
+        let remote = self.clone();
+        let mut def = McpResourceDef::new(
+            resource.uri.clone(),
+            resource.name.clone(),
+            move |req: ResourceRequest, ctx: InvokeContext| {
+                let remote = remote.clone();
+                async move { remote.read(&req.uri, &ctx).await }
+            },
+        );
+        if let Some(d) = resource.description {
+            def = def.with_description(d);
+        }
+        if let Some(m) = resource.mime_type {
+            def = def.with_mime_type(m);
+        }
+        if let Some(t) = resource.title {
+            def = def.with_title(t);
+        }
+        def
+    }
+
+    /// A forwarder for the backend's resource template.
+    pub fn forward_template(&self, template: ResourceTemplate) -> McpResourceDef {
+        let remote = self.clone();
+        let mut def = McpResourceDef::template(
+            template.uri_template.clone(),
+            template.name.clone(),
+            move |req: ResourceRequest, ctx: InvokeContext| {
+                let remote = remote.clone();
+                async move { remote.read(&req.uri, &ctx).await }
+            },
+        );
+        if let Some(d) = template.description {
+            def = def.with_description(d);
+        }
+        if let Some(m) = template.mime_type {
+            def = def.with_mime_type(m);
+        }
+        def
+    }
+
+    async fn read(
+        &self,
+        uri: &str,
+        ctx: &InvokeContext,
+    ) -> Result<Vec<crate::protocol::ResourceContents>, crate::ErrorObject> {
+        let client = self.client().await.map_err(|e| self.error(&e))?;
+        let options = self.options_for(ctx);
+        match client
+            .request("resources/read", json!({ "uri": uri }), &options)
+            .await
+        {
+            Ok(mut result) => {
+                let contents = result
+                    .get_mut("contents")
+                    .map(Value::take)
+                    .unwrap_or(Value::Null);
+                serde_json::from_value(contents).map_err(|e| self.error(&ClientError::protocol(e)))
+            }
+            Err(ClientError::Rpc(e)) => Err(e),
+            Err(e) => {
+                self.drop_client(&client);
+                Err(self.error(&e))
+            }
+        }
+    }
+
+    /// A forwarder for the backend's prompt.
+    pub fn forward_prompt(&self, prompt: Prompt) -> McpPromptDef {
+        let remote = self.clone();
+        let name = prompt.name.clone();
+        let mut def = McpPromptDef::new(
+            prompt.name.clone(),
+            move |args: PromptArgs, ctx: InvokeContext| {
+                let remote = remote.clone();
+                let name = name.clone();
+                async move {
+                    let client = remote.client().await.map_err(|e| remote.error(&e))?;
+                    let arguments: Map<String, Value> = args
+                        .into_iter()
+                        .map(|(k, v)| (k, Value::String(v)))
+                        .collect();
+                    let options = remote.options_for(&ctx);
+                    let result = client
+                        .request(
+                            "prompts/get",
+                            json!({"name": name, "arguments": arguments}),
+                            &options,
+                        )
+                        .await
+                        .map_err(|e| match e {
+                            ClientError::Rpc(e) => e,
+                            other => remote.error(&other),
+                        })?;
+                    let mut result = result;
+                    if let Value::Object(m) = &mut result {
+                        m.remove("resultType");
+                    }
+                    serde_json::from_value::<crate::protocol::GetPromptResult>(result)
+                        .map_err(|e| remote.error(&ClientError::protocol(e)))
+                }
+            },
+        );
+        if let Some(d) = prompt.description {
+            def = def.with_description(d);
+        }
+        if let Some(a) = prompt.arguments {
+            def = def.with_arguments(a);
+        }
+        def
+    }
+
+    fn error(&self, e: &ClientError) -> crate::ErrorObject {
+        crate::ErrorObject::new(
+            crate::ErrorCode::INTERNAL_ERROR,
+            format!("backend {}: {e}", self.0.label),
+        )
+    }
+}
+
+/// Handlers that put each backend question to our caller `ctx` (in its
+/// era), under keys numbered in asking order so a re-run asks the same.
+fn relay(ctx: &InvokeContext) -> Handlers {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let make = |method: &'static str| -> Answer {
+        let ctx = ctx.clone();
+        let asked = Arc::clone(&asked);
+        Arc::new(
+            move |params: Value| -> BoxFuture<Result<Value, crate::ErrorObject>> {
+                let ctx = ctx.clone();
+                let key = format!("relay-{}", asked.fetch_add(1, Ordering::Relaxed));
+                Box::pin(async move {
+                    let mut answers = ctx
+                        .input(vec![InputRequest {
+                            key: key.clone(),
+                            method: method.to_owned(),
+                            params,
+                        }])
+                        .await?;
+                    Ok(answers.remove(&key).unwrap_or(Value::Null))
+                })
+            },
+        )
+    };
+    let mut handlers = Handlers::default();
+    handlers.elicitation = Some(make("elicitation/create"));
+    handlers.sampling = Some(make("sampling/createMessage"));
+    handlers.roots = Some(make("roots/list"));
+    handlers
+}
