@@ -1,0 +1,124 @@
+//! A proxy: other MCP servers mounted into ours, each under its own
+//! prefix, their tools, resources and prompts forwarded with progress,
+//! cancellation and elicitation intact (see `mcp_core::client::proxy`).
+//!
+//! By default it mounts the `demo` example (found next to this binary)
+//! as `demo_*`. Each `--remote NAME=TARGET` mounts one more: TARGET is a
+//! command line (`node server.mjs --stdio`) or an `http://` URL.
+//!
+//! ```sh
+//! cargo build --examples
+//! target/debug/examples/proxy --remote ts="node ../shared/interop/fixtures/demo-server.mjs --stdio"
+//! target/debug/examples/proxy --http 127.0.0.1:8080 --backend-protocol legacy
+//! ```
+//!
+//! `--backend-protocol auto|legacy|2026-07-28` picks what the proxy speaks
+//! to its backends (default auto); `--no-demo` leaves the demo out;
+//! `--forward-authorization` passes callers' `Authorization` to HTTP
+//! backends. The rest (`--stdio`, `--http ADDR`, `--stateless`) is how the
+//! proxy itself serves, as for every example.
+
+mod common;
+
+use mcp_core::client::proxy::{ProxyOptions, Remote, Target};
+use mcp_core::client::{ClientBuilder, Protocol};
+use mcp_core::{McpServer, StdioOptions};
+
+fn usage(problem: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("proxy: {problem}\nusage: proxy [--remote NAME=COMMAND|URL]... [--backend-protocol P] [--no-demo] [--forward-authorization] [--stdio | --http ADDR [--stateless]]"),
+    )
+}
+
+fn target(spec: &str) -> Result<Target, std::io::Error> {
+    if spec.starts_with("http://") || spec.starts_with("https://") {
+        return Ok(Target::Url(spec.to_owned()));
+    }
+    let mut words = spec.split_whitespace().map(str::to_owned);
+    let program = words
+        .next()
+        .ok_or_else(|| usage("an empty --remote command"))?;
+    Ok(Target::Command {
+        program,
+        args: words.collect(),
+    })
+}
+
+fn main() -> std::io::Result<()> {
+    let mut remotes: Vec<(String, Target)> = Vec::new();
+    let mut protocol = Protocol::Auto;
+    let mut demo = true;
+    let mut options = ProxyOptions::new();
+    let mut rest = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--remote" => {
+                let spec = args
+                    .next()
+                    .ok_or_else(|| usage("--remote needs NAME=TARGET"))?;
+                let (name, spec) = spec
+                    .split_once('=')
+                    .ok_or_else(|| usage(&format!("--remote {spec:?}: expected NAME=TARGET")))?;
+                remotes.push((name.to_owned(), target(spec)?));
+            }
+            "--backend-protocol" => {
+                protocol = match args.next().as_deref() {
+                    Some("auto") => Protocol::Auto,
+                    Some("legacy") => Protocol::Legacy("2025-11-25".into()),
+                    Some(v) => Protocol::pinned(v),
+                    None => return Err(usage("--backend-protocol needs a value")),
+                }
+            }
+            "--no-demo" => demo = false,
+            "--forward-authorization" => options = options.forward_authorization(true),
+            _ => rest.push(arg),
+        }
+    }
+    if demo {
+        let exe = std::env::current_exe()?;
+        let demo_path = exe.with_file_name(format!("demo{}", std::env::consts::EXE_SUFFIX));
+        remotes.insert(
+            0,
+            (
+                "demo".to_owned(),
+                Target::Command {
+                    program: demo_path.display().to_string(),
+                    args: vec!["--stdio".to_owned()],
+                },
+            ),
+        );
+    }
+    let http = rest.iter().any(|a| a == "--http");
+    let runtime = if http {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    };
+    runtime.block_on(async move {
+        let mut builder = McpServer::builder()
+            .server_info("proxy", env!("CARGO_PKG_VERSION"))
+            .instructions("A proxy: each backend's tools are prefixed with its name.");
+        for (name, target) in remotes {
+            let client = ClientBuilder::new("mcp-core-proxy", env!("CARGO_PKG_VERSION"))
+                .protocol(protocol.clone())
+                // A proxied call lasts as long as its backend needs.
+                .timeout(None);
+            let remote = Remote::connect(name.clone(), target, client, options.clone())
+                .await
+                .map_err(|e| std::io::Error::other(format!("backend {name}: {e}")))?;
+            let child = remote
+                .builder()
+                .await
+                .map_err(|e| std::io::Error::other(format!("backend {name}: {e}")))?;
+            builder = builder.mount(&name, child);
+        }
+        let server = builder.build().map_err(std::io::Error::other)?;
+        common::serve_args(server, StdioOptions::default(), rest, |o| o).await
+    })
+}
