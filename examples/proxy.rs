@@ -20,7 +20,7 @@
 
 mod common;
 
-use mcp_core::client::proxy::{ProxyOptions, Remote, Target};
+use mcp_core::client::proxy::{ProxyOptions, Remote, Target, DEFAULT_LISTING_TTL};
 use mcp_core::client::{ClientBuilder, Protocol};
 use mcp_core::{McpServer, StdioOptions};
 
@@ -101,9 +101,12 @@ fn main() -> std::io::Result<()> {
             .build()?
     };
     runtime.block_on(async move {
+        // Live: each backend's tool changes reach our clients.
         let mut builder = McpServer::builder()
+            .live_tools()
             .server_info("proxy", env!("CARGO_PKG_VERSION"))
             .instructions("A proxy: each backend's tools are prefixed with its name.");
+        let mut mounted = Vec::new();
         for (name, target) in remotes {
             let client = ClientBuilder::new("mcp-core-proxy", env!("CARGO_PKG_VERSION"))
                 .protocol(protocol.clone())
@@ -117,8 +120,16 @@ fn main() -> std::io::Result<()> {
                 .await
                 .map_err(|e| std::io::Error::other(format!("backend {name}: {e}")))?;
             builder = builder.mount(&name, child);
+            mounted.push((name, remote));
         }
         let server = builder.build().map_err(std::io::Error::other)?;
+        // Refreshed on each backend's list_changed, and every 5 minutes.
+        let _syncs: Vec<_> = mounted
+            .into_iter()
+            .map(|(name, remote)| {
+                remote.sync_tools(server.clone(), Some(name), DEFAULT_LISTING_TTL)
+            })
+            .collect();
         common::serve_args(server, StdioOptions::default(), rest, |o| o).await
     })
 }

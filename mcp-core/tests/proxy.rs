@@ -210,3 +210,83 @@ async fn a_backend_that_goes_away_gives_a_clear_error_and_is_reconnected() {
     s.front.close().await;
     again.close().await;
 }
+
+#[tokio::test]
+async fn a_backend_tool_added_at_run_time_appears_through_the_proxy() {
+    use mcp_core::client::proxy::DEFAULT_LISTING_TTL;
+    use mcp_core::{CallToolResult, InvokeContext, McpToolDef};
+    use serde_json::{Map, Value};
+    for backend_era in ERAS {
+        let (tx, _events) = mpsc::unbounded_channel();
+        let backend_server = McpServer::builder()
+            .server_info("live-backend", "1")
+            .live_tools()
+            .tool(server(tx).list_tools().into_iter().next().map_or_else(
+                || panic!("the fixture has tools"),
+                |t| {
+                    McpToolDef::new(
+                        t.name,
+                        "first",
+                        json!({"type": "object"}),
+                        |_: Map<String, Value>, _: InvokeContext| async {
+                            CallToolResult::text("first")
+                        },
+                    )
+                },
+            ))
+            .build()
+            .expect("backend");
+        let backend = serve_http(backend_server.clone(), HttpOptions::new().port(0))
+            .await
+            .expect("backend");
+        let remote = Remote::connect(
+            "backend",
+            Target::Url(backend.url().to_owned()),
+            ClientBuilder::new("proxy", "0").protocol(Protocol::pinned(backend_era)),
+            ProxyOptions::new(),
+        )
+        .await
+        .expect("remote");
+        let front = McpServer::builder()
+            .live_tools()
+            .mount("remote", remote.builder().await.expect("listing"))
+            .build()
+            .expect("front");
+        let sync = remote.sync_tools(front.clone(), Some("remote".into()), DEFAULT_LISTING_TTL);
+        let before: Vec<String> = front.list_tools().into_iter().map(|t| t.name).collect();
+        assert_eq!(before.len(), 1, "{backend_era}: {before:?}");
+
+        // Give the sync task time to open its listen (2026-07-28) before
+        // the change; legacy sessions get it on their GET stream.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        backend_server
+            .add_tool(McpToolDef::new(
+                "added",
+                "added at run time",
+                json!({"type": "object"}),
+                |_: Map<String, Value>, _: InvokeContext| async {
+                    CallToolResult::text("added works")
+                },
+            ))
+            .await
+            .expect("added");
+        let appeared = guard("the new tool through the proxy", async {
+            loop {
+                if front.list_tools().iter().any(|t| t.name == "remote_added") {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+        assert_eq!(appeared, ());
+        let result = front
+            .call_tool("remote_added", json!({}))
+            .await
+            .expect("forwarded call");
+        assert_eq!(text(&result), "added works", "{backend_era}");
+        sync.abort();
+        drop((remote, front));
+        backend.close().await;
+    }
+}

@@ -119,15 +119,18 @@ impl ListListeners {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         all.retain(|l| !l.session.is_closed());
-        let known = all
-            .iter()
-            .any(|l| l.session.same_as(session) && l.listen == listen);
-        if !known {
-            all.push(Listener {
+        // Registered again (a transport that learns a better channel once
+        // the session exists): the newer channel wins.
+        match all
+            .iter_mut()
+            .find(|l| l.session.same_as(session) && l.listen == listen)
+        {
+            Some(known) => known.outbound = Arc::clone(outbound),
+            None => all.push(Listener {
                 session: session.clone(),
                 outbound: Arc::clone(outbound),
                 listen,
-            });
+            }),
         }
     }
 

@@ -349,7 +349,10 @@ impl Shared {
             match self.client.request(req).await {
                 Ok(r) if r.status().is_success() && is_event_stream(r.headers()) => {
                     failures = 0;
-                    let _ = self.pump(r.into_body(), &never, &mut cursor).await;
+                    tokio::select! {
+                        _ = self.pump(r.into_body(), &never, &mut cursor) => {}
+                        () = self.closed.cancelled() => return,
+                    }
                 }
                 // 405: the server offers no GET stream; any other refusal
                 // is final too.
@@ -456,6 +459,13 @@ pub(crate) fn encode_param(value: &str) -> String {
 
 fn param_value(value: &str) -> Result<HeaderValue, ClientError> {
     header_value(&encode_param(value))
+}
+
+impl Drop for Http {
+    /// A client dropped without `close` stops its GET stream and requests.
+    fn drop(&mut self) {
+        self.0.closed.cancel();
+    }
 }
 
 #[async_trait::async_trait]

@@ -410,7 +410,14 @@ impl McpHttpService {
         if is_init && !reply.is_batch() && reply.error_code().is_none() {
             if let Some(table) = &self.shared.sessions {
                 match table.create(session, principal) {
-                    Ok((id, _)) => {
+                    Ok((id, entry)) => {
+                        // What a live catalog tells this session from now
+                        // on goes to its GET stream, not to this POST.
+                        let outbound: Arc<dyn Outbound> =
+                            Arc::new(SessionOutbound(Arc::clone(&entry)));
+                        self.shared
+                            .server
+                            .listen_for_list_changes(&entry.session, Some(&outbound));
                         if let Ok(v) = HttpHeaderValue::from_str(&id) {
                             response.headers_mut().insert(SESSION_NAME.clone(), v);
                         }

@@ -25,6 +25,10 @@
 //! and the next call reconnects. Every forwarded tool is marked in its
 //! `_meta` ([`PROXIED_META`]) so interceptors and listings can tell.
 
+mod sync;
+
+pub use sync::DEFAULT_LISTING_TTL;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -94,6 +98,10 @@ struct Inner {
     options: ProxyOptions,
     client: Mutex<Option<Arc<Client>>>,
     connecting: tokio::sync::Mutex<()>,
+    /// Signalled when the backend says its tool list changed.
+    tools_changed: Arc<tokio::sync::Notify>,
+    /// The tool listing forwarders were last made from.
+    tools: Mutex<Vec<Tool>>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -135,6 +143,17 @@ impl Remote {
         options: ProxyOptions,
     ) -> Result<Self, ClientError> {
         let mut handlers = builder.handlers.clone();
+        let tools_changed = Arc::new(tokio::sync::Notify::new());
+        let signal = Arc::clone(&tools_changed);
+        let user = handlers.notification.take();
+        handlers.notification = Some(Arc::new(move |method: &str, params: &Value| {
+            if method == "notifications/tools/list_changed" {
+                signal.notify_one();
+            }
+            if let Some(user) = &user {
+                user(method, params);
+            }
+        }));
         handlers.elicitation = Some(no_caller("elicitation/create"));
         handlers.sampling = Some(no_caller("sampling/createMessage"));
         handlers.roots = Some(no_caller("roots/list"));
@@ -145,6 +164,8 @@ impl Remote {
             options,
             client: Mutex::new(None),
             connecting: tokio::sync::Mutex::new(()),
+            tools_changed,
+            tools: Mutex::new(Vec::new()),
         }));
         remote.client().await?;
         Ok(remote)
@@ -225,9 +246,11 @@ impl Remote {
             builder = builder.server_info(field("name"), field("version"));
         }
         if caps.get("tools").is_some() {
-            for tool in client.list_tools().await? {
-                builder = builder.tool(self.forward_tool(tool));
+            let tools = client.list_tools().await?;
+            for tool in &tools {
+                builder = builder.tool(self.forward_tool(tool.clone()));
             }
+            *self.0.tools.lock().unwrap_or_else(PoisonError::into_inner) = tools;
         }
         if caps.get("resources").is_some() {
             for resource in client.list_resources().await? {
