@@ -15,6 +15,12 @@
 //!    role may call read-only tools only;
 //! 5. the tool's argument parsing and handler.
 //!
+//! **Proxied tools.** `--remote NAME=TARGET` (a command line or an
+//! `http://` URL; repeatable) mounts another MCP server's tools as
+//! `NAME_*` through `mcp_core::client::proxy`. Their results pass through
+//! intact (never sealed), the audit always counts them as writes (whatever
+//! their annotations say), and the viewer role may not call them.
+//!
 //! Tools come in toolsets (`core`: `echo`; `projects`: `project_list`,
 //! `project_create`; `tasks`: `task_close`); `--toolsets core,projects`
 //! serves a subset. The caller's role is the principal: over HTTP the
@@ -31,6 +37,8 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use mcp_core::client::proxy::{ProxyOptions, Remote, Target};
+use mcp_core::client::ClientBuilder;
 use mcp_core::intercept::{Answer, Hook, Interceptor, Next, Outcome, Request, Trace};
 use mcp_core::{
     mcp_resource, mcp_tool, CallToolResult, Content, IntoToolResult, Json, McpServer, McpToolDef,
@@ -152,12 +160,14 @@ async fn metrics(metrics: State<Arc<Metrics>>) -> String {
 struct Audit {
     file: Mutex<std::fs::File>,
     read_only: HashSet<String>,
+    proxied: HashSet<String>,
 }
 
 impl Interceptor for Audit {
     fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         let tool = req.key().unwrap_or_default().to_owned();
-        if self.read_only.contains(&tool) {
+        // A proxied tool's annotations are another server's word: always a write.
+        if self.read_only.contains(&tool) && !self.proxied.contains(&tool) {
             return next.pass(req);
         }
         let principal = req.principal().unwrap_or("anonymous").to_owned();
@@ -191,7 +201,9 @@ fn unix_ms() -> u64 {
 
 // ---- 3. seal: one envelope, errors classified ----------------------------
 
-struct Seal;
+struct Seal {
+    proxied: HashSet<String>,
+}
 
 static ERRORS: AtomicU64 = AtomicU64::new(0);
 
@@ -206,6 +218,10 @@ fn error_id() -> String {
 impl Interceptor for Seal {
     fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         let tool = req.key().unwrap_or_default().to_owned();
+        // Proxied results pass through as their server sent them.
+        if self.proxied.contains(&tool) {
+            return next.pass(req);
+        }
         Hook::wrap(async move {
             match next.run(req).await {
                 Outcome::Answer(Answer::Tool(result)) => Outcome::tool(seal(&tool, result)),
@@ -283,10 +299,31 @@ impl Interceptor for Access {
 
 // ---- the server ----------------------------------------------------------
 
+/// `--remote NAME=TARGET`: a command line or an `http://` URL.
+fn remote_target(spec: &str) -> std::io::Result<(String, Target)> {
+    let (name, target) = spec
+        .split_once('=')
+        .ok_or_else(|| std::io::Error::other(format!("--remote {spec:?}: expected NAME=TARGET")))?;
+    let target = if target.starts_with("http://") {
+        Target::Url(target.to_owned())
+    } else {
+        let mut words = target.split_whitespace().map(str::to_owned);
+        let program = words
+            .next()
+            .ok_or_else(|| std::io::Error::other("--remote: an empty command"))?;
+        Target::Command {
+            program,
+            args: words.collect(),
+        }
+    };
+    Ok((name.to_owned(), target))
+}
+
 fn main() -> std::io::Result<()> {
     let mut rest = Vec::new();
     let (mut audit, mut role, mut sets) =
         (None, "admin".to_owned(), "core,projects,tasks".to_owned());
+    let mut remotes = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| {
@@ -297,6 +334,7 @@ fn main() -> std::io::Result<()> {
             "--audit" => audit = Some(value("--audit")?),
             "--role" => role = value("--role")?,
             "--toolsets" => sets = value("--toolsets")?,
+            "--remote" => remotes.push(remote_target(&value("--remote")?)?),
             _ => rest.push(arg),
         }
     }
@@ -307,6 +345,26 @@ fn main() -> std::io::Result<()> {
                 .ok_or_else(|| std::io::Error::other(format!("unknown toolset {name:?}")))?,
         );
     }
+    let http = rest.iter().any(|a| a == "--http");
+    let runtime = if http {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    };
+    runtime.block_on(serve(tools, remotes, audit, role, rest))
+}
+
+async fn serve(
+    tools: Vec<McpToolDef>,
+    remotes: Vec<(String, Target)>,
+    audit: Option<String>,
+    role: String,
+    rest: Vec<String>,
+) -> std::io::Result<()> {
     let read_only: HashSet<String> = tools
         .iter()
         .filter(|t| t.tool().annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true))
@@ -321,6 +379,25 @@ fn main() -> std::io::Result<()> {
         .tools(tools)
         .interceptor(Trace)
         .interceptor(Arc::clone(&metrics));
+    // Proxied entries: each backend's tools mounted under its name.
+    let mut proxied = HashSet::new();
+    for (name, target) in remotes {
+        let client = ClientBuilder::new("gateway", VERSION).timeout(None);
+        let remote = Remote::connect(name.clone(), target, client, ProxyOptions::new())
+            .await
+            .map_err(|e| std::io::Error::other(format!("backend {name}: {e}")))?;
+        let child = remote
+            .builder()
+            .await
+            .map_err(|e| std::io::Error::other(format!("backend {name}: {e}")))?;
+        proxied.extend(
+            remote
+                .listed_tools()
+                .into_iter()
+                .map(|t| format!("{name}_{}", t.name)),
+        );
+        builder = builder.mount(&name, child);
+    }
     if let Some(path) = audit {
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -329,10 +406,13 @@ fn main() -> std::io::Result<()> {
         builder = builder.interceptor(Audit {
             file: Mutex::new(file),
             read_only: read_only.clone(),
+            proxied: proxied.clone(),
         });
     }
     let server = builder
-        .interceptor(Seal)
+        .interceptor(Seal {
+            proxied: proxied.clone(),
+        })
         .interceptor(Access { read_only })
         .build()
         .map_err(std::io::Error::other)?;
@@ -344,7 +424,7 @@ fn main() -> std::io::Result<()> {
         .try_init();
     // The stdio caller has one role; over HTTP each request names its own.
     let stdio = StdioOptions::default().principal(role);
-    common::run_args(server, stdio, rest, |options| {
+    common::serve_args(server, stdio, rest, |options| {
         options.principal(|parts| {
             parts
                 .headers
@@ -353,4 +433,5 @@ fn main() -> std::io::Result<()> {
                 .map(str::to_owned)
         })
     })
+    .await
 }

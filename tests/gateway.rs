@@ -285,3 +285,84 @@ fn over_http_each_request_names_its_role_in_both_eras() {
     let _ = child.wait();
     let _ = std::fs::remove_file(&audit);
 }
+
+/// A gateway with `demo` proxied (`--remote demo=…`), driven by
+/// `mcp_core::client` across processes: proxied results are not sealed,
+/// the audit counts a proxied call as a write even though `demo` marks its
+/// `echo` read-only, and the viewer role may not call a proxied tool.
+#[tokio::test]
+async fn proxied_entries_pass_through_intact_and_are_audited_as_writes() {
+    use mcp_core::client::{ClientBuilder, Protocol};
+    let demo = mcp_suite::example_path("demo").expect("the demo example");
+    let remote = format!("demo={} --stdio", demo.display());
+    for (protocol, tag) in [
+        (Protocol::pinned("2025-11-25"), "legacy"),
+        (Protocol::pinned(MODERN), "modern"),
+    ] {
+        let audit = audit_path(&format!("proxied-{tag}"));
+        let mut command = example_command("gateway").expect("the gateway example");
+        command.args(["--remote", &remote, "--audit", &audit.to_string_lossy()]);
+        let client = ClientBuilder::new("gateway-test", "0")
+            .protocol(protocol.clone())
+            .connect_stdio(command)
+            .await
+            .expect("gateway over stdio");
+        let names: Vec<String> = client
+            .list_tools()
+            .await
+            .expect("tools")
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert!(
+            names.iter().any(|n| n == "demo_echo") && names.iter().any(|n| n == "echo"),
+            "{tag}: {names:?}"
+        );
+
+        let proxied = client
+            .call_tool("demo_echo", json!({"text": "hi"}))
+            .await
+            .expect("proxied echo");
+        assert_eq!(
+            proxied.text_content(),
+            "hi",
+            "{tag}: a proxied result is not sealed"
+        );
+        let built_in = client
+            .call_tool("echo", json!({"text": "hi"}))
+            .await
+            .expect("echo");
+        let sealed = envelope(&serde_json::to_value(&built_in).expect("json"));
+        assert_eq!(sealed["ok"], true, "{tag}: {sealed}");
+        assert_eq!(sealed["data"], "hi", "{tag}: {sealed}");
+        client.close().await;
+
+        let lines = audit_lines(&audit);
+        let tools: Vec<&str> = lines.iter().filter_map(|l| l["tool"].as_str()).collect();
+        assert_eq!(
+            tools,
+            ["demo_echo"],
+            "{tag}: only the proxied call is a write"
+        );
+    }
+
+    let mut command = example_command("gateway").expect("the gateway example");
+    command.args(["--remote", &remote, "--role", "viewer"]);
+    let client = ClientBuilder::new("gateway-test", "0")
+        .connect_stdio(command)
+        .await
+        .expect("gateway over stdio");
+    let denied = client
+        .call_tool("demo_echo", json!({"text": "hi"}))
+        .await
+        .expect("an answer");
+    assert_eq!(denied.is_error, Some(true));
+    assert_eq!(
+        denied
+            .structured_content
+            .as_ref()
+            .and_then(|s| s.get("code")),
+        Some(&json!("ACCESS_DENIED"))
+    );
+    client.close().await;
+}

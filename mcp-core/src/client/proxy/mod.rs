@@ -171,6 +171,16 @@ impl Remote {
         Ok(remote)
     }
 
+    /// The backend's tools as last listed (by [`builder`](Self::builder)
+    /// or a [`sync_tools`](Self::sync_tools) refresh), under their own names.
+    pub fn listed_tools(&self) -> Vec<Tool> {
+        self.0
+            .tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// The label calls and errors name this backend by.
     pub fn label(&self) -> &str {
         &self.0.label
