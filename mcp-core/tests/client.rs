@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_core::client::{Client, ClientBuilder, ClientError, Protocol, RequestOptions};
-use mcp_core::{serve_http, serve_io, CallToolResult, CancelToken, HttpOptions, StdioOptions};
+use mcp_core::{serve_http, serve_io, CancelToken, HttpOptions, StdioOptions};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 

@@ -516,9 +516,10 @@ fn relay(ctx: &InvokeContext) -> Handlers {
             },
         )
     };
-    let mut handlers = Handlers::default();
-    handlers.elicitation = Some(make("elicitation/create"));
-    handlers.sampling = Some(make("sampling/createMessage"));
-    handlers.roots = Some(make("roots/list"));
-    handlers
+    Handlers {
+        elicitation: Some(make("elicitation/create")),
+        sampling: Some(make("sampling/createMessage")),
+        roots: Some(make("roots/list")),
+        notification: None,
+    }
 }
