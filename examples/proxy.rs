@@ -12,6 +12,8 @@
 //! target/debug/examples/proxy --http 127.0.0.1:8080 --backend-protocol legacy
 //! ```
 //!
+//! `--no-prefix` (with `--no-demo` and one `--remote`) serves that backend
+//! under its own names: the benchmark's proxied `echo` (BENCHMARKS.md).
 //! `--backend-protocol auto|legacy|2026-07-28` picks what the proxy speaks
 //! to its backends (default auto); `--no-demo` leaves the demo out;
 //! `--forward-authorization` passes callers' `Authorization` to HTTP
@@ -49,6 +51,7 @@ fn main() -> std::io::Result<()> {
     let mut remotes: Vec<(String, Target)> = Vec::new();
     let mut protocol = Protocol::Auto;
     let mut demo = true;
+    let mut no_prefix = false;
     let mut options = ProxyOptions::new();
     let mut rest = Vec::new();
     let mut args = std::env::args().skip(1);
@@ -72,6 +75,7 @@ fn main() -> std::io::Result<()> {
                 }
             }
             "--no-demo" => demo = false,
+            "--no-prefix" => no_prefix = true,
             "--forward-authorization" => options = options.forward_authorization(true),
             _ => rest.push(arg),
         }
@@ -89,6 +93,11 @@ fn main() -> std::io::Result<()> {
                 },
             ),
         );
+    }
+    if no_prefix && (demo || remotes.len() != 1) {
+        return Err(usage(
+            "--no-prefix serves one --remote as it is: give --no-demo and exactly one --remote",
+        ));
     }
     let http = rest.iter().any(|a| a == "--http");
     let runtime = if http {
@@ -119,6 +128,13 @@ fn main() -> std::io::Result<()> {
                 .builder()
                 .await
                 .map_err(|e| std::io::Error::other(format!("backend {name}: {e}")))?;
+            if no_prefix {
+                // One backend served under its own names (the benchmark's
+                // proxied echo): its builder is the whole server.
+                builder = child.live_tools();
+                mounted.push((name, remote));
+                break;
+            }
             builder = builder.mount(&name, child);
             mounted.push((name, remote));
         }

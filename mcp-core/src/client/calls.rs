@@ -6,6 +6,7 @@ use std::sync::PoisonError;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::connect::supported_modern;
@@ -13,6 +14,7 @@ use super::engine::{modern_meta, Speaking};
 use super::error::ClientError;
 use super::options::RequestOptions;
 use super::tool_headers::{annotated, headers_for};
+use super::wire::Kind;
 use super::Client;
 use crate::protocol::{
     CallToolResult, ErrorCode, GetPromptResult, Prompt, Resource, ResourceContents,
@@ -45,7 +47,7 @@ impl Client {
         params: Value,
         options: &RequestOptions,
     ) -> Result<Value, ClientError> {
-        let mut params = match params {
+        let params = match params {
             Value::Object(map) => map,
             Value::Null => Map::new(),
             other => {
@@ -54,10 +56,22 @@ impl Client {
                 )))
             }
         };
+        let raw = self.request_raw(method, params, options).await?;
+        serde_json::from_str(raw.get()).map_err(|e| ClientError::protocol(format!("{method}: {e}")))
+    }
+
+    /// [`Client::request`] returning the final result as raw JSON, for a
+    /// caller that reads it into its own type in one pass.
+    pub(crate) async fn request_raw(
+        &self,
+        method: &str,
+        mut params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Box<RawValue>, ClientError> {
         let mut retried_version = false;
         let mut rounds = 0;
         loop {
-            let result = match self.peer.request(method, params.clone(), options).await {
+            let raw = match self.peer.request(method, &params, options).await {
                 Err(ClientError::Rpc(e))
                     if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0
                         && self.peer.is_modern()
@@ -72,8 +86,11 @@ impl Client {
                 }
                 other => other?,
             };
-            match result.get("resultType").and_then(Value::as_str) {
-                None | Some("complete") => return Ok(result),
+            let kind: Kind<'_> = serde_json::from_str(raw.get()).map_err(|e| {
+                ClientError::protocol(format!("{method}: the result is not an object: {e}"))
+            })?;
+            match kind.result_type.as_deref() {
+                None | Some("complete") => return Ok(raw),
                 Some("input_required") if self.peer.is_modern() => {
                     rounds += 1;
                     if rounds > MAX_INPUT_ROUNDS {
@@ -81,6 +98,8 @@ impl Client {
                             "{method} still asks for input after {MAX_INPUT_ROUNDS} rounds"
                         )));
                     }
+                    let result: Value =
+                        serde_json::from_str(raw.get()).map_err(ClientError::protocol)?;
                     self.fulfil(&mut params, result, options).await?;
                 }
                 Some(other) => {
@@ -102,10 +121,8 @@ impl Client {
             );
             meta
         });
-        self.peer.speak(Speaking {
-            version: Some(std::sync::Arc::from(version)),
-            modern_meta: meta.or_else(|| Some(modern_meta(version, &Map::new(), &Value::Null))),
-        });
+        let meta = meta.unwrap_or_else(|| modern_meta(version, &Map::new(), &Value::Null));
+        self.peer.speak(Speaking::modern(version, meta));
     }
 
     /// Answers the entries of an `input_required` result and sets the
@@ -168,7 +185,7 @@ impl Client {
             Value::Object(map) => map,
             _ => Map::new(),
         };
-        self.peer.notify(method, params).await
+        self.peer.notify(method, &params).await
     }
 
     /// `ping` (on 2026-07-28, which has none, `server/discover`).
@@ -309,14 +326,12 @@ impl Client {
                 options.param_headers = headers_for(annotated, &arguments);
             }
         }
-        let result = self
-            .request(
-                "tools/call",
-                json!({"name": name, "arguments": arguments}),
-                &options,
-            )
-            .await?;
-        from_result(result, "tools/call")
+        let mut params = Map::new();
+        params.insert("name".into(), Value::String(name.to_owned()));
+        params.insert("arguments".into(), Value::Object(arguments));
+        let raw = self.request_raw("tools/call", params, &options).await?;
+        serde_json::from_str(raw.get())
+            .map_err(|e| ClientError::protocol(format!("tools/call: {e}")))
     }
 
     /// Calls tool `name` and reads its `structuredContent` as `T`.

@@ -158,9 +158,10 @@ async fn initialize(
     let Value::Object(params) = params else {
         return Err(ClientError::protocol("initialize params"));
     };
-    let result = peer
-        .request("initialize", params, &RequestOptions::new())
+    let raw = peer
+        .request("initialize", &params, &RequestOptions::new())
         .await?;
+    let result: Value = serde_json::from_str(raw.get()).map_err(ClientError::protocol)?;
     let spoken = result
         .get("protocolVersion")
         .and_then(Value::as_str)
@@ -171,11 +172,9 @@ async fn initialize(
             "the server answered initialize with revision {spoken:?}, which this client does not speak"
         )));
     }
-    peer.speak(Speaking {
-        version: Some(Arc::from(spoken.as_str())),
-        modern_meta: None,
-    });
-    peer.notify("notifications/initialized", Map::new()).await?;
+    peer.speak(Speaking::legacy(&spoken));
+    peer.notify("notifications/initialized", &Map::new())
+        .await?;
     peer.link().initialized().await;
     Ok(Greeting {
         version: spoken,
@@ -199,12 +198,14 @@ async fn discover(
         options = options.timeout(t);
     }
     for attempt in 0..2 {
-        peer.speak(Speaking {
-            version: Some(Arc::from(version.as_str())),
-            modern_meta: Some(modern_meta(&version, capabilities, info)),
-        });
-        match peer.request("server/discover", Map::new(), &options).await {
-            Ok(result) => {
+        peer.speak(Speaking::modern(
+            &version,
+            modern_meta(&version, capabilities, info),
+        ));
+        match peer.request("server/discover", &Map::new(), &options).await {
+            Ok(raw) => {
+                let result: Value =
+                    serde_json::from_str(raw.get()).map_err(ClientError::protocol)?;
                 check_discover(&result)?;
                 return Ok(Greeting { version, result });
             }

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
@@ -14,11 +15,12 @@ use super::error::ClientError;
 use super::handlers::Handlers;
 use super::link::{Inbound, Link, Outgoing};
 use super::options::{Progress, RequestOptions};
+use super::wire;
 use crate::cancel::CancelToken;
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{ErrorObject, RequestId};
 
-type Waiter = oneshot::Sender<Result<Value, ClientError>>;
+type Waiter = oneshot::Sender<Result<Box<RawValue>, ClientError>>;
 type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 
 /// The negotiated protocol: which revision every message speaks.
@@ -28,6 +30,28 @@ pub(crate) struct Speaking {
     pub(crate) version: Option<Arc<str>>,
     /// The per-request `_meta` of the 2026-07-28 revision, when speaking it.
     pub(crate) modern_meta: Option<Map<String, Value>>,
+    /// The same, serialized once ([`wire::fragment`]).
+    pub(crate) fragment: Option<Arc<str>>,
+}
+
+impl Speaking {
+    /// A legacy revision (after `initialize`).
+    pub(crate) fn legacy(version: &str) -> Self {
+        Self {
+            version: Some(Arc::from(version)),
+            modern_meta: None,
+            fragment: None,
+        }
+    }
+
+    /// A stateless revision with its per-request `_meta`.
+    pub(crate) fn modern(version: &str, meta: Map<String, Value>) -> Self {
+        Self {
+            version: Some(Arc::from(version)),
+            fragment: Some(Arc::from(wire::fragment(&meta))),
+            modern_meta: Some(meta),
+        }
+    }
 }
 
 /// One connection to a server.
@@ -123,23 +147,19 @@ impl Peer {
     pub(crate) async fn request(
         self: &Arc<Self>,
         method: &str,
-        mut params: Map<String, Value>,
+        params: &Map<String, Value>,
         options: &RequestOptions,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Box<RawValue>, ClientError> {
         if self.is_closed() {
             return Err(ClientError::Closed);
         }
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let speaking = self.speaking();
-        if let Some(meta) = &speaking.modern_meta {
-            let target = meta_object(&mut params);
-            for (k, v) in meta {
-                target.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-        }
+        let (version, fragment) = {
+            let speaking = self.speaking.read().unwrap_or_else(PoisonError::into_inner);
+            (speaking.version.clone(), speaking.fragment.clone())
+        };
         let token = options.progress.as_ref().map(|f| {
             let token = format!("p{id}");
-            meta_object(&mut params).insert("progressToken".into(), Value::String(token.clone()));
             self.progress
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -165,10 +185,13 @@ impl Peer {
             abandon: abandon.clone(),
             answered: false,
         };
-        let body = serde_json::to_vec(&json!({
-            "jsonrpc": "2.0", "id": id.to_value(), "method": method, "params": params,
-        }))
-        .map_err(ClientError::protocol)?;
+        let body = wire::request(
+            &id,
+            method,
+            params,
+            fragment.as_deref(),
+            guard.token.as_deref(),
+        );
         let name = match method {
             "tools/call" | "prompts/get" => params.get("name"),
             "resources/read" => params.get("uri"),
@@ -184,7 +207,7 @@ impl Peer {
                 name,
                 param_headers: options.param_headers.clone(),
                 headers: options.headers.clone(),
-                protocol_version: speaking.version,
+                protocol_version: version,
                 abandon: Some(abandon),
             })
             .await?;
@@ -204,25 +227,19 @@ impl Peer {
     pub(crate) async fn notify(
         &self,
         method: &str,
-        mut params: Map<String, Value>,
+        params: &Map<String, Value>,
     ) -> Result<(), ClientError> {
-        let speaking = self.speaking();
-        if let Some(meta) = &speaking.modern_meta {
-            let target = meta_object(&mut params);
-            for (k, v) in meta {
-                target.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-        }
-        let body =
-            serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
-                .map_err(ClientError::protocol)?;
-        let mut out = Outgoing::plain(body);
+        let (version, fragment) = {
+            let speaking = self.speaking.read().unwrap_or_else(PoisonError::into_inner);
+            (speaking.version.clone(), speaking.fragment.clone())
+        };
+        let mut out = Outgoing::plain(wire::notification(method, params, fragment.as_deref()));
         out.method = Some(Arc::from(method));
-        out.protocol_version = speaking.version;
+        out.protocol_version = version;
         self.link.send(out).await
     }
 
-    fn settle(&self, id: &RequestId, outcome: Result<Value, ClientError>) {
+    fn settle(&self, id: &RequestId, outcome: Result<Box<RawValue>, ClientError>) {
         let waiter = self
             .pending
             .lock()
@@ -267,83 +284,97 @@ impl Peer {
         own.cloned().unwrap_or_else(|| self.handlers.clone())
     }
 
-    fn on_message(self: &Arc<Self>, message: Value, related: Option<&RequestId>) {
-        let Value::Object(mut message) = message else {
-            if let Value::Array(batch) = message {
-                for m in batch {
-                    self.on_message(m, related);
+    fn on_message(self: &Arc<Self>, message: &[u8], related: Option<&RequestId>) {
+        let message = message.trim_ascii();
+        if message.first() == Some(&b'[') {
+            match serde_json::from_slice::<Vec<Box<RawValue>>>(message) {
+                Ok(batch) => {
+                    for m in batch {
+                        self.on_message(m.get().as_bytes(), related);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(target: "mcp_core::client", "ignored a batch that is not JSON: {e}");
                 }
             }
             return;
+        }
+        let envelope = match serde_json::from_slice::<wire::Envelope>(message) {
+            Ok(envelope) => envelope,
+            Err(e) => {
+                tracing::warn!(target: "mcp_core::client", "ignored a message that is not JSON-RPC: {e}");
+                return;
+            }
         };
-        let method = match message.remove("method") {
-            Some(Value::String(m)) => Some(m),
-            _ => None,
-        };
-        let id = message.get("id").and_then(RequestId::from_value);
-        match (method, id) {
+        let id = envelope.id.as_ref().and_then(RequestId::from_value);
+        match (envelope.method, id) {
             (Some(method), Some(id)) => {
-                let params = message.remove("params").unwrap_or_else(|| json!({}));
+                let params = envelope
+                    .params
+                    .and_then(|p| serde_json::from_str(p.get()).ok())
+                    .unwrap_or_else(|| json!({}));
                 let peer = Arc::clone(self);
                 let handlers = self.handlers_for(related);
                 tokio::spawn(async move { peer.answer(&handlers, id, &method, params).await });
             }
-            (Some(method), None) => {
-                let params = message.remove("params").unwrap_or(Value::Null);
-                self.on_notification(&method, &params);
-            }
-            (None, Some(id)) => {
-                let outcome = match (message.remove("result"), message.remove("error")) {
-                    (Some(result), None) => Ok(result),
-                    (_, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
+            (Some(method), None) => self.on_notification(&method, envelope.params.as_deref()),
+            (None, id) => {
+                // A refusal before routing carries a null id: over HTTP it
+                // answers the request whose POST it came back on.
+                let fallback = related.filter(|_| envelope.error.is_some()).cloned();
+                let Some(id) = id.or(fallback) else {
+                    tracing::debug!(target: "mcp_core::client", "ignored a reply without an id");
+                    return;
+                };
+                let outcome = match (envelope.result, envelope.error) {
+                    (_, Some(error)) => match serde_json::from_str::<ErrorObject>(error.get()) {
                         Ok(e) => Err(ClientError::Rpc(e)),
                         Err(e) => Err(ClientError::protocol(format!(
                             "an error reply of the wrong shape: {e}"
                         ))),
                     },
+                    (Some(result), None) => Ok(result),
                     (None, None) => Err(ClientError::protocol(
                         "a reply with neither result nor error",
                     )),
                 };
                 self.settle(&id, outcome);
             }
-            (None, None) => {
-                tracing::debug!(target: "mcp_core::client", "ignored a message with neither method nor id");
-            }
         }
     }
 
-    fn on_notification(&self, method: &str, params: &Value) {
+    fn on_notification(&self, method: &str, params: Option<&RawValue>) {
         if method == "notifications/progress" {
-            let token = match params.get("progressToken") {
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(Value::Number(n)) => Some(n.to_string()),
-                _ => None,
-            };
-            let callback = token.and_then(|t| {
-                self.progress
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .get(&t)
-                    .cloned()
-            });
-            if let Some(callback) = callback {
-                callback(Progress {
-                    progress: params
-                        .get("progress")
-                        .and_then(Value::as_f64)
-                        .unwrap_or(0.0),
-                    total: params.get("total").and_then(Value::as_f64),
-                    message: params
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
+            let progress =
+                params.and_then(|p| serde_json::from_str::<wire::ProgressParams>(p.get()).ok());
+            if let Some(p) = progress {
+                let token = match &p.progress_token {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Number(n) => Some(n.to_string()),
+                    _ => None,
+                };
+                let callback = token.and_then(|t| {
+                    self.progress
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get(&t)
+                        .cloned()
                 });
-                return;
+                if let Some(callback) = callback {
+                    callback(Progress {
+                        progress: p.progress,
+                        total: p.total,
+                        message: p.message,
+                    });
+                    return;
+                }
             }
         }
         if let Some(f) = &self.handlers.notification {
-            f(method, params);
+            let params = params
+                .and_then(|p| serde_json::from_str(p.get()).ok())
+                .unwrap_or(Value::Null);
+            f(method, &params);
         }
     }
 
@@ -361,20 +392,6 @@ impl Peer {
         if let Err(e) = self.link.send(out).await {
             tracing::warn!(target: "mcp_core::client", "could not answer the server's {method}: {e}");
         }
-    }
-}
-
-/// `params._meta`, created if missing (replaced if not an object).
-pub(crate) fn meta_object(params: &mut Map<String, Value>) -> &mut Map<String, Value> {
-    let meta = params
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !meta.is_object() {
-        *meta = Value::Object(Map::new());
-    }
-    match meta {
-        Value::Object(m) => m,
-        _ => unreachable!("just made an object"),
     }
 }
 
@@ -411,7 +428,7 @@ async fn dispatch(peer: Weak<Peer>, mut inbox: mpsc::Receiver<Inbound>) {
             return;
         };
         match item {
-            Inbound::Message(message, related) => peer.on_message(message, related.as_ref()),
+            Inbound::Message(message, related) => peer.on_message(&message, related.as_ref()),
             Inbound::Failed(id, e) => peer.settle(&id, Err(e)),
         }
     }
@@ -467,7 +484,7 @@ impl Drop for InFlight {
                 "reason".into(),
                 Value::String("cancelled by the client".into()),
             );
-            let _ = peer.notify("notifications/cancelled", params).await;
+            let _ = peer.notify("notifications/cancelled", &params).await;
         });
     }
 }

@@ -57,6 +57,7 @@ mod link;
 mod options;
 pub mod proxy;
 mod tool_headers;
+mod wire;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

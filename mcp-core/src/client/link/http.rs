@@ -15,6 +15,7 @@ use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::TokioExecutor;
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::sse::{Event, Parser};
@@ -178,21 +179,14 @@ impl Shared {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         let body = read_bounded(response.into_body(), self.config.max_message).await?;
-        match serde_json::from_slice::<Value>(&body) {
-            Ok(Value::Object(mut reply))
-                if reply.get("error").is_some_and(Value::is_object) || status.is_success() =>
-            {
-                // A refusal before routing carries a null id: it is ours.
-                if reply.get("id").is_none_or(Value::is_null) {
-                    reply.insert("id".into(), id.to_value());
-                }
-                self.deliver(Inbound::Message(Value::Object(reply), Some(id.clone())))
-                    .await;
-                Ok(())
-            }
-            Ok(batch @ Value::Array(_)) if status.is_success() => {
-                self.deliver(Inbound::Message(batch, Some(id.clone())))
-                    .await;
+        // A JSON-RPC reply (a refusal before routing may carry a null id:
+        // the dispatcher takes it as this request's, see `related`).
+        let probe = serde_json::from_slice::<Probe>(&body);
+        let is_reply =
+            body.trim_ascii_start().first() == Some(&b'[') || probe.as_ref().is_ok_and(|p| p.error);
+        match probe {
+            Ok(_) if status.is_success() || is_reply => {
+                self.deliver(Inbound::Message(body, Some(id.clone()))).await;
                 Ok(())
             }
             _ if status == StatusCode::NOT_FOUND && self.session().is_some() => Err(
@@ -311,14 +305,11 @@ impl Shared {
         if event.data.trim().is_empty() {
             return false;
         }
-        let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
-            tracing::warn!(target: "mcp_core::client", "ignored an event that is not JSON");
-            return false;
-        };
-        let done = is_response_to(&message, id);
+        let done = is_response_to(event.data.as_bytes(), id);
         // The GET stream's messages belong to no request.
         let related = (!matches!(id, RequestId::String(s) if s.is_empty())).then(|| id.clone());
-        self.deliver(Inbound::Message(message, related)).await;
+        self.deliver(Inbound::Message(event.data.into_bytes(), related))
+            .await;
         done
     }
 
@@ -392,12 +383,27 @@ pub(crate) fn is_own_header(name: &HeaderName) -> bool {
         )
 }
 
-fn is_response_to(message: &Value, id: &RequestId) -> bool {
-    message.get("method").is_none()
-        && message
-            .get("id")
-            .and_then(RequestId::from_value)
-            .is_some_and(|got| &got == id)
+/// What the link reads of a reply: whether it is an error, its id,
+/// whether it has a method.
+#[derive(serde::Deserialize)]
+struct Probe {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<serde::de::IgnoredAny>,
+    #[serde(default, deserialize_with = "present")]
+    error: bool,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| true)
+}
+
+/// True when `message` is the response to request `id`.
+fn is_response_to(message: &[u8], id: &RequestId) -> bool {
+    serde_json::from_slice::<Probe>(message).is_ok_and(|p| {
+        p.method.is_none() && p.id.as_ref().and_then(RequestId::from_value).as_ref() == Some(id)
+    })
 }
 
 fn is_event_stream(headers: &HeaderMap) -> bool {

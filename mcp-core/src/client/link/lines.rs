@@ -3,7 +3,6 @@
 
 use std::process::Stdio;
 
-use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, Mutex};
@@ -88,19 +87,13 @@ async fn read_lines<R: AsyncRead + Unpin>(reader: R, inbox: Inbox, max_line: usi
                 break;
             }
         }
-        let text = line.trim_ascii();
-        if text.is_empty() {
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        match serde_json::from_slice::<Value>(text) {
-            Ok(message) => {
-                if inbox.send(Inbound::Message(message, None)).await.is_err() {
-                    break;
-                }
-            }
-            Err(e) => {
-                tracing::warn!(target: "mcp_core::client", "ignored a line that is not JSON: {e}");
-            }
+        // Handed over whole: the dispatcher parses it.
+        let message = std::mem::take(&mut line);
+        if inbox.send(Inbound::Message(message, None)).await.is_err() {
+            break;
         }
     }
 }

@@ -12,7 +12,6 @@ pub(crate) mod sse;
 
 use std::sync::Arc;
 
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::error::ClientError;
@@ -23,9 +22,9 @@ use crate::protocol::RequestId;
 /// request it could not deliver or whose answer was lost.
 #[derive(Debug)]
 pub(crate) enum Inbound {
-    /// A parsed JSON-RPC message (or batch), and the request whose
+    /// One JSON-RPC message (or batch) as received, and the request whose
     /// response stream carried it, when the transport knows (HTTP).
-    Message(Value, Option<RequestId>),
+    Message(Vec<u8>, Option<RequestId>),
     /// Request `id` failed on the way.
     Failed(RequestId, ClientError),
 }
