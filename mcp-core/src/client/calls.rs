@@ -152,7 +152,7 @@ impl Client {
                 .ok_or_else(|| {
                     ClientError::protocol(format!("input request {key:?} has no method"))
                 })?;
-            if handlers.for_method(method).is_none() {
+            if !handlers.answers(method) {
                 return Err(ClientError::protocol(format!(
                     "the server asks for {method}, which this client does not answer"
                 )));

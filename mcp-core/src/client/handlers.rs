@@ -15,6 +15,11 @@ use crate::BoxFuture;
 /// `params`, returns its result object (or a JSON-RPC error).
 pub type Answer = Arc<dyn Fn(Value) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync>;
 
+/// One callback answering every kind of server question (`method`,
+/// `params`): how a proxy relays them to its own caller.
+pub(crate) type Relay =
+    Arc<dyn Fn(&'static str, Value) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync>;
+
 /// A callback seeing one server notification: its `method` and `params`.
 pub type OnNotification = Arc<dyn Fn(&str, &Value) + Send + Sync>;
 
@@ -26,6 +31,8 @@ pub struct Handlers {
     pub(crate) sampling: Option<Answer>,
     pub(crate) roots: Option<Answer>,
     pub(crate) notification: Option<OnNotification>,
+    /// Answers elicitation, sampling and roots alike (set alone).
+    pub(crate) relay: Option<Relay>,
 }
 
 fn boxed<F, Fut>(f: F) -> Answer
@@ -95,8 +102,19 @@ impl Handlers {
         caps
     }
 
+    /// The server-question methods a client may answer.
+    const QUESTIONS: [&'static str; 3] = ["elicitation/create", "sampling/createMessage", "roots/list"];
+
+    /// Handlers answering every question with `relay`.
+    pub(crate) fn relaying(relay: Relay) -> Self {
+        Self {
+            relay: Some(relay),
+            ..Self::default()
+        }
+    }
+
     /// The callback for a server request `method`, if any.
-    pub(crate) fn for_method(&self, method: &str) -> Option<&Answer> {
+    fn for_method(&self, method: &str) -> Option<&Answer> {
         match method {
             "elicitation/create" => self.elicitation.as_ref(),
             "sampling/createMessage" => self.sampling.as_ref(),
@@ -105,15 +123,24 @@ impl Handlers {
         }
     }
 
+    /// True when these handlers answer `method`.
+    pub(crate) fn answers(&self, method: &str) -> bool {
+        self.for_method(method).is_some()
+            || (self.relay.is_some() && Self::QUESTIONS.contains(&method))
+    }
+
     /// Answers one server request: `ping` with `{}`, a known method with
     /// its callback, anything else with `-32601`.
     pub(crate) async fn answer(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
         if method == "ping" {
             return Ok(json!({}));
         }
-        match self.for_method(method) {
-            Some(f) => f(params).await,
-            None => Err(ErrorObject::method_not_found(method)),
+        if let Some(f) = self.for_method(method) {
+            return f(params).await;
+        }
+        match (&self.relay, Self::QUESTIONS.iter().find(|q| **q == method)) {
+            (Some(relay), Some(question)) => relay(question, params).await,
+            _ => Err(ErrorObject::method_not_found(method)),
         }
     }
 }
@@ -125,6 +152,7 @@ impl std::fmt::Debug for Handlers {
             .field("sampling", &self.sampling.is_some())
             .field("roots", &self.roots.is_some())
             .field("notification", &self.notification.is_some())
+            .field("relay", &self.relay.is_some())
             .finish()
     }
 }

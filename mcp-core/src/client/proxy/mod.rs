@@ -495,31 +495,22 @@ impl Remote {
 /// Handlers that put each backend question to our caller `ctx` (in its
 /// era), under keys numbered in asking order so a re-run asks the same.
 fn relay(ctx: &InvokeContext) -> Handlers {
-    let asked = Arc::new(AtomicUsize::new(0));
-    let make = |method: &'static str| -> Answer {
-        let ctx = ctx.clone();
-        let asked = Arc::clone(&asked);
-        Arc::new(
-            move |params: Value| -> BoxFuture<Result<Value, crate::ErrorObject>> {
-                let ctx = ctx.clone();
-                let key = format!("relay-{}", asked.fetch_add(1, Ordering::Relaxed));
-                Box::pin(async move {
-                    let mut answers = ctx
-                        .input(vec![InputRequest {
-                            key: key.clone(),
-                            method: method.to_owned(),
-                            params,
-                        }])
-                        .await?;
-                    Ok(answers.remove(&key).unwrap_or(Value::Null))
-                })
-            },
-        )
-    };
-    Handlers {
-        elicitation: Some(make("elicitation/create")),
-        sampling: Some(make("sampling/createMessage")),
-        roots: Some(make("roots/list")),
-        notification: None,
-    }
+    let ctx = ctx.clone();
+    let asked = AtomicUsize::new(0);
+    Handlers::relaying(Arc::new(
+        move |method: &'static str, params: Value| -> BoxFuture<Result<Value, crate::ErrorObject>> {
+            let ctx = ctx.clone();
+            let key = format!("relay-{}", asked.fetch_add(1, Ordering::Relaxed));
+            Box::pin(async move {
+                let mut answers = ctx
+                    .input(vec![InputRequest {
+                        key: key.clone(),
+                        method: method.to_owned(),
+                        params,
+                    }])
+                    .await?;
+                Ok(answers.remove(&key).unwrap_or(Value::Null))
+            })
+        },
+    ))
 }
