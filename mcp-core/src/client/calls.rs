@@ -86,9 +86,17 @@ impl Client {
                 }
                 other => other?,
             };
-            let kind: Kind<'_> = serde_json::from_str(raw.get()).map_err(|e| {
-                ClientError::protocol(format!("{method}: the result is not an object: {e}"))
-            })?;
+            // Legacy results have no resultType, and most modern ones say
+            // "complete": read it only when the text names it at all.
+            let named = self.peer.is_modern()
+                && memchr::memmem::find(raw.get().as_bytes(), b"\"resultType\"").is_some();
+            let kind: Kind<'_> = if named {
+                serde_json::from_str(raw.get()).map_err(|e| {
+                    ClientError::protocol(format!("{method}: the result is not an object: {e}"))
+                })?
+            } else {
+                Kind { result_type: None }
+            };
             match kind.result_type.as_deref() {
                 None | Some("complete") => return Ok(raw),
                 Some("input_required") if self.peer.is_modern() => {

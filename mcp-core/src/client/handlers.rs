@@ -103,7 +103,8 @@ impl Handlers {
     }
 
     /// The server-question methods a client may answer.
-    const QUESTIONS: [&'static str; 3] = ["elicitation/create", "sampling/createMessage", "roots/list"];
+    const QUESTIONS: [&'static str; 3] =
+        ["elicitation/create", "sampling/createMessage", "roots/list"];
 
     /// Handlers answering every question with `relay`.
     pub(crate) fn relaying(relay: Relay) -> Self {

@@ -498,7 +498,9 @@ fn relay(ctx: &InvokeContext) -> Handlers {
     let ctx = ctx.clone();
     let asked = AtomicUsize::new(0);
     Handlers::relaying(Arc::new(
-        move |method: &'static str, params: Value| -> BoxFuture<Result<Value, crate::ErrorObject>> {
+        move |method: &'static str,
+              params: Value|
+              -> BoxFuture<Result<Value, crate::ErrorObject>> {
             let ctx = ctx.clone();
             let key = format!("relay-{}", asked.fetch_add(1, Ordering::Relaxed));
             Box::pin(async move {
