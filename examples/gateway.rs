@@ -345,16 +345,7 @@ fn main() -> std::io::Result<()> {
                 .ok_or_else(|| std::io::Error::other(format!("unknown toolset {name:?}")))?,
         );
     }
-    let http = rest.iter().any(|a| a == "--http");
-    let runtime = if http {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?
-    } else {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-    };
+    let runtime = common::runtime_for(&rest)?;
     runtime.block_on(serve(tools, remotes, audit, role, rest))
 }
 

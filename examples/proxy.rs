@@ -99,16 +99,7 @@ fn main() -> std::io::Result<()> {
             "--no-prefix serves one --remote as it is: give --no-demo and exactly one --remote",
         ));
     }
-    let http = rest.iter().any(|a| a == "--http");
-    let runtime = if http {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?
-    } else {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-    };
+    let runtime = common::runtime_for(&rest)?;
     runtime.block_on(async move {
         // Live: each backend's tool changes reach our clients.
         let mut builder = McpServer::builder()

@@ -90,17 +90,21 @@ pub fn run_args(
     args: Vec<String>,
     http_options: impl FnOnce(HttpOptions) -> HttpOptions,
 ) -> std::io::Result<()> {
-    let http = args.iter().any(|a| a == "--http");
-    let runtime = if http {
+    runtime_for(&args)?.block_on(serve_args(server, stdio, args, http_options))
+}
+
+/// The runtime for the transport `args` pick: single-threaded for stdio
+/// (one connection: no cross-thread hand-offs), multi-threaded for HTTP.
+pub fn runtime_for(args: &[String]) -> std::io::Result<tokio::runtime::Runtime> {
+    if args.iter().any(|a| a == "--http") {
         tokio::runtime::Builder::new_multi_thread()
             .enable_all()
-            .build()?
+            .build()
     } else {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
-            .build()?
-    };
-    runtime.block_on(serve_args(server, stdio, args, http_options))
+            .build()
+    }
 }
 
 /// Serves `server` as the command line says.

@@ -83,7 +83,7 @@ impl Shared {
     /// A request to the endpoint with the headers every message carries.
     fn request(&self, method: Method, body: Bytes) -> hyper::http::request::Builder {
         let mut req = Request::builder()
-            .method(method)
+            .method(method.clone())
             .uri(self.config.url.clone());
         if let Some(headers) = req.headers_mut() {
             for (name, value) in &self.config.headers {
@@ -94,6 +94,17 @@ impl Shared {
             }
             if !body.is_empty() {
                 headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            }
+            // A POST names its own revision; GET and DELETE the negotiated one.
+            if method != Method::POST {
+                let protocol = self
+                    .protocol
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
+                if let Some(v) = protocol {
+                    headers.insert(PROTOCOL, v);
+                }
             }
         }
         req
@@ -234,19 +245,10 @@ impl Shared {
 
     /// A GET resuming a stream after `last`.
     async fn resume(&self, last: &str) -> Result<Incoming, ClientError> {
-        let mut req = self
+        let req = self
             .request(Method::GET, Bytes::new())
             .header(ACCEPT, HeaderValue::from_static("text/event-stream"))
-            .header(LAST_EVENT_ID, header_value(last)?);
-        if let Some(v) = self
-            .protocol
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-        {
-            req = req.header(PROTOCOL, v);
-        }
-        let req = req
+            .header(LAST_EVENT_ID, header_value(last)?)
             .body(Full::new(Bytes::new()))
             .map_err(|e| ClientError::transport(format!("building the request: {e}")))?;
         let response = self
@@ -325,14 +327,6 @@ impl Shared {
                 .header(ACCEPT, HeaderValue::from_static("text/event-stream"));
             if let Some(last) = cursor.last_id.as_deref().and_then(|v| header_value(v).ok()) {
                 req = req.header(LAST_EVENT_ID, last);
-            }
-            if let Some(v) = self
-                .protocol
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone()
-            {
-                req = req.header(PROTOCOL, v);
             }
             let Ok(req) = req.body(Full::new(Bytes::new())) else {
                 return;
@@ -532,16 +526,7 @@ impl Link for Http {
     async fn close(&self) {
         self.0.closed.cancel();
         if self.0.session().is_some() {
-            let mut req = self.0.request(Method::DELETE, Bytes::new());
-            if let Some(v) = self
-                .0
-                .protocol
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone()
-            {
-                req = req.header(PROTOCOL, v);
-            }
+            let req = self.0.request(Method::DELETE, Bytes::new());
             if let Ok(req) = req.body(Full::new(Bytes::new())) {
                 let _ =
                     tokio::time::timeout(Duration::from_secs(2), self.0.client.request(req)).await;
