@@ -6,13 +6,12 @@ use std::sync::Arc;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
 
 use super::engine::{modern_meta, Peer, Speaking};
 use super::error::ClientError;
 use super::link::http::{Http, HttpConfig};
 use super::link::lines::Lines;
-use super::link::{Link, INBOX_CAPACITY};
+use super::link::{Inbox, Link};
 use super::options::{ClientBuilder, Protocol, RequestOptions};
 use super::Client;
 use crate::protocol::{ErrorCode, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS};
@@ -41,9 +40,11 @@ impl ClientBuilder {
         self,
         command: tokio::process::Command,
     ) -> Result<Client, ClientError> {
-        let (tx, rx) = mpsc::channel(INBOX_CAPACITY);
-        let link = Lines::spawn(command, tx, self.max_message)?;
-        self.open(Box::new(link), false, rx).await
+        let max = self.max_message;
+        self.open(false, move |inbox| {
+            Ok(Box::new(Lines::spawn(command, inbox, max)?))
+        })
+        .await
     }
 
     /// Speaks MCP as newline-delimited JSON over `reader` and `writer` (a
@@ -59,9 +60,11 @@ impl ClientBuilder {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let (tx, rx) = mpsc::channel(INBOX_CAPACITY);
-        let link = Lines::over(reader, writer, tx, self.max_message);
-        self.open(Box::new(link), false, rx).await
+        let max = self.max_message;
+        self.open(false, move |inbox| {
+            Ok(Box::new(Lines::over(reader, writer, inbox, max)))
+        })
+        .await
     }
 
     /// Speaks Streamable HTTP to the endpoint at `url` (`http://` only).
@@ -94,22 +97,21 @@ impl ClientBuilder {
                 .map_err(|e| ClientError::transport(format!("header {name} value: {e}")))?;
             headers.append(name, value);
         }
-        let (tx, rx) = mpsc::channel(INBOX_CAPACITY);
         let config = HttpConfig {
             url,
             headers,
             max_message: self.max_message,
         };
-        self.open(Box::new(Http::new(config, tx)), true, rx).await
+        self.open(true, move |inbox| Ok(Box::new(Http::new(config, inbox))))
+            .await
     }
 
     async fn open(
         self,
-        link: Box<dyn Link>,
         http: bool,
-        rx: mpsc::Receiver<super::link::Inbound>,
+        make_link: impl FnOnce(Inbox) -> Result<Box<dyn Link>, ClientError>,
     ) -> Result<Client, ClientError> {
-        let peer = Peer::start(link, http, rx, self.handlers.clone(), self.timeout);
+        let peer = Peer::start(make_link, http, self.handlers.clone(), self.timeout)?;
         let info = serde_json::to_value(&self.info).map_err(ClientError::protocol)?;
         let capabilities = self.handlers.capabilities();
         let greeting = match &self.protocol {

@@ -4,16 +4,16 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use super::error::ClientError;
 use super::handlers::Handlers;
-use super::link::{Inbound, Link, Outgoing};
+use super::link::{Deliver, Inbound, Inbox, Link, Outgoing};
 use super::options::{Progress, RequestOptions};
 use super::wire;
 use crate::cancel::CancelToken;
@@ -56,7 +56,8 @@ impl Speaking {
 
 /// One connection to a server.
 pub(crate) struct Peer {
-    link: Box<dyn Link>,
+    /// Set once, right after the peer exists (the link needs its inbox).
+    link: OnceLock<Box<dyn Link>>,
     /// A request abandoned over this link is cancelled by dropping its
     /// connection (2026-07-28 HTTP) rather than by `notifications/cancelled`.
     disconnect_cancels: bool,
@@ -73,16 +74,19 @@ pub(crate) struct Peer {
 }
 
 impl Peer {
-    /// A peer over `link`, with the dispatcher task reading `inbox`.
+    /// A peer over the link `make_link` builds, handed the peer's inbox:
+    /// what the link receives goes straight into this peer's tables.
+    ///
+    /// # Errors
+    /// `make_link`'s.
     pub(crate) fn start(
-        link: Box<dyn Link>,
+        make_link: impl FnOnce(Inbox) -> Result<Box<dyn Link>, ClientError>,
         disconnect_cancels: bool,
-        inbox: mpsc::Receiver<Inbound>,
         handlers: Handlers,
         default_timeout: Option<Duration>,
-    ) -> Arc<Self> {
+    ) -> Result<Arc<Self>, ClientError> {
         let peer = Arc::new(Self {
-            link,
+            link: OnceLock::new(),
             disconnect_cancels,
             next_id: AtomicI64::new(1),
             pending: Mutex::new(HashMap::new()),
@@ -93,8 +97,9 @@ impl Peer {
             closed: CancelToken::new(),
             default_timeout,
         });
-        tokio::spawn(dispatch(Arc::downgrade(&peer), inbox));
-        peer
+        let link = make_link(Arc::new(ToPeer(Arc::downgrade(&peer))))?;
+        let _ = peer.link.set(link);
+        Ok(peer)
     }
 
     pub(crate) fn speak(&self, speaking: Speaking) {
@@ -120,7 +125,7 @@ impl Peer {
     }
 
     pub(crate) fn link(&self) -> &dyn Link {
-        &*self.link
+        self.link.get().map_or(&Detached as &dyn Link, |l| &**l)
     }
 
     /// True once the server closed the connection.
@@ -199,7 +204,7 @@ impl Peer {
         }
         .and_then(Value::as_str)
         .map(str::to_owned);
-        self.link
+        self.link()
             .send(Outgoing {
                 body,
                 id: Some(id),
@@ -236,7 +241,7 @@ impl Peer {
         let mut out = Outgoing::plain(wire::notification(method, params, fragment.as_deref()));
         out.method = Some(Arc::from(method));
         out.protocol_version = version;
-        self.link.send(out).await
+        self.link().send(out).await
     }
 
     fn settle(&self, id: &RequestId, outcome: Result<Box<RawValue>, ClientError>) {
@@ -389,7 +394,7 @@ impl Peer {
         };
         let mut out = Outgoing::plain(body);
         out.protocol_version = self.version();
-        if let Err(e) = self.link.send(out).await {
+        if let Err(e) = self.link().send(out).await {
             tracing::warn!(target: "mcp_core::client", "could not answer the server's {method}: {e}");
         }
     }
@@ -421,10 +426,12 @@ async fn sleep_or_never(timeout: Option<Duration>) {
     }
 }
 
-/// Reads the inbox until every link task is gone, then fails what waits.
-async fn dispatch(peer: Weak<Peer>, mut inbox: mpsc::Receiver<Inbound>) {
-    while let Some(item) = inbox.recv().await {
-        let Some(peer) = peer.upgrade() else {
+/// The inbox a link delivers to: this peer, while it lives.
+struct ToPeer(Weak<Peer>);
+
+impl Deliver for ToPeer {
+    fn deliver(&self, item: Inbound) {
+        let Some(peer) = self.0.upgrade() else {
             return;
         };
         match item {
@@ -432,9 +439,24 @@ async fn dispatch(peer: Weak<Peer>, mut inbox: mpsc::Receiver<Inbound>) {
             Inbound::Failed(id, e) => peer.settle(&id, Err(e)),
         }
     }
-    if let Some(peer) = peer.upgrade() {
-        peer.close_all();
+
+    fn closed(&self) {
+        if let Some(peer) = self.0.upgrade() {
+            peer.close_all();
+        }
     }
+}
+
+/// Where a peer sends before its link is set (never in practice).
+struct Detached;
+
+#[async_trait::async_trait]
+impl Link for Detached {
+    async fn send(&self, _message: Outgoing) -> Result<(), ClientError> {
+        Err(ClientError::Closed)
+    }
+
+    async fn close(&self) {}
 }
 
 /// A request between send and answer; abandoning it tells the server.

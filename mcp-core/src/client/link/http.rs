@@ -153,8 +153,8 @@ impl Shared {
         }
     }
 
-    async fn deliver(&self, item: Inbound) {
-        let _ = self.inbox.send(item).await;
+    fn deliver(&self, item: Inbound) {
+        self.inbox.deliver(item);
     }
 
     /// Sends a request and pumps its answer into the inbox; reports a lost
@@ -165,7 +165,7 @@ impl Shared {
             Err(e) => Err(ClientError::transport(format!("POST failed: {e}"))),
         };
         if let Err(e) = outcome {
-            self.deliver(Inbound::Failed(id, e)).await;
+            self.deliver(Inbound::Failed(id, e));
         }
     }
 
@@ -197,7 +197,7 @@ impl Shared {
             body.trim_ascii_start().first() == Some(&b'[') || probe.as_ref().is_ok_and(|p| p.error);
         match probe {
             Ok(_) if status.is_success() || is_reply => {
-                self.deliver(Inbound::Message(body, Some(id.clone()))).await;
+                self.deliver(Inbound::Message(body, Some(id.clone())));
                 Ok(())
             }
             _ if status == StatusCode::NOT_FOUND && self.session().is_some() => Err(
@@ -310,8 +310,7 @@ impl Shared {
         let done = is_response_to(event.data.as_bytes(), id);
         // The GET stream's messages belong to no request.
         let related = (!matches!(id, RequestId::String(s) if s.is_empty())).then(|| id.clone());
-        self.deliver(Inbound::Message(event.data.into_bytes(), related))
-            .await;
+        self.deliver(Inbound::Message(event.data.into_bytes(), related));
         done
     }
 

@@ -65,9 +65,22 @@ impl Lines {
 }
 
 async fn write_lines<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::Receiver<Vec<u8>>) {
-    while let Some(mut line) = rx.recv().await {
-        line.push(b'\n');
-        if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {
+    let mut batch = Vec::new();
+    while let Some(line) = rx.recv().await {
+        // Every message already queued goes out in the same write.
+        batch.clear();
+        batch.extend_from_slice(&line);
+        batch.push(b'\n');
+        while batch.len() < 64 * 1024 {
+            match rx.try_recv() {
+                Ok(more) => {
+                    batch.extend_from_slice(&more);
+                    batch.push(b'\n');
+                }
+                Err(_) => break,
+            }
+        }
+        if writer.write_all(&batch).await.is_err() || writer.flush().await.is_err() {
             break;
         }
     }
@@ -92,10 +105,9 @@ async fn read_lines<R: AsyncRead + Unpin>(reader: R, inbox: Inbox, max_line: usi
         }
         // Handed over whole: the dispatcher parses it.
         let message = std::mem::take(&mut line);
-        if inbox.send(Inbound::Message(message, None)).await.is_err() {
-            break;
-        }
+        inbox.deliver(Inbound::Message(message, None));
     }
+    inbox.closed();
 }
 
 /// Reads one line into `line` (without the newline); `false` at the end

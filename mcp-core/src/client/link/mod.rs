@@ -12,8 +12,6 @@ pub(crate) mod sse;
 
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
-
 use super::error::ClientError;
 use crate::cancel::CancelToken;
 use crate::protocol::RequestId;
@@ -29,12 +27,18 @@ pub(crate) enum Inbound {
     Failed(RequestId, ClientError),
 }
 
-/// Where a link delivers what the server sent, bounded (a server that
-/// floods waits for the client to keep up).
-pub(crate) type Inbox = mpsc::Sender<Inbound>;
+/// Where a link delivers what the server sent: straight into the
+/// client's tables, on the link's own reading task (no queue, no hop; a
+/// server that floods waits for the client to keep up).
+pub(crate) trait Deliver: Send + Sync {
+    /// One message or failure.
+    fn deliver(&self, item: Inbound);
+    /// The server's stream ended: nothing more will come.
+    fn closed(&self);
+}
 
-/// How many received messages may wait for the client's dispatcher.
-pub(crate) const INBOX_CAPACITY: usize = 256;
+/// A link's handle on the client.
+pub(crate) type Inbox = Arc<dyn Deliver>;
 
 /// One message on its way to the server, with what an HTTP link needs to
 /// route it (the 2026-07-28 headers) and to abandon it.
