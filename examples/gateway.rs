@@ -304,18 +304,7 @@ fn remote_target(spec: &str) -> std::io::Result<(String, Target)> {
     let (name, target) = spec
         .split_once('=')
         .ok_or_else(|| std::io::Error::other(format!("--remote {spec:?}: expected NAME=TARGET")))?;
-    let target = if target.starts_with("http://") {
-        Target::Url(target.to_owned())
-    } else {
-        let mut words = target.split_whitespace().map(str::to_owned);
-        let program = words
-            .next()
-            .ok_or_else(|| std::io::Error::other("--remote: an empty command"))?;
-        Target::Command {
-            program,
-            args: words.collect(),
-        }
-    };
+    let target = Target::parse(target).map_err(|e| std::io::Error::other(e.to_string()))?;
     Ok((name.to_owned(), target))
 }
 

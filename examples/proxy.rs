@@ -33,20 +33,6 @@ fn usage(problem: &str) -> std::io::Error {
     )
 }
 
-fn target(spec: &str) -> Result<Target, std::io::Error> {
-    if spec.starts_with("http://") || spec.starts_with("https://") {
-        return Ok(Target::Url(spec.to_owned()));
-    }
-    let mut words = spec.split_whitespace().map(str::to_owned);
-    let program = words
-        .next()
-        .ok_or_else(|| usage("an empty --remote command"))?;
-    Ok(Target::Command {
-        program,
-        args: words.collect(),
-    })
-}
-
 fn main() -> std::io::Result<()> {
     let mut remotes: Vec<(String, Target)> = Vec::new();
     let mut protocol = Protocol::Auto;
@@ -64,7 +50,10 @@ fn main() -> std::io::Result<()> {
                 let (name, spec) = spec
                     .split_once('=')
                     .ok_or_else(|| usage(&format!("--remote {spec:?}: expected NAME=TARGET")))?;
-                remotes.push((name.to_owned(), target(spec)?));
+                remotes.push((
+                    name.to_owned(),
+                    Target::parse(spec).map_err(|e| usage(&e.to_string()))?,
+                ));
             }
             "--backend-protocol" => {
                 protocol = match args.next().as_deref() {
@@ -87,10 +76,7 @@ fn main() -> std::io::Result<()> {
             0,
             (
                 "demo".to_owned(),
-                Target::Command {
-                    program: demo_path.display().to_string(),
-                    args: vec!["--stdio".to_owned()],
-                },
+                Target::command(demo_path.display().to_string(), ["--stdio"]),
             ),
         );
     }

@@ -471,10 +471,10 @@ impl Client {
         notifications: Value,
         options: &RequestOptions,
     ) -> Result<Value, ClientError> {
-        let mut options = options.clone();
         // A listen lasts as long as the caller wants it to.
+        let mut options = options.clone();
         if options.timeout.is_none() {
-            options.timeout = Some(std::time::Duration::from_secs(u64::from(u32::MAX)));
+            options = options.no_timeout();
         }
         self.request(
             "subscriptions/listen",

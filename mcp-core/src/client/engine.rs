@@ -216,7 +216,11 @@ impl Peer {
                 abandon: Some(abandon),
             })
             .await?;
-        let timeout = options.timeout.or(self.default_timeout);
+        let timeout = if options.no_timeout {
+            None
+        } else {
+            options.timeout.or(self.default_timeout)
+        };
         let cancel = options.cancel.clone().unwrap_or_default();
         let result = tokio::select! {
             answer = rx => answer.unwrap_or(Err(ClientError::Closed)),

@@ -53,6 +53,7 @@ pub struct Progress {
 #[derive(Clone, Default)]
 pub struct RequestOptions {
     pub(crate) timeout: Option<Duration>,
+    pub(crate) no_timeout: bool,
     pub(crate) progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
     pub(crate) cancel: Option<CancelToken>,
     pub(crate) param_headers: Vec<(String, String)>,
@@ -70,6 +71,16 @@ impl RequestOptions {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self.no_timeout = false;
+        self
+    }
+
+    /// Waits as long as the server takes, whatever the client's default
+    /// timeout (a listen, a proxied call).
+    #[must_use]
+    pub fn no_timeout(mut self) -> Self {
+        self.timeout = None;
+        self.no_timeout = true;
         self
     }
 

@@ -52,12 +52,18 @@ pub const PROXIED_META: &str = "mcp-core/proxied";
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Target {
-    /// A command started with these arguments, spoken to over stdio.
+    /// A command started with these arguments (and extra environment
+    /// variables, in this working directory), spoken to over stdio; its
+    /// stderr goes to ours.
     Command {
         /// The program.
         program: String,
         /// Its arguments.
         args: Vec<String>,
+        /// Variables added to the inherited environment.
+        env: Vec<(String, String)>,
+        /// Its working directory (default: ours).
+        cwd: Option<std::path::PathBuf>,
     },
     /// A Streamable HTTP endpoint.
     Url(String),
@@ -67,6 +73,37 @@ pub enum Target {
 #[derive(Debug, Clone, Default)]
 pub struct ProxyOptions {
     forward_authorization: bool,
+}
+
+impl Target {
+    /// `program` with `args`, in our environment and directory.
+    pub fn command(
+        program: impl Into<String>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        Self::Command {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+            cwd: None,
+        }
+    }
+
+    /// A command line split at whitespace (no quoting), or an `http://`
+    /// URL as it is.
+    ///
+    /// # Errors
+    /// An empty command line.
+    pub fn parse(spec: &str) -> Result<Self, ClientError> {
+        if spec.starts_with("http://") || spec.starts_with("https://") {
+            return Ok(Self::Url(spec.to_owned()));
+        }
+        let mut words = spec.split_whitespace();
+        let program = words
+            .next()
+            .ok_or_else(|| ClientError::protocol("an empty backend command"))?;
+        Ok(Self::command(program, words))
+    }
 }
 
 impl ProxyOptions {
@@ -203,9 +240,17 @@ impl Remote {
         }
         let builder = self.0.builder.clone();
         let client = match &self.0.target {
-            Target::Command { program, args } => {
+            Target::Command {
+                program,
+                args,
+                env,
+                cwd,
+            } => {
                 let mut command = tokio::process::Command::new(program);
-                command.args(args);
+                command.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+                if let Some(cwd) = cwd {
+                    command.current_dir(cwd);
+                }
                 builder.connect_stdio(command).await?
             }
             Target::Url(url) => builder.connect_http(url).await?,
