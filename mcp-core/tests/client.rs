@@ -82,7 +82,7 @@ async fn lists_calls_progress_and_elicitation_in_both_eras() {
             .map(|t| t.name)
             .collect();
         names.sort();
-        assert_eq!(names, ["confirm", "echo", "slow", "wait"], "{case}");
+        assert_eq!(names, ["confirm", "echo", "slow", "sum", "wait"], "{case}");
 
         let r = guard("echo", client.call_tool("echo", json!({"text": "hi"})))
             .await

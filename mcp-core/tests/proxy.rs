@@ -85,6 +85,7 @@ async fn proxied_tools_keep_results_progress_and_elicitation_across_eras() {
                     "remote_confirm",
                     "remote_echo",
                     "remote_slow",
+                    "remote_sum",
                     "remote_wait"
                 ],
                 "{case}"
@@ -287,6 +288,73 @@ async fn a_backend_tool_added_at_run_time_appears_through_the_proxy() {
         assert_eq!(text(&result), "added works", "{backend_era}");
         sync.abort();
         drop((remote, front));
+        backend.close().await;
+    }
+}
+
+/// A caller's `Authorization` reaches an HTTP backend only when the proxy
+/// is told to forward it, and then replaces the proxy's own.
+#[tokio::test]
+async fn authorization_is_forwarded_only_when_configured() {
+    use mcp_core::{CallToolResult, InvokeContext, McpToolDef};
+    use serde_json::{Map, Value};
+    for forward in [false, true] {
+        let backend_server = McpServer::builder()
+            .server_info("auth-backend", "1")
+            .tool(McpToolDef::new(
+                "whoami",
+                "the Authorization this call carried",
+                json!({"type": "object"}),
+                |_: Map<String, Value>, ctx: InvokeContext| async move {
+                    let seen = ctx
+                        .header("authorization")
+                        .and_then(|v| v.as_single())
+                        .unwrap_or("none")
+                        .to_owned();
+                    CallToolResult::text(seen)
+                },
+            ))
+            .build()
+            .expect("backend");
+        let backend = serve_http(backend_server, HttpOptions::new().port(0))
+            .await
+            .expect("backend");
+        let remote = Remote::connect(
+            "backend",
+            Target::Url(backend.url().to_owned()),
+            ClientBuilder::new("proxy", "0").header("authorization", "Bearer proxy"),
+            ProxyOptions::new().forward_authorization(forward),
+        )
+        .await
+        .expect("remote");
+        let front_server = McpServer::builder()
+            .server_info("front", "1")
+            .mount("remote", remote.builder().await.expect("listing"))
+            .build()
+            .expect("front");
+        let front = serve_http(front_server, HttpOptions::new().port(0))
+            .await
+            .expect("front");
+        for era in ERAS {
+            let client = ClientBuilder::new("caller", "0")
+                .protocol(Protocol::pinned(era))
+                .header("authorization", "Bearer caller")
+                .connect_http(front.url())
+                .await
+                .expect("caller");
+            let r = guard("whoami", client.call_tool("remote_whoami", ()))
+                .await
+                .expect("whoami");
+            let expected = if forward {
+                "Bearer caller"
+            } else {
+                "Bearer proxy"
+            };
+            assert_eq!(text(&r), expected, "forward {forward}, caller {era}");
+            client.close().await;
+        }
+        front.close().await;
+        drop(remote);
         backend.close().await;
     }
 }

@@ -61,6 +61,21 @@ pub fn server(events: mpsc::UnboundedSender<&'static str>) -> McpServer {
             },
         ))
         .tool(McpToolDef::new(
+            "sum",
+            "adds a and b into structuredContent; fails on negative numbers",
+            json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}),
+            |args: Map<String, Value>, _ctx: InvokeContext| async move {
+                let n = |k: &str| args.get(k).and_then(Value::as_i64).unwrap_or(0);
+                let (a, b) = (n("a"), n("b"));
+                if a < 0 || b < 0 {
+                    return CallToolResult::error("negative numbers are not summed");
+                }
+                let mut total = Map::new();
+                total.insert("total".into(), json!(a + b));
+                CallToolResult::text((a + b).to_string()).with_structured(total)
+            },
+        ))
+        .tool(McpToolDef::new(
             "wait",
             "waits until cancelled",
             any,

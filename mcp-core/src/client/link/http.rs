@@ -122,7 +122,11 @@ impl Shared {
             if is_own_header(&name) {
                 continue;
             }
-            req = req.header(name, header_value(value)?);
+            // This request's value replaces the connection's.
+            let value = header_value(value)?;
+            if let Some(headers) = req.headers_mut() {
+                headers.insert(name, value);
+            }
         }
         let version = message.protocol_version.as_deref();
         if let Some(version) = version {
