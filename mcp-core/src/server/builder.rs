@@ -144,6 +144,9 @@ pub struct McpServerBuilder {
     deferred: Option<BuildError>,
     max_subscriptions_per_session: Option<usize>,
     live_tools: bool,
+    /// The tasks extension: offered when set (or when a tool supports tasks).
+    task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
+    task_limits: Option<crate::tasks::TaskLimits>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -354,6 +357,34 @@ impl McpServerBuilder {
         self
     }
 
+    /// Offers the tasks extension (`io.modelcontextprotocol/tasks`,
+    /// 2026-07-28) with the tasks kept in `store` (see [`crate::tasks`]).
+    /// Without this call the extension is offered, with an
+    /// [`InMemoryTaskStore`](crate::tasks::InMemoryTaskStore), as soon as a
+    /// tool declares task support.
+    ///
+    /// ```
+    /// use mcp_core::{McpServer, tasks::InMemoryTaskStore};
+    ///
+    /// let server = McpServer::builder()
+    ///     .server_info("jobs", "1.0.0")
+    ///     .tasks(InMemoryTaskStore::new(1_000))
+    ///     .build()
+    ///     .expect("valid server");
+    /// # let _ = server;
+    /// ```
+    pub fn tasks(mut self, store: impl crate::tasks::TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// The bounds of the tasks extension (TTL, polling hint, running tasks
+    /// per principal, sizes); default [`TaskLimits::DEFAULT`](crate::tasks::TaskLimits::DEFAULT).
+    pub fn task_limits(mut self, limits: crate::tasks::TaskLimits) -> Self {
+        self.task_limits = Some(limits);
+        self
+    }
+
     /// Adds a tool.
     pub fn tool(mut self, tool: impl Into<McpToolDef>) -> Self {
         self.tools.push(tool.into());
@@ -420,6 +451,22 @@ impl McpServerBuilder {
         for p in &self.prompts {
             missing(&|| format!("prompt `{}`", p.name()), &p.required_state)?;
         }
+        let wants_tasks = self
+            .tools
+            .iter()
+            .any(|t| t.task_support() != crate::tasks::TaskSupport::Forbidden);
+        let tasks = match self.task_store.take() {
+            Some(store) => Some(store),
+            None if wants_tasks => Some(Arc::new(crate::tasks::InMemoryTaskStore::default())
+                as Arc<dyn crate::tasks::TaskStore>),
+            None => None,
+        }
+        .map(|store| {
+            Arc::new(super::tasks::TaskEngine::new(
+                store,
+                self.task_limits.unwrap_or_default(),
+            ))
+        });
         let mut tools = Registry::default();
         for t in self.tools {
             let name = t.name().to_owned();
@@ -473,7 +520,19 @@ impl McpServerBuilder {
             prompts: (!prompts.is_empty()).then(ListCapability::default),
             logging: self.logging.then(Map::new),
             completions: self.completer.is_some().then(Map::new),
-            extra: Map::new(),
+            extra: match &tasks {
+                Some(_) => {
+                    let mut extensions = Map::new();
+                    extensions.insert(
+                        crate::tasks::TASKS_EXTENSION.into(),
+                        Value::Object(Map::new()),
+                    );
+                    let mut extra = Map::new();
+                    extra.insert("extensions".into(), Value::Object(extensions));
+                    extra
+                }
+                None => Map::new(),
+            },
         };
         // Our own type always serializes; `null` keeps this total.
         let capabilities_json = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
@@ -521,6 +580,7 @@ impl McpServerBuilder {
                     .map_or_else(Subscriptions::default, Subscriptions::new),
                 interceptors: super::intercept::Chain(self.interceptors),
                 tool_chains,
+                tasks,
                 list_cache,
                 discover_cache: self
                     .discover_cache

@@ -41,6 +41,7 @@ mod round_trip;
 pub(crate) mod route;
 mod run;
 pub(crate) mod scope;
+mod tasks;
 
 use std::fmt;
 use std::sync::Arc;
@@ -126,6 +127,8 @@ pub(crate) struct Inner {
     pub(crate) interceptors: intercept::Chain,
     /// The tools that have interceptors of their own, and theirs.
     pub(crate) tool_chains: std::collections::HashMap<String, intercept::Chain>,
+    /// The tasks extension, when offered.
+    pub(crate) tasks: Option<Arc<tasks::TaskEngine>>,
 }
 
 impl fmt::Debug for McpServer {

@@ -21,6 +21,12 @@ pub(crate) enum Route {
     ResourcesSubscribe,
     ResourcesUnsubscribe,
     SubscriptionsListen,
+    /// `tasks/get` (the tasks extension).
+    TasksGet,
+    /// `tasks/update`.
+    TasksUpdate,
+    /// `tasks/cancel`.
+    TasksCancel,
     /// `initialize`, routed only through interceptors (otherwise it is
     /// answered before registration, see `lifecycle`).
     Initialize,
@@ -45,6 +51,7 @@ enum Needs {
     Logging,
     Completion,
     Subscriptions,
+    Tasks,
 }
 
 /// One row of the method table.
@@ -123,6 +130,19 @@ static TABLE: &[Entry] = &[
         Eras::Modern,
         Needs::Nothing,
     ),
+    entry("tasks/get", Route::TasksGet, Eras::Modern, Needs::Tasks),
+    entry(
+        "tasks/update",
+        Route::TasksUpdate,
+        Eras::Modern,
+        Needs::Tasks,
+    ),
+    entry(
+        "tasks/cancel",
+        Route::TasksCancel,
+        Eras::Modern,
+        Needs::Tasks,
+    ),
 ];
 
 /// Looks a method up for a request of `era`.
@@ -147,6 +167,7 @@ pub(crate) fn route(inner: &Inner, method: &str, era: &Era) -> Result<Route, Err
             Needs::Logging => inner.logging,
             Needs::Completion => inner.completer.is_some(),
             Needs::Subscriptions => inner.resource_subscriptions,
+            Needs::Tasks => inner.tasks.is_some(),
         })
         .map(|e| e.route)
         .ok_or_else(|| ErrorObject::method_not_found(method))

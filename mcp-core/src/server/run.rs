@@ -119,9 +119,7 @@ impl McpServer {
                         return chain.run(req, &ToolMethod(self)).await.into();
                     }
                 }
-                return methods::tools::call(self, scope, params, ext)
-                    .await
-                    .map(Answer::Tool);
+                return methods::tools::call(self, scope, params, ext).await;
             }
             Route::ToolsList => match &self.inner.tools.snapshot().listing {
                 Some(listing) => {
@@ -146,6 +144,18 @@ impl McpServer {
                 methods::features::subscribe(self, scope, &params, false)?
             }
             Route::SubscriptionsListen => methods::listen::listen(self, scope, &params).await?,
+            Route::TasksGet | Route::TasksUpdate | Route::TasksCancel => {
+                let Some(engine) = &self.inner.tasks else {
+                    return Err(ErrorObject::method_not_found(&scope.method).into());
+                };
+                match route {
+                    Route::TasksGet => super::tasks::methods::get(engine, scope, &params).await?,
+                    Route::TasksUpdate => {
+                        super::tasks::methods::update(engine, scope, &params).await?
+                    }
+                    _ => super::tasks::methods::cancel(engine, scope, &params).await?,
+                }
+            }
             Route::Initialize | Route::Discover => {
                 let answer =
                     self.answer_lifecycle(&scope.era, &scope.method, &params, &scope.session);
@@ -234,7 +244,6 @@ impl Method for ToolMethod<'_> {
             } = req;
             methods::tools::call(self.0, scope, params, extensions)
                 .await
-                .map(Answer::Tool)
                 .into()
         })
     }

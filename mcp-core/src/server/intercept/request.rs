@@ -37,7 +37,8 @@ pub enum Operation {
     /// `server/discover` (2026-07-28).
     Discover,
     /// Anything else that runs: `logging/setLevel`, `resources/subscribe`
-    /// and `unsubscribe`, `subscriptions/listen`.
+    /// and `unsubscribe`, `subscriptions/listen`, `tasks/get`, `tasks/update`
+    /// and `tasks/cancel`.
     Other,
 }
 
@@ -57,7 +58,10 @@ impl Operation {
             Route::LoggingSetLevel
             | Route::ResourcesSubscribe
             | Route::ResourcesUnsubscribe
-            | Route::SubscriptionsListen => Self::Other,
+            | Route::SubscriptionsListen
+            | Route::TasksGet
+            | Route::TasksUpdate
+            | Route::TasksCancel => Self::Other,
         }
     }
 }
