@@ -48,6 +48,7 @@
 //! `INTEROP_HOME=target/interop ../shared/interop/conformance.sh --stdio target/debug/examples/conformance`.
 
 mod common;
+mod extensions;
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -977,6 +978,7 @@ fn server() -> io::Result<McpServer> {
         .tool(test_input_required_result_tampered_state::tool())
         .tool(json_schema_2020_12_tool())
         .tool(test_update_watched_resource::tool())
+        .tools(extensions::tools())
         .resource(static_text::resource())
         .resource(static_binary::resource())
         .resource(watched_resource::resource())

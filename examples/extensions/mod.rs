@@ -1,0 +1,117 @@
+//! The conformance fixture's tools for the extension scenarios: the tasks
+//! extension (`tasks-*`, SEP-2663). The function bodies are ordinary tools;
+//! `task = "..."` alone makes them tasks.
+
+use std::time::Duration;
+
+use mcp_core::{mcp_tool, ErrorObject, InputRequest, InvokeContext, McpToolDef};
+use serde_json::Value;
+
+use crate::{accepted, answer, ask, field, input, one_field_form};
+
+/// Greets by name (never a task).
+#[mcp_tool]
+async fn greet(name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Sleeps `seconds` (reporting progress each second, stopping when
+/// cancelled), then reports what it computed. `seconds: 0` answers at once.
+#[mcp_tool(task = "optional")]
+async fn slow_compute(
+    ctx: InvokeContext,
+    seconds: f64,
+    label: Option<String>,
+) -> Result<String, String> {
+    let label = label.unwrap_or_else(|| "job".to_owned());
+    let whole = seconds.clamp(0.0, 3600.0);
+    let mut done = 0.0;
+    while done < whole {
+        let step = (whole - done).min(1.0);
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_secs_f64(step)) => {}
+            () = ctx.cancelled() => return Err(format!("{label}: cancelled")),
+        }
+        done += step;
+        ctx.report_progress(done, Some(whole), None).await;
+    }
+    Ok(format!("{label}: computed in {whole} s"))
+}
+
+/// Works for about a second, then reports a tool error (`isError: true`).
+#[mcp_tool(task = "required")]
+async fn failing_job() -> Result<String, String> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err("the job failed: the input could not be processed".to_owned())
+}
+
+/// Works briefly, then ends with a protocol error (the task is `failed`).
+#[mcp_tool(task = "optional")]
+async fn protocol_error_job(ctx: InvokeContext) -> String {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    ctx.fail(ErrorObject::internal("the job hit an internal error"))
+        .await;
+    String::new()
+}
+
+/// Looks the file up, then asks the user to confirm its deletion.
+#[mcp_tool(task = "optional")]
+async fn confirm_delete(ctx: InvokeContext, filename: String) -> String {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    if ctx.confirm(&format!("Delete {filename}?")).await {
+        format!("Deleted {filename}")
+    } else {
+        format!("Kept {filename}")
+    }
+}
+
+/// Asks two questions at once (a name and a confirmation).
+#[mcp_tool(task = "optional")]
+async fn multi_input(ctx: InvokeContext) -> Result<String, String> {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut answers = input(
+        &ctx,
+        vec![
+            InputRequest::elicit("name", one_field_form("Your name?", "name", "string")),
+            InputRequest::elicit("confirm", one_field_form("Go ahead?", "confirm", "boolean")),
+        ],
+    )
+    .await;
+    let name = accepted(&answer(&mut answers, "name"))?;
+    let confirm = accepted(&answer(&mut answers, "confirm"))?;
+    Ok(format!(
+        "name={}, confirm={}",
+        field(&name, "name"),
+        confirm.get("confirm").unwrap_or(&Value::Null)
+    ))
+}
+
+/// Asks the user's name by round trip first (SEP-2322), then works on as
+/// a task and greets them.
+#[mcp_tool(task = "required")]
+async fn test_tool_with_task(ctx: InvokeContext) -> Result<String, String> {
+    let content = ask(
+        &ctx,
+        "user_name",
+        one_field_form("What is your name?", "name", "string"),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok(format!(
+        "Hello, {}! The task is done.",
+        field(&content, "name")
+    ))
+}
+
+/// The tools above.
+pub(crate) fn tools() -> Vec<McpToolDef> {
+    vec![
+        greet::tool(),
+        slow_compute::tool(),
+        failing_job::tool(),
+        protocol_error_job::tool(),
+        confirm_delete::tool(),
+        multi_input::tool(),
+        test_tool_with_task::tool(),
+    ]
+}
