@@ -158,16 +158,16 @@ async fn settle(engine: &TaskEngine, task_id: &str, change: TaskChange) {
 fn progress_sink(engine: &Arc<TaskEngine>, task_id: &str) -> Progress {
     let store = Arc::clone(&engine.store);
     let task_id = task_id.to_owned();
-    Progress::sink(Arc::new(move |update: ProgressUpdate| {
+    Progress::awaited(Arc::new(move |update: ProgressUpdate| {
         let message = update.message.unwrap_or_else(|| match update.total {
             Some(total) => format!("{}/{}", update.progress, total),
             None => format!("{}", update.progress),
         });
         let store = Arc::clone(&store);
         let task_id = task_id.clone();
-        tokio::spawn(async move {
+        Box::pin(async move {
             let _ = store.update(&task_id, TaskChange::Message(message)).await;
-        });
+        })
     }))
 }
 
