@@ -946,7 +946,7 @@ fn server() -> io::Result<McpServer> {
     if let Some(keys) = state_keys()? {
         builder = builder.request_state_keys(keys);
     }
-    builder
+    extensions::skills(builder)
         .server_info("mcp-conformance-fixture", env!("CARGO_PKG_VERSION"))
         .logging()
         .completion(complete)

@@ -1,10 +1,13 @@
-//! The conformance fixture's tools for the extension scenarios: the tasks
-//! extension (`tasks-*`, SEP-2663). The function bodies are ordinary tools;
-//! `task = "..."` alone makes them tasks.
+//! The conformance fixture's part for the extension scenarios: the tools
+//! of the tasks extension (`tasks-*`, SEP-2663; the function bodies are
+//! ordinary tools, `task = "..."` alone makes them tasks) and the skills
+//! of the skills extension (`sep-2640-*`): the directory `examples/skills`
+//! and one skill declared in code.
 
 use std::time::Duration;
 
-use mcp_core::{mcp_tool, ErrorObject, InputRequest, InvokeContext, McpToolDef};
+use mcp_core::skills::Skill;
+use mcp_core::{mcp_tool, ErrorObject, InputRequest, InvokeContext, McpServerBuilder, McpToolDef};
 use serde_json::Value;
 
 use crate::{accepted, answer, ask, field, input, one_field_form};
@@ -114,4 +117,30 @@ pub(crate) fn tools() -> Vec<McpToolDef> {
         multi_input::tool(),
         test_tool_with_task::tool(),
     ]
+}
+
+/// The skills directory published by the fixture.
+const SKILLS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills");
+
+/// A skill declared in code, published under a prefix
+/// (`skill://examples/greeting/SKILL.md`).
+fn greeting_skill() -> Result<Skill, mcp_core::skills::SkillError> {
+    Skill::new(
+        "---\nname: greeting\ndescription: Greet the user by name, politely\n---\n\
+         Ask the user's name if you do not know it, then greet them.\n",
+    )?
+    .with_file("templates/formal.txt", b"Good day, {name}.\n".to_vec())?
+    .under("examples")
+}
+
+/// Publishes the fixture's skills.
+pub(crate) fn skills(builder: McpServerBuilder) -> McpServerBuilder {
+    let builder = builder.skills_dir(SKILLS_DIR);
+    match greeting_skill() {
+        Ok(skill) => builder.skill(skill),
+        Err(e) => {
+            eprintln!("conformance: the greeting skill is invalid: {e}");
+            builder
+        }
+    }
 }

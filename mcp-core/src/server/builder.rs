@@ -70,6 +70,8 @@ pub enum BuildError {
     /// A [`mount`](McpServerBuilder::mount) prefix that would make invalid
     /// tool or prompt names: 1 to 64 of `A-Z a-z 0-9 _ - .`.
     InvalidMountPrefix(String),
+    /// A skill (or a skills directory) is not valid: the reason.
+    InvalidSkill(String),
 }
 
 impl fmt::Display for BuildError {
@@ -105,6 +107,7 @@ impl fmt::Display for BuildError {
                 f,
                 "mount prefix `{p}`: use 1 to 64 of A-Z a-z 0-9 _ - . (it starts every mounted tool and prompt name)"
             ),
+            Self::InvalidSkill(why) => write!(f, "invalid skill: {why}"),
             Self::UnknownTool(n) => write!(
                 f,
                 "an interceptor is registered for tool `{n}`, but no tool has that name"
@@ -147,6 +150,8 @@ pub struct McpServerBuilder {
     /// The tasks extension: offered when set (or when a tool supports tasks).
     task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
     task_limits: Option<crate::tasks::TaskLimits>,
+    /// The skills extension: offered when there are skills.
+    skills: Vec<crate::skills::Skill>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -385,6 +390,29 @@ impl McpServerBuilder {
         self
     }
 
+    /// Publishes a skill (the skills extension,
+    /// `io.modelcontextprotocol/skills`): its files become resources under
+    /// `skill://<skill-path>/`, and `skills/list`, `skills/get` and
+    /// `resources/directory/read` serve its entry and directories.
+    pub fn skill(mut self, skill: crate::skills::Skill) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
+    /// Publishes every skill under `root`: each directory holding a
+    /// `SKILL.md` (see [`Skill::from_dir`](crate::skills::Skill::from_dir)).
+    /// The directory is read here; a problem is reported by
+    /// [`build`](Self::build) as [`BuildError::InvalidSkill`].
+    pub fn skills_dir(mut self, root: impl AsRef<std::path::Path>) -> Self {
+        match crate::skills::skills_under(root.as_ref()) {
+            Ok(skills) => self.skills.extend(skills),
+            Err(e) => {
+                self.deferred.get_or_insert(BuildError::InvalidSkill(e.0));
+            }
+        }
+        self
+    }
+
     /// Adds a tool.
     pub fn tool(mut self, tool: impl Into<McpToolDef>) -> Self {
         self.tools.push(tool.into());
@@ -481,6 +509,10 @@ impl McpServerBuilder {
                 return Err(BuildError::DuplicatePrompt(name));
             }
         }
+        let skills = (!self.skills.is_empty())
+            .then(|| Arc::new(super::skills::SkillCatalog::new(&self.skills)));
+        self.resources
+            .extend(super::skills::resources(&self.skills));
         let mut resources = Registry::default();
         let mut templates: Vec<McpResourceDef> = Vec::new();
         for r in self.resources {
@@ -520,18 +552,25 @@ impl McpServerBuilder {
             prompts: (!prompts.is_empty()).then(ListCapability::default),
             logging: self.logging.then(Map::new),
             completions: self.completer.is_some().then(Map::new),
-            extra: match &tasks {
-                Some(_) => {
-                    let mut extensions = Map::new();
+            extra: {
+                let mut extensions = Map::new();
+                if tasks.is_some() {
                     extensions.insert(
                         crate::tasks::TASKS_EXTENSION.into(),
                         Value::Object(Map::new()),
                     );
-                    let mut extra = Map::new();
-                    extra.insert("extensions".into(), Value::Object(extensions));
-                    extra
                 }
-                None => Map::new(),
+                if skills.is_some() {
+                    extensions.insert(
+                        crate::skills::SKILLS_EXTENSION.into(),
+                        super::skills::SkillCatalog::capability(),
+                    );
+                }
+                let mut extra = Map::new();
+                if !extensions.is_empty() {
+                    extra.insert("extensions".into(), Value::Object(extensions));
+                }
+                extra
             },
         };
         // Our own type always serializes; `null` keeps this total.
@@ -581,6 +620,7 @@ impl McpServerBuilder {
                 interceptors: super::intercept::Chain(self.interceptors),
                 tool_chains,
                 tasks,
+                skills,
                 list_cache,
                 discover_cache: self
                     .discover_cache

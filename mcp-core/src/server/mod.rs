@@ -41,6 +41,7 @@ mod round_trip;
 pub(crate) mod route;
 mod run;
 pub(crate) mod scope;
+mod skills;
 mod tasks;
 
 use std::fmt;
@@ -129,6 +130,8 @@ pub(crate) struct Inner {
     pub(crate) tool_chains: std::collections::HashMap<String, intercept::Chain>,
     /// The tasks extension, when offered.
     pub(crate) tasks: Option<Arc<tasks::TaskEngine>>,
+    /// The skills extension, when skills are published.
+    pub(crate) skills: Option<Arc<skills::SkillCatalog>>,
 }
 
 impl fmt::Debug for McpServer {

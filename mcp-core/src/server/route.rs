@@ -21,6 +21,12 @@ pub(crate) enum Route {
     ResourcesSubscribe,
     ResourcesUnsubscribe,
     SubscriptionsListen,
+    /// `skills/list` (the skills extension).
+    SkillsList,
+    /// `skills/get`.
+    SkillsGet,
+    /// `resources/directory/read` (skill directories).
+    DirectoryRead,
     /// `tasks/get` (the tasks extension).
     TasksGet,
     /// `tasks/update`.
@@ -52,6 +58,7 @@ enum Needs {
     Completion,
     Subscriptions,
     Tasks,
+    Skills,
 }
 
 /// One row of the method table.
@@ -130,6 +137,14 @@ static TABLE: &[Entry] = &[
         Eras::Modern,
         Needs::Nothing,
     ),
+    entry("skills/list", Route::SkillsList, Eras::Both, Needs::Skills),
+    entry("skills/get", Route::SkillsGet, Eras::Both, Needs::Skills),
+    entry(
+        "resources/directory/read",
+        Route::DirectoryRead,
+        Eras::Both,
+        Needs::Skills,
+    ),
     entry("tasks/get", Route::TasksGet, Eras::Modern, Needs::Tasks),
     entry(
         "tasks/update",
@@ -168,6 +183,7 @@ pub(crate) fn route(inner: &Inner, method: &str, era: &Era) -> Result<Route, Err
             Needs::Completion => inner.completer.is_some(),
             Needs::Subscriptions => inner.resource_subscriptions,
             Needs::Tasks => inner.tasks.is_some(),
+            Needs::Skills => inner.skills.is_some(),
         })
         .map(|e| e.route)
         .ok_or_else(|| ErrorObject::method_not_found(method))

@@ -144,6 +144,9 @@ impl McpServer {
                 methods::features::subscribe(self, scope, &params, false)?
             }
             Route::SubscriptionsListen => methods::listen::listen(self, scope, &params).await?,
+            Route::SkillsList => super::skills::list(self, scope, &params)?,
+            Route::SkillsGet => super::skills::get(self, scope, &params)?,
+            Route::DirectoryRead => super::skills::directory_read(self, scope, &params)?,
             Route::TasksGet | Route::TasksUpdate | Route::TasksCancel => {
                 let Some(engine) = &self.inner.tasks else {
                     return Err(ErrorObject::method_not_found(&scope.method).into());
