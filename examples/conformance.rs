@@ -940,9 +940,14 @@ async fn test_custom_headers(#[args] args: HeaderArgs) -> String {
     format!("region={} priority={:?}", args.region, args.priority)
 }
 
-/// Builds the fixture server.
-fn server() -> io::Result<McpServer> {
+/// Builds the fixture server; `shared_tasks` for one process per request
+/// (stdio), where tasks live in a shared directory and run in processes of
+/// their own.
+fn server(shared_tasks: bool) -> io::Result<McpServer> {
     let mut builder = McpServer::builder();
+    if shared_tasks {
+        builder = extensions::shared_tasks(builder)?;
+    }
     if let Some(keys) = state_keys()? {
         builder = builder.request_state_keys(keys);
     }
@@ -994,7 +999,19 @@ fn server() -> io::Result<McpServer> {
 
 #[tokio::main]
 async fn main() -> io::Result<()> {
-    let server = server()?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let run_task = args
+        .iter()
+        .position(|a| a == "--run-task")
+        .and_then(|i| args.get(i + 1));
+    let shared_tasks = run_task.is_some() || !args.iter().any(|a| a == "--http");
+    let server = server(shared_tasks)?;
+    if let Some(task_id) = run_task {
+        return server
+            .run_task(task_id)
+            .await
+            .map_err(|e| io::Error::other(e.to_string()));
+    }
     let _ = SERVER.set(server.clone());
     common::serve(server).await
 }

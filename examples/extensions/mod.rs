@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use mcp_core::skills::Skill;
+use mcp_core::tasks::{FileTaskStore, TaskLimits};
 use mcp_core::{mcp_tool, ErrorObject, InputRequest, InvokeContext, McpServerBuilder, McpToolDef};
 use serde_json::Value;
 
@@ -117,6 +118,57 @@ pub(crate) fn tools() -> Vec<McpToolDef> {
         multi_input::tool(),
         test_tool_with_task::tool(),
     ]
+}
+
+/// Where the stdio fixture keeps its tasks: `MCP_CONFORMANCE_TASK_DIR`, or
+/// `mcp-conformance-tasks` in the runtime (or temp) directory.
+fn task_dir() -> std::path::PathBuf {
+    std::env::var_os("MCP_CONFORMANCE_TASK_DIR").map_or_else(
+        || {
+            std::env::var_os("XDG_RUNTIME_DIR")
+                .map_or_else(std::env::temp_dir, std::path::PathBuf::from)
+                .join("mcp-conformance-tasks")
+        },
+        std::path::PathBuf::from,
+    )
+}
+
+/// Tasks for a fixture that serves one request per process (stdio behind
+/// the interop bridge): kept in a shared directory, and each run by a
+/// process of its own (`--run-task ID`, in its own process group, so that
+/// it outlives the process that created the task).
+pub(crate) fn shared_tasks(builder: McpServerBuilder) -> std::io::Result<McpServerBuilder> {
+    let store = FileTaskStore::new(task_dir(), 10_000)?;
+    let limits = TaskLimits {
+        ttl_ms: 600_000,
+        poll_interval_ms: 100,
+        ..TaskLimits::default()
+    };
+    Ok(builder
+        .tasks(store)
+        .task_limits(limits)
+        .task_spawner(|task_id| {
+            let exe = match std::env::current_exe() {
+                Ok(exe) => exe,
+                Err(e) => return eprintln!("conformance: cannot run task {task_id}: {e}"),
+            };
+            let mut command = std::process::Command::new(exe);
+            command
+                .arg("--run-task")
+                .arg(task_id)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+            #[cfg(unix)]
+            std::os::unix::process::CommandExt::process_group(&mut command, 0);
+            match command.spawn() {
+                // Reaped by a thread while this process lives.
+                Ok(mut child) => {
+                    std::thread::spawn(move || child.wait());
+                }
+                Err(e) => eprintln!("conformance: cannot run task {task_id}: {e}"),
+            }
+        }))
 }
 
 /// The skills directory published by the fixture.

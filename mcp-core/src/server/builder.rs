@@ -150,6 +150,7 @@ pub struct McpServerBuilder {
     /// The tasks extension: offered when set (or when a tool supports tasks).
     task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
     task_limits: Option<crate::tasks::TaskLimits>,
+    task_spawner: Option<super::tasks::TaskSpawner>,
     /// The skills extension: offered when there are skills.
     skills: Vec<crate::skills::Skill>,
 }
@@ -390,6 +391,19 @@ impl McpServerBuilder {
         self
     }
 
+    /// Runs each new task in another process instead of this one: once the
+    /// task is stored, `spawn(task_id)` is called (and the tool's first
+    /// poll here is dropped); that process serves the same tools and calls
+    /// [`McpServer::run_task`] with the id. For servers whose process ends
+    /// with the request that created the task (a stdio server started per
+    /// request); the store must be shared (a
+    /// [`FileTaskStore`](crate::tasks::FileTaskStore), say). The tool then
+    /// runs again from its start there, as on a round-trip retry.
+    pub fn task_spawner(mut self, spawn: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.task_spawner = Some(Arc::new(spawn));
+        self
+    }
+
     /// Publishes a skill (the skills extension,
     /// `io.modelcontextprotocol/skills`): its files become resources under
     /// `skill://<skill-path>/`, and `skills/list`, `skills/get` and
@@ -493,6 +507,7 @@ impl McpServerBuilder {
             Arc::new(super::tasks::TaskEngine::new(
                 store,
                 self.task_limits.unwrap_or_default(),
+                self.task_spawner.take(),
             ))
         });
         let mut tools = Registry::default();

@@ -12,7 +12,8 @@
 //!   or [`McpToolDef::with_task_support`](crate::McpToolDef::with_task_support)).
 //! - [`TaskRecord`]: one task as its store keeps it.
 //! - [`TaskStore`]: where tasks live, keyed by task id, with TTL expiry;
-//!   [`InMemoryTaskStore`] is the default. The trait is async and every
+//!   [`InMemoryTaskStore`] is the default; [`FileTaskStore`] shares tasks
+//!   between the server processes of one machine. The trait is async and every
 //!   change is one [`TaskChange`] applied to one key, so a store shared by
 //!   several replicas (Redis) can implement it.
 //! - [`TaskLimits`]: the bounds a server keeps (tasks per principal, sizes).
@@ -21,11 +22,13 @@
 //! in the server pipeline; enable it with
 //! [`McpServerBuilder::tasks`](crate::McpServerBuilder::tasks).
 
+mod file;
 mod memory;
 mod record;
 mod store;
 pub(crate) mod time;
 
+pub use file::FileTaskStore;
 pub use memory::InMemoryTaskStore;
 pub use record::{TaskRecord, TaskStatus, TaskSupport};
 pub use store::{TaskChange, TaskStore, TaskStoreError};

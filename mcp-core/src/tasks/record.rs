@@ -93,6 +93,11 @@ pub struct TaskRecord {
     pub result: Option<Value>,
     /// The JSON-RPC error object, once `failed`.
     pub error: Option<Value>,
+    /// The `tools/call` params the task runs (name, arguments, `_meta`,
+    /// earlier answers), kept when another process is to run it (see
+    /// [`McpServerBuilder::task_spawner`](crate::McpServerBuilder::task_spawner)).
+    #[serde(default)]
+    pub request: Option<Value>,
 }
 
 impl TaskRecord {
@@ -111,6 +116,7 @@ impl TaskRecord {
             input_responses: Map::new(),
             result: None,
             error: None,
+            request: None,
         }
     }
 }

@@ -16,7 +16,18 @@ pub(crate) struct TaskEngine {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) limits: TaskLimits,
     running: Mutex<HashMap<String, Running>>,
+    /// When set, a new task is run elsewhere: this is called with its id
+    /// (after it is stored) instead of running the tool here.
+    pub(crate) spawner: Option<TaskSpawner>,
 }
+
+/// Starts a stored task somewhere else (another process), by id.
+pub(crate) type TaskSpawner = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The marker a call carries when it resumes a stored task
+/// ([`McpServer::run_task`](crate::McpServer::run_task)).
+#[derive(Debug, Clone)]
+pub(crate) struct Resume(pub(crate) String);
 
 /// A task whose tool runs here.
 #[derive(Clone)]
@@ -27,11 +38,16 @@ pub(crate) struct Running {
 }
 
 impl TaskEngine {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, limits: TaskLimits) -> Self {
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        limits: TaskLimits,
+        spawner: Option<TaskSpawner>,
+    ) -> Self {
         Self {
             store,
             limits,
             running: Mutex::new(HashMap::new()),
+            spawner,
         }
     }
 

@@ -19,7 +19,7 @@ mod requester;
 pub(crate) mod spawn;
 mod wire;
 
-pub(crate) use engine::TaskEngine;
+pub(crate) use engine::{Resume, TaskEngine, TaskSpawner};
 
 use crate::protocol::{Era, ErrorObject};
 use crate::tasks::TASKS_EXTENSION;
@@ -44,4 +44,65 @@ pub(crate) fn missing_extension() -> ErrorObject {
     let mut extensions = serde_json::Map::new();
     extensions.insert(TASKS_EXTENSION.into(), serde_json::json!({}));
     crate::protocol::meta::missing_capability(serde_json::json!({ "extensions": extensions }))
+}
+
+impl crate::McpServer {
+    /// Runs a stored task here: the process a
+    /// [`task_spawner`](crate::McpServerBuilder::task_spawner) started for
+    /// it calls this with the task's id. The task's `tools/call` runs
+    /// through the pipeline again (its `_meta` and earlier answers
+    /// included) under the task's principal, with its questions, progress
+    /// and cancellation going through the shared store; returns when the
+    /// task is settled. A task already terminal is left as it is.
+    ///
+    /// # Errors
+    /// `-32601` when the server does not offer tasks, `-32602` for an
+    /// unknown task, `-32603` for a task that holds no request or a store
+    /// that fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops the tool; the task stays as stored (it
+    /// expires with its TTL).
+    pub async fn run_task(&self, task_id: &str) -> Result<(), ErrorObject> {
+        let engine = self
+            .inner
+            .tasks
+            .as_ref()
+            .ok_or_else(|| ErrorObject::method_not_found("tasks/get"))?;
+        let record = engine
+            .store
+            .get(task_id)
+            .await
+            .map_err(|e| engine::store_error(&e))?
+            .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown task: {task_id}")))?;
+        if record.status.is_terminal() {
+            return Ok(());
+        }
+        let request = record
+            .request
+            .clone()
+            .ok_or_else(|| ErrorObject::internal("the task holds no request to run"))?;
+        let message = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": "task",
+            "method": "tools/call",
+            "params": request,
+        });
+        let mut ctx = crate::CallContext::new().with_extension(Resume(task_id.to_owned()));
+        if let Some(owner) = &record.owner {
+            ctx = ctx.with_principal(owner.as_str());
+        }
+        let reply = self.handle_message(message, &ctx).await;
+        // An error before the tool ran (the request no longer passes):
+        // the task fails with it.
+        if let Some(error) = reply.as_ref().and_then(|r| r.get("error")) {
+            let change = crate::tasks::TaskChange::Fail(error.clone());
+            engine
+                .store
+                .update(task_id, change)
+                .await
+                .map_err(|e| engine::store_error(&e))?;
+        }
+        Ok(())
+    }
 }

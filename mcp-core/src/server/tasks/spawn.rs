@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::engine::{store_error, Running, TaskEngine};
+use super::engine::{store_error, Resume, Running, TaskEngine};
 use super::requester::{TaskLink, TaskRequester};
 use super::wire;
 use crate::context::interrupt::{Channel, Interrupt, Interruption};
@@ -42,9 +42,20 @@ pub(crate) async fn call(
     params: Map<String, Value>,
     ext: Extensions,
 ) -> Result<Answer, Stop> {
+    let resume = ext.get::<Resume>().map(|r| r.0.clone());
+    // Kept for another process to run the call, when one will.
+    let request = (engine.spawner.is_some() && resume.is_none()).then(|| {
+        let mut request = params.clone();
+        request.insert("name".into(), Value::String(name.clone()));
+        request.insert("arguments".into(), Value::Object(args.clone()));
+        if let Some(meta) = meta_of(&scope.era) {
+            request.insert("_meta".into(), meta);
+        }
+        Value::Object(request)
+    });
     let round = server.round_trip(scope, &name, &args, &params, tool.may_ask())?;
     let mut ctx = server.invoke_context(scope, &params, &round, ext)?;
-    let task_id = new_task_id();
+    let task_id = resume.clone().unwrap_or_else(new_task_id);
     let running = engine.admit(&task_id, scope.ctx.principal.clone())?;
     // The task outlives the request: its own token, its own requester.
     ctx.cancel = running.token.clone();
@@ -52,6 +63,25 @@ pub(crate) async fn call(
     ctx.channel = Channel::Custom(requester.clone());
     ctx.progress = Some(progress_sink(engine, &task_id));
     let mut work = catch_panic(tool.invoke(args, ctx));
+    if let Some(task_id) = resume {
+        // Resumed here (`McpServer::run_task`): the task exists already.
+        let _ = requester.link.set(TaskLink {
+            engine: Arc::clone(engine),
+            task_id: task_id.clone(),
+            running: running.clone(),
+        });
+        let deadline = deadline_of(engine, &task_id).await;
+        run(
+            Arc::clone(engine),
+            task_id,
+            work,
+            Arc::clone(&round.interrupt),
+            running,
+            deadline,
+        )
+        .await;
+        return Ok(Answer::Json(Value::Object(Map::new())));
+    }
     let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut work).poll(cx))).await;
     if let Some(why) = round.interrupt.try_take() {
         engine.forget(&task_id);
@@ -70,6 +100,7 @@ pub(crate) async fn call(
     );
     record.ttl_ms = Some(engine.limits.ttl_ms);
     record.poll_interval_ms = Some(engine.limits.poll_interval_ms);
+    record.request = request;
     if let Err(e) = engine.store.create(record.clone()).await {
         engine.forget(&task_id);
         return Err(store_error(&e).into());
@@ -80,6 +111,13 @@ pub(crate) async fn call(
         Poll::Ready(done) => {
             settle(engine, &task_id, outcome_change(done)).await;
             engine.forget(&task_id);
+        }
+        Poll::Pending if engine.spawner.is_some() => {
+            drop(work);
+            engine.forget(&task_id);
+            if let Some(spawn) = &engine.spawner {
+                spawn(&task_id);
+            }
         }
         Poll::Pending => {
             let _ = requester.link.set(TaskLink {
@@ -125,6 +163,8 @@ async fn run(
         () = running.token.cancelled() => None,
         // Expired: the store forgets it.
         () = tokio::time::sleep_until(deadline) => None,
+        // Cancelled or gone in a store other processes share.
+        () = ended_in_store(&engine, &task_id) => None,
     };
     // The handler is dropped before the task is settled: its cleanup runs
     // first.
@@ -133,6 +173,61 @@ async fn run(
         settle(&engine, &task_id, change).await;
     }
     engine.forget(&task_id);
+}
+
+/// The `_meta` a modern request declared (its version, capabilities,
+/// client info and log level), rebuilt for the stored request.
+fn meta_of(era: &crate::protocol::Era) -> Option<Value> {
+    use crate::protocol::meta::{CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION};
+    let crate::protocol::Era::Modern(meta) = era else {
+        return None;
+    };
+    let mut map = Map::new();
+    map.insert(
+        PROTOCOL_VERSION.into(),
+        Value::String(meta.client.protocol_version.to_owned()),
+    );
+    map.insert(
+        CLIENT_CAPABILITIES.into(),
+        serde_json::to_value(&meta.client.capabilities).unwrap_or(Value::Null),
+    );
+    if let Some(info) = &meta.client.implementation {
+        map.insert(
+            CLIENT_INFO.into(),
+            serde_json::to_value(info).unwrap_or(Value::Null),
+        );
+    }
+    if let Some(level) = meta.log_level {
+        map.insert(LOG_LEVEL.into(), Value::String(level.as_str().to_owned()));
+    }
+    Some(Value::Object(map))
+}
+
+/// Completes when the stored task is terminal or gone (a `tasks/cancel`
+/// served by another process), checked at the polling interval.
+async fn ended_in_store(engine: &TaskEngine, task_id: &str) {
+    let poll = Duration::from_millis(engine.limits.poll_interval_ms.max(10));
+    loop {
+        tokio::time::sleep(poll).await;
+        match engine.store.get(task_id).await {
+            Ok(Some(record)) if !record.status.is_terminal() => {}
+            Ok(_) => return,
+            // A store that fails now may answer later: keep running.
+            Err(_) => {}
+        }
+    }
+}
+
+/// When a resumed task expires: its creation plus its TTL (wall clock).
+async fn deadline_of(engine: &TaskEngine, task_id: &str) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    let left = match engine.store.get(task_id).await {
+        Ok(Some(record)) => record.ttl_ms.map_or(engine.limits.ttl_ms, |ttl| {
+            (record.created_at_ms + ttl).saturating_sub(now_ms())
+        }),
+        _ => 0,
+    };
+    now + Duration::from_millis(left)
 }
 
 /// The change a handler's end makes: `completed` with its result (a tool
