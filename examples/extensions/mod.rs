@@ -140,7 +140,7 @@ fn task_dir() -> std::path::PathBuf {
 pub(crate) fn shared_tasks(builder: McpServerBuilder) -> std::io::Result<McpServerBuilder> {
     let store = FileTaskStore::new(task_dir(), 10_000)?;
     let limits = TaskLimits {
-        ttl_ms: 600_000,
+        ttl_ms: 120_000,
         poll_interval_ms: 100,
         ..TaskLimits::default()
     };
