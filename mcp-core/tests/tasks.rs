@@ -5,102 +5,15 @@
 //! the clock instantly, nothing depends on real timing.
 
 mod common;
-use common::guard;
+use common::tasks::*;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_core::tasks::{FileTaskStore, InMemoryTaskStore, TaskLimits, TaskSupport, TASKS_EXTENSION};
+use mcp_core::tasks::{InMemoryTaskStore, TaskLimits, TaskSupport, TASKS_EXTENSION};
 use mcp_core::{CallContext, ErrorObject, InputRequest, InvokeContext, McpServer, McpToolDef};
-use serde_json::{json, Map, Value};
-
-const PV: &str = "io.modelcontextprotocol/protocolVersion";
-const CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
-
-fn task_caps() -> Value {
-    json!({"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}})
-}
-
-/// A 2026-07-28 request with `caps` as its client capabilities.
-fn mreq(id: u64, method: &str, mut params: Value, caps: Value) -> Value {
-    params["_meta"] = json!({PV: "2026-07-28", CAPS: caps});
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-async fn send(server: &McpServer, ctx: &CallContext, message: Value) -> Value {
-    let shown = message.to_string();
-    guard(&shown, server.handle_message(message, ctx))
-        .await
-        .unwrap_or_else(|| panic!("no reply to {shown}"))
-}
-
-#[track_caller]
-fn result(reply: &Value) -> &Value {
-    assert!(reply.get("error").is_none(), "unexpected error: {reply}");
-    &reply["result"]
-}
-
-#[track_caller]
-fn error(reply: &Value) -> &Value {
-    assert!(reply.get("result").is_none(), "expected an error: {reply}");
-    &reply["error"]
-}
-
-/// Sleeps `seconds`, reporting progress; records a cancellation it saw.
-fn slow(cancelled: Arc<AtomicBool>) -> McpToolDef {
-    McpToolDef::new(
-        "slow",
-        "Sleeps",
-        json!({"type": "object"}),
-        move |args: Map<String, Value>, ctx: InvokeContext| {
-            let cancelled = Arc::clone(&cancelled);
-            async move {
-                let seconds = args.get("seconds").and_then(Value::as_u64).unwrap_or(0);
-                for i in 0..seconds {
-                    tokio::select! {
-                        () = tokio::time::sleep(Duration::from_secs(1)) => {}
-                        () = ctx.cancelled() => {
-                            cancelled.store(true, Ordering::SeqCst);
-                            return "cancelled".to_owned();
-                        }
-                    }
-                    ctx.report_progress((i + 1) as f64, Some(seconds as f64), None)
-                        .await;
-                }
-                format!("slept {seconds}")
-            }
-        },
-    )
-    .with_task_support(TaskSupport::Optional)
-}
-
-fn asker() -> McpToolDef {
-    McpToolDef::new(
-        "asker",
-        "Asks two questions after a while",
-        json!({"type": "object"}),
-        |_args, ctx: InvokeContext| async move {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            let form =
-                json!({"message": "?", "requestedSchema": {"type": "object", "properties": {}}});
-            match ctx
-                .input(vec![
-                    InputRequest::elicit("a", form.clone()),
-                    InputRequest::elicit("b", form),
-                ])
-                .await
-            {
-                Ok(answers) => format!(
-                    "a={} b={}",
-                    answers["a"]["content"]["v"], answers["b"]["content"]["v"]
-                ),
-                Err(e) => format!("error {e}"),
-            }
-        },
-    )
-    .with_task_support(TaskSupport::Optional)
-}
+use serde_json::json;
 
 fn required() -> McpToolDef {
     McpToolDef::new(
@@ -166,44 +79,6 @@ fn server_with(limits: TaskLimits) -> (McpServer, Arc<AtomicBool>) {
 
 fn server() -> (McpServer, Arc<AtomicBool>) {
     server_with(TaskLimits::default())
-}
-
-async fn call(server: &McpServer, ctx: &CallContext, name: &str, args: Value) -> Value {
-    let params = json!({"name": name, "arguments": args});
-    send(server, ctx, mreq(1, "tools/call", params, task_caps())).await
-}
-
-async fn task_op(server: &McpServer, ctx: &CallContext, method: &str, params: Value) -> Value {
-    send(server, ctx, mreq(2, method, params, task_caps())).await
-}
-
-async fn get(server: &McpServer, ctx: &CallContext, task_id: &str) -> Value {
-    let reply = task_op(server, ctx, "tasks/get", json!({"taskId": task_id})).await;
-    result(&reply).clone()
-}
-
-/// Polls `tasks/get` (advancing paused time) until `done` holds.
-async fn wait_until(
-    server: &McpServer,
-    ctx: &CallContext,
-    task_id: &str,
-    done: impl Fn(&Value) -> bool,
-) -> Value {
-    for _ in 0..200 {
-        let task = get(server, ctx, task_id).await;
-        if done(&task) {
-            return task;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("task {task_id} never reached the awaited state");
-}
-
-fn terminal(task: &Value) -> bool {
-    matches!(
-        task["status"].as_str(),
-        Some("completed" | "failed" | "cancelled")
-    )
 }
 
 #[tokio::test(start_paused = true)]
@@ -531,96 +406,4 @@ async fn input_gathered_by_round_trip_before_the_task_reaches_the_task() {
         done["result"]["content"][0]["text"], "Hello, \"Alice\"",
         "{done}"
     );
-}
-
-/// Two servers sharing one [`FileTaskStore`] directory, as two processes
-/// would: `front` stores each new task and hands its id to the test (its
-/// spawner), `worker` runs it with `run_task`.
-fn shared_pair(
-    name: &str,
-) -> (
-    McpServer,
-    McpServer,
-    tokio::sync::mpsc::UnboundedReceiver<String>,
-    Arc<AtomicBool>,
-) {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let limits = TaskLimits {
-        poll_interval_ms: 50,
-        ..TaskLimits::default()
-    };
-    let cancelled = Arc::new(AtomicBool::new(false));
-    let build = |spawner: Option<tokio::sync::mpsc::UnboundedSender<String>>| {
-        let mut builder = McpServer::builder()
-            .server_info("shared", "1.0.0")
-            .tasks(FileTaskStore::new(&dir, 100).expect("task dir"))
-            .task_limits(limits)
-            .tool(slow(Arc::clone(&cancelled)))
-            .tool(asker());
-        if let Some(tx) = spawner {
-            builder = builder.task_spawner(move |id| {
-                let _ = tx.send(id.to_owned());
-            });
-        }
-        builder.build().expect("valid server")
-    };
-    (build(Some(tx)), build(None), rx, Arc::clone(&cancelled))
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_task_stored_by_one_server_runs_on_another_and_is_answered_through_the_first() {
-    let (front, worker, mut spawned, _) = shared_pair("tasks-shared-input");
-    let ctx = CallContext::new().with_principal("carol");
-    let reply = call(&front, &ctx, "asker", json!({})).await;
-    let task_id = result(&reply)["taskId"].as_str().expect("task").to_owned();
-    let handed = guard("spawner", spawned.recv()).await.expect("an id");
-    assert_eq!(handed, task_id);
-    let run = tokio::spawn(async move { worker.run_task(&handed).await });
-
-    let waiting = wait_until(&front, &ctx, &task_id, |t| t["status"] == "input_required").await;
-    assert_eq!(waiting["inputRequests"].as_object().map(Map::len), Some(2));
-    let answers = json!({
-        "a": {"action": "accept", "content": {"v": 1}},
-        "b": {"action": "accept", "content": {"v": 2}},
-    });
-    task_op(
-        &front,
-        &ctx,
-        "tasks/update",
-        json!({"taskId": task_id, "inputResponses": answers}),
-    )
-    .await;
-    let done = wait_until(&front, &ctx, &task_id, terminal).await;
-    assert_eq!(done["result"]["content"][0]["text"], "a=1 b=2", "{done}");
-    guard("run_task", run).await.expect("joined").expect("ran");
-
-    // Still invisible to another principal, through either server.
-    let reply = task_op(
-        &front,
-        &CallContext::new(),
-        "tasks/get",
-        json!({"taskId": task_id}),
-    )
-    .await;
-    assert_eq!(error(&reply)["code"], -32602);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_cancel_through_one_server_stops_the_tool_running_on_another() {
-    let (front, worker, mut spawned, cancelled) = shared_pair("tasks-shared-cancel");
-    let ctx = CallContext::new();
-    let reply = call(&front, &ctx, "slow", json!({"seconds": 600})).await;
-    let task_id = result(&reply)["taskId"].as_str().expect("task").to_owned();
-    let handed = guard("spawner", spawned.recv()).await.expect("an id");
-    let run = tokio::spawn(async move { worker.run_task(&handed).await });
-    // Its progress, written by the worker, is read through the front.
-    let running = wait_until(&front, &ctx, &task_id, |t| t["statusMessage"].is_string()).await;
-    assert_eq!(running["status"], "working", "{running}");
-    task_op(&front, &ctx, "tasks/cancel", json!({"taskId": task_id})).await;
-    guard("run_task", run).await.expect("joined").expect("ran");
-    assert_eq!(get(&front, &ctx, &task_id).await["status"], "cancelled");
-    // The worker's runner dropped the tool (it did not see its own token).
-    assert!(!cancelled.load(Ordering::SeqCst));
 }

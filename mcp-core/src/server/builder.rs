@@ -144,15 +144,11 @@ pub struct McpServerBuilder {
     interceptors: Vec<std::sync::Arc<dyn super::intercept::Interceptor>>,
     tool_interceptors: Vec<(String, std::sync::Arc<dyn super::intercept::Interceptor>)>,
     /// An error found while the builder was being filled, reported by `build`.
-    deferred: Option<BuildError>,
+    pub(super) deferred: Option<BuildError>,
     max_subscriptions_per_session: Option<usize>,
     live_tools: bool,
-    /// The tasks extension: offered when set (or when a tool supports tasks).
-    task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
-    task_limits: Option<crate::tasks::TaskLimits>,
-    task_spawner: Option<super::tasks::TaskSpawner>,
-    /// The skills extension: offered when there are skills.
-    skills: Vec<crate::skills::Skill>,
+    /// The extensions (tasks, skills) and their settings.
+    pub(super) ext: super::extensions::ExtensionConfig,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -363,70 +359,6 @@ impl McpServerBuilder {
         self
     }
 
-    /// Offers the tasks extension (`io.modelcontextprotocol/tasks`,
-    /// 2026-07-28) with the tasks kept in `store` (see [`crate::tasks`]).
-    /// Without this call the extension is offered, with an
-    /// [`InMemoryTaskStore`](crate::tasks::InMemoryTaskStore), as soon as a
-    /// tool declares task support.
-    ///
-    /// ```
-    /// use mcp_core::{McpServer, tasks::InMemoryTaskStore};
-    ///
-    /// let server = McpServer::builder()
-    ///     .server_info("jobs", "1.0.0")
-    ///     .tasks(InMemoryTaskStore::new(1_000))
-    ///     .build()
-    ///     .expect("valid server");
-    /// # let _ = server;
-    /// ```
-    pub fn tasks(mut self, store: impl crate::tasks::TaskStore) -> Self {
-        self.task_store = Some(Arc::new(store));
-        self
-    }
-
-    /// The bounds of the tasks extension (TTL, polling hint, running tasks
-    /// per principal, sizes); default [`TaskLimits::DEFAULT`](crate::tasks::TaskLimits::DEFAULT).
-    pub fn task_limits(mut self, limits: crate::tasks::TaskLimits) -> Self {
-        self.task_limits = Some(limits);
-        self
-    }
-
-    /// Runs each new task in another process instead of this one: once the
-    /// task is stored, `spawn(task_id)` is called (and the tool's first
-    /// poll here is dropped); that process serves the same tools and calls
-    /// [`McpServer::run_task`] with the id. For servers whose process ends
-    /// with the request that created the task (a stdio server started per
-    /// request); the store must be shared (a
-    /// [`FileTaskStore`](crate::tasks::FileTaskStore), say). The tool then
-    /// runs again from its start there, as on a round-trip retry.
-    pub fn task_spawner(mut self, spawn: impl Fn(&str) + Send + Sync + 'static) -> Self {
-        self.task_spawner = Some(Arc::new(spawn));
-        self
-    }
-
-    /// Publishes a skill (the skills extension,
-    /// `io.modelcontextprotocol/skills`): its files become resources under
-    /// `skill://<skill-path>/`, and `skills/list`, `skills/get` and
-    /// `resources/directory/read` serve its entry and directories.
-    pub fn skill(mut self, skill: crate::skills::Skill) -> Self {
-        self.skills.push(skill);
-        self
-    }
-
-    /// Publishes every skill under `root`: each directory holding a
-    /// `SKILL.md` (see [`Skill::from_dir`](crate::skills::Skill::from_dir)).
-    /// The directory is read here; a problem is reported by
-    /// [`build`](Self::build) as [`BuildError::InvalidSkill`].
-    pub fn skills_dir(mut self, root: impl AsRef<std::path::Path>) -> Self {
-        match crate::skills::skills_under(root.as_ref()) {
-            Ok(skills) => self.skills.extend(skills),
-            Err(e) => {
-                self.deferred.get_or_insert(BuildError::InvalidSkill(e.0));
-            }
-        }
-        self
-    }
-
     /// Adds a tool.
     pub fn tool(mut self, tool: impl Into<McpToolDef>) -> Self {
         self.tools.push(tool.into());
@@ -493,23 +425,8 @@ impl McpServerBuilder {
         for p in &self.prompts {
             missing(&|| format!("prompt `{}`", p.name()), &p.required_state)?;
         }
-        let wants_tasks = self
-            .tools
-            .iter()
-            .any(|t| t.task_support() != crate::tasks::TaskSupport::Forbidden);
-        let tasks = match self.task_store.take() {
-            Some(store) => Some(store),
-            None if wants_tasks => Some(Arc::new(crate::tasks::InMemoryTaskStore::default())
-                as Arc<dyn crate::tasks::TaskStore>),
-            None => None,
-        }
-        .map(|store| {
-            Arc::new(super::tasks::TaskEngine::new(
-                store,
-                self.task_limits.unwrap_or_default(),
-                self.task_spawner.take(),
-            ))
-        });
+        let ext = std::mem::take(&mut self.ext).build(&self.tools);
+        self.resources.extend(ext.resources);
         let mut tools = Registry::default();
         for t in self.tools {
             let name = t.name().to_owned();
@@ -524,10 +441,6 @@ impl McpServerBuilder {
                 return Err(BuildError::DuplicatePrompt(name));
             }
         }
-        let skills = (!self.skills.is_empty())
-            .then(|| Arc::new(super::skills::SkillCatalog::new(&self.skills)));
-        self.resources
-            .extend(super::skills::resources(&self.skills));
         let mut resources = Registry::default();
         let mut templates: Vec<McpResourceDef> = Vec::new();
         for r in self.resources {
@@ -567,26 +480,7 @@ impl McpServerBuilder {
             prompts: (!prompts.is_empty()).then(ListCapability::default),
             logging: self.logging.then(Map::new),
             completions: self.completer.is_some().then(Map::new),
-            extra: {
-                let mut extensions = Map::new();
-                if tasks.is_some() {
-                    extensions.insert(
-                        crate::tasks::TASKS_EXTENSION.into(),
-                        Value::Object(Map::new()),
-                    );
-                }
-                if skills.is_some() {
-                    extensions.insert(
-                        crate::skills::SKILLS_EXTENSION.into(),
-                        super::skills::SkillCatalog::capability(),
-                    );
-                }
-                let mut extra = Map::new();
-                if !extensions.is_empty() {
-                    extra.insert("extensions".into(), Value::Object(extensions));
-                }
-                extra
-            },
+            extra: ext.capabilities,
         };
         // Our own type always serializes; `null` keeps this total.
         let capabilities_json = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
@@ -634,8 +528,8 @@ impl McpServerBuilder {
                     .map_or_else(Subscriptions::default, Subscriptions::new),
                 interceptors: super::intercept::Chain(self.interceptors),
                 tool_chains,
-                tasks,
-                skills,
+                tasks: ext.tasks,
+                skills: ext.skills,
                 list_cache,
                 discover_cache: self
                     .discover_cache

@@ -23,11 +23,13 @@
 
 mod batch;
 mod builder;
+mod builder_ext;
 mod catalog;
 mod classify;
 mod decode;
 mod encode;
 mod entry;
+mod extensions;
 pub(crate) mod features;
 mod inflight;
 mod info;
