@@ -143,16 +143,16 @@ fn scalar(value: &str) -> Result<Value, String> {
         return double_quoted(inner).map(Value::String);
     }
     if let Some(inner) = value.strip_prefix('\'') {
-        let inner = inner
-            .strip_suffix('\'')
-            .ok_or("unterminated '...' string")?;
-        return Ok(Value::String(inner.replace("''", "'")));
+        return single_quoted(inner).map(Value::String);
     }
     if value.starts_with(['|', '>', '[', '{', '&', '*', '!', '%', '@', '`']) {
         return Err(format!(
             "`{}` values are not supported; quote the value",
             &value[..1]
         ));
+    }
+    if value.contains(": ") || value.ends_with(':') {
+        return Err("a plain value cannot hold `: ` (YAML reads a mapping); quote it".into());
     }
     Ok(match value {
         "true" | "True" | "TRUE" => Value::Bool(true),
@@ -180,18 +180,38 @@ fn number(value: &str) -> Option<Value> {
         .map(Value::Number)
 }
 
+/// What may follow a closing quote: nothing, or a comment.
+fn after_quote(rest: &str) -> Result<(), String> {
+    let rest = rest.trim();
+    if rest.is_empty() || rest.starts_with('#') {
+        Ok(())
+    } else {
+        Err("text after a closing quote".into())
+    }
+}
+
+fn single_quoted(inner: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\'' {
+            out.push(c);
+        } else if chars.peek() == Some(&'\'') {
+            chars.next();
+            out.push('\'');
+        } else {
+            return after_quote(&chars.collect::<String>()).map(|()| out);
+        }
+    }
+    Err("unterminated '...' string".into())
+}
+
 fn double_quoted(inner: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut chars = inner.chars();
     while let Some(c) = chars.next() {
         match c {
-            '"' => {
-                return if chars.as_str().trim().is_empty() {
-                    Ok(out)
-                } else {
-                    Err("text after a closing quote".into())
-                }
-            }
+            '"' => return after_quote(chars.as_str()).map(|()| out),
             '\\' => match chars.next() {
                 Some('n') => out.push('\n'),
                 Some('t') => out.push('\t'),
@@ -236,5 +256,6 @@ mod tests {
         assert!(parse("---\ndescription: |\n  multi\n---\n").is_err());
         assert!(parse("---\nname: x\nname: y\n---\n").is_err());
         assert!(parse("---\na:\n  b:\n    c: d\n---\n").is_err());
+        assert!(parse("---\ndescription: Use when: x\n---\n").is_err());
     }
 }
