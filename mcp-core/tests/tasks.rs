@@ -1,10 +1,12 @@
 //! The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) on
 //! 2026-07-28 requests: a `tools/call` answered with a task, `tasks/get`,
 //! `tasks/update`, `tasks/cancel`, the errors, isolation between
-//! principals, TTLs and bounds. Time is paused: sleeps in tools advance
+//! principals, TTLs and bounds, status notifications on a listen naming
+//! the task (`notifications/tasks`). Time is paused: sleeps in tools advance
 //! the clock instantly, nothing depends on real timing.
 
 mod common;
+use common::guard;
 use common::tasks::*;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -406,4 +408,100 @@ async fn input_gathered_by_round_trip_before_the_task_reaches_the_task() {
         done["result"]["content"][0]["text"], "Hello, \"Alice\"",
         "{done}"
     );
+}
+
+/// Records what the server sends on a connection.
+struct Recorder(tokio::sync::mpsc::UnboundedSender<serde_json::Value>);
+
+#[async_trait::async_trait]
+impl mcp_core::Outbound for Recorder {
+    async fn send(&self, message: serde_json::Value) -> bool {
+        self.0.send(message).is_ok()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_listen_naming_own_tasks_hears_their_status_changes() {
+    let (server, _) = server();
+    let ctx = CallContext::new();
+    let reply = call(&server, &ctx, "asker", json!({})).await;
+    let task_id = result(&reply)["taskId"].as_str().expect("task").to_owned();
+    wait_until(&server, &ctx, &task_id, |t| t["status"] == "input_required").await;
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let session = mcp_core::Session::new();
+    let listener = CallContext::new()
+        .with_session(session.clone())
+        .with_outbound(Arc::new(Recorder(tx)));
+    let listen = mreq(
+        9,
+        "subscriptions/listen",
+        json!({"notifications": {"taskIds": [task_id, "not-a-task"]}}),
+        task_caps(),
+    );
+    let running = {
+        let server = server.clone();
+        tokio::spawn(async move { server.handle_message(listen, &listener).await })
+    };
+    let ack = guard("the ack", rx.recv()).await.expect("ack");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"taskIds": [task_id]})
+    );
+
+    let answers = json!({
+        "a": {"action": "accept", "content": {"v": 1}},
+        "b": {"action": "accept", "content": {"v": 2}},
+    });
+    task_op(
+        &server,
+        &ctx,
+        "tasks/update",
+        json!({"taskId": task_id, "inputResponses": answers}),
+    )
+    .await;
+    let mut statuses = Vec::new();
+    while statuses.last().map(String::as_str) != Some("completed") {
+        let note = guard("a task notification", rx.recv()).await.expect("note");
+        assert_eq!(note["method"], "notifications/tasks", "{note}");
+        assert_eq!(note["params"]["taskId"], task_id.as_str());
+        assert_eq!(
+            note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            9
+        );
+        if note["params"]["status"] == "completed" {
+            assert_eq!(note["params"]["result"]["content"][0]["text"], "a=1 b=2");
+        }
+        statuses.push(
+            note["params"]["status"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        );
+    }
+    assert_eq!(
+        statuses.first().map(String::as_str),
+        Some("working"),
+        "{statuses:?}"
+    );
+    session.close();
+    guard("the listen to end", running).await.expect("joined");
+
+    // Another principal's listen is not told of this task.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let other = CallContext::new()
+        .with_principal("mallory")
+        .with_session(mcp_core::Session::new())
+        .with_outbound(Arc::new(Recorder(tx)));
+    let listen = mreq(
+        10,
+        "subscriptions/listen",
+        json!({"notifications": {"taskIds": [task_id]}}),
+        task_caps(),
+    );
+    let server2 = server.clone();
+    let _held = tokio::spawn(async move { server2.handle_message(listen, &other).await });
+    let ack = guard("the ack", rx.recv()).await.expect("ack");
+    assert_eq!(ack["params"]["notifications"], json!({}), "{ack}");
 }

@@ -19,6 +19,8 @@ pub(crate) struct TaskEngine {
     /// When set, a new task is run elsewhere: this is called with its id
     /// (after it is stored) instead of running the tool here.
     pub(crate) spawner: Option<TaskSpawner>,
+    /// The listens watching tasks (`notifications/tasks`).
+    pub(crate) watchers: super::notify::Watchers,
 }
 
 /// Starts a stored task somewhere else (another process), by id.
@@ -48,6 +50,7 @@ impl TaskEngine {
             limits,
             running: Mutex::new(HashMap::new()),
             spawner,
+            watchers: super::notify::Watchers::default(),
         }
     }
 
@@ -83,6 +86,27 @@ impl TaskEngine {
         };
         running.insert(task_id.to_owned(), entry.clone());
         Ok(entry)
+    }
+
+    /// Applies `change` to the task and tells its watchers; `None` when
+    /// there is no such task.
+    ///
+    /// # Errors
+    /// The store's failure, as the client sees it.
+    pub(crate) async fn apply(
+        &self,
+        task_id: &str,
+        change: crate::tasks::TaskChange,
+    ) -> Result<Option<crate::tasks::TaskRecord>, ErrorObject> {
+        let record = self
+            .store
+            .update(task_id, change)
+            .await
+            .map_err(|e| store_error(&e))?;
+        if let Some(record) = &record {
+            self.watchers.changed(record).await;
+        }
+        Ok(record)
     }
 
     /// The task's tool stopped running here.

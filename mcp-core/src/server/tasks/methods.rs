@@ -87,11 +87,7 @@ pub(crate) async fn update(
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     if !answers.is_empty() {
-        engine
-            .store
-            .update(&task_id, TaskChange::Answer(answers))
-            .await
-            .map_err(|e| store_error(&e))?;
+        engine.apply(&task_id, TaskChange::Answer(answers)).await?;
         if let Some(running) = engine.running(&task_id) {
             running.wake.notify_one();
         }
@@ -108,11 +104,7 @@ pub(crate) async fn cancel(
 ) -> Result<Value, ErrorObject> {
     let (task_id, record) = find(engine, scope, params).await?;
     if !record.status.is_terminal() {
-        engine
-            .store
-            .update(&task_id, TaskChange::Cancel)
-            .await
-            .map_err(|e| store_error(&e))?;
+        engine.apply(&task_id, TaskChange::Cancel).await?;
     }
     if let Some(running) = engine.running(&task_id) {
         running.token.cancel();

@@ -8,6 +8,7 @@
 //! | `requester.rs` | the questions of a tool run as a task (`input_required`) |
 //! | `methods.rs` | `tasks/get`, `tasks/update`, `tasks/cancel` |
 //! | `wire.rs` | the JSON shapes (`CreateTaskResult`, `DetailedTask`) |
+//! | `notify.rs` | `notifications/tasks` to the listens watching a task |
 //!
 //! A call becomes a task only when its tool declares task support and the
 //! request declares the extension in its own client capabilities; every
@@ -15,6 +16,7 @@
 
 mod engine;
 pub(crate) mod methods;
+pub(crate) mod notify;
 mod requester;
 pub(crate) mod spawn;
 mod wire;

@@ -81,14 +81,10 @@ impl Requester for TaskRequester {
 
 impl TaskLink {
     async fn ask(&self, questions: Map<String, Value>) -> Result<(), ErrorObject> {
-        let store = &self.engine.store;
-        match store
-            .update(&self.task_id, TaskChange::Ask(questions))
-            .await
-        {
-            Ok(Some(_)) => Ok(()),
-            Ok(None) => Err(ErrorObject::internal("the task expired")),
-            Err(e) => Err(store_error(&e)),
+        let change = TaskChange::Ask(questions);
+        match self.engine.apply(&self.task_id, change).await? {
+            Some(_) => Ok(()),
+            None => Err(ErrorObject::internal("the task expired")),
         }
     }
 

@@ -244,24 +244,24 @@ fn error_json(e: &ErrorObject) -> Value {
 }
 
 async fn settle(engine: &TaskEngine, task_id: &str, change: TaskChange) {
-    if let Err(e) = engine.store.update(task_id, change).await {
-        tracing::error!(task_id, error = %e, "could not settle a task");
+    if let Err(e) = engine.apply(task_id, change).await {
+        tracing::error!(task_id, error = %e.message, "could not settle a task");
     }
 }
 
 /// Progress of a task: its `statusMessage` (the message, or `progress/total`).
 fn progress_sink(engine: &Arc<TaskEngine>, task_id: &str) -> Progress {
-    let store = Arc::clone(&engine.store);
+    let engine = Arc::clone(engine);
     let task_id = task_id.to_owned();
     Progress::awaited(Arc::new(move |update: ProgressUpdate| {
         let message = update.message.unwrap_or_else(|| match update.total {
             Some(total) => format!("{}/{}", update.progress, total),
             None => format!("{}", update.progress),
         });
-        let store = Arc::clone(&store);
+        let engine = Arc::clone(&engine);
         let task_id = task_id.clone();
         Box::pin(async move {
-            let _ = store.update(&task_id, TaskChange::Message(message)).await;
+            let _ = engine.apply(&task_id, TaskChange::Message(message)).await;
         })
     }))
 }
