@@ -36,8 +36,17 @@
 //! result (under the keys the scenarios name) and replays the handler with
 //! the answers, so one function serves both revisions.
 //!
-//! Not here: the Tasks extension fixtures (`slow_compute`, `greet`,
-//! `failing_job`, …) and the list-changed triggers (`test_trigger_tool_change`,
+//! The extension scenarios' part is in `examples/extensions`: the tasks
+//! tools (`greet`, `slow_compute`, `failing_job`, `protocol_error_job`,
+//! `confirm_delete`, `multi_input`, `test_tool_with_task`) and the skills
+//! (the directory `examples/skills`, plus `skill://examples/greeting`).
+//! Over HTTP tasks live in memory; over stdio (the interop bridge starts one
+//! process per 2026-07-28 request) they live in a shared directory
+//! (`MCP_CONFORMANCE_TASK_DIR`, default `mcp-conformance-tasks` in the
+//! runtime or temp directory) and each runs in a process of its own,
+//! `conformance --run-task ID`, started detached in its own process group.
+//!
+//! Not here: the list-changed triggers (`test_trigger_tool_change`,
 //! `test_trigger_prompt_change`): this server's lists never change.
 //!
 //! `requestState` keys: see `state_keys` (`MCP_CONFORMANCE_STATE_KEY`,
