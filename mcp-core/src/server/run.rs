@@ -151,13 +151,17 @@ impl McpServer {
                 let Some(engine) = &self.inner.tasks else {
                     return Err(ErrorObject::method_not_found(&scope.method).into());
                 };
-                match route {
-                    Route::TasksGet => super::tasks::methods::get(engine, scope, &params).await?,
+                // Boxed: their state stays out of every other request's future.
+                let work: std::pin::Pin<
+                    Box<dyn std::future::Future<Output = Result<Value, ErrorObject>> + Send + '_>,
+                > = match route {
+                    Route::TasksGet => Box::pin(super::tasks::methods::get(engine, scope, &params)),
                     Route::TasksUpdate => {
-                        super::tasks::methods::update(engine, scope, &params).await?
+                        Box::pin(super::tasks::methods::update(engine, scope, &params))
                     }
-                    _ => super::tasks::methods::cancel(engine, scope, &params).await?,
-                }
+                    _ => Box::pin(super::tasks::methods::cancel(engine, scope, &params)),
+                };
+                work.await?
             }
             Route::Initialize | Route::Discover => {
                 let answer =

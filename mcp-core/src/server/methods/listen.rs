@@ -74,7 +74,10 @@ pub(crate) async fn listen(
     let task_ids = match (&server.inner.tasks, &scope.ctx.outbound) {
         (Some(engine), Some(_)) => {
             let asked = params.get("notifications").and_then(|n| n.get("taskIds"));
-            crate::server::tasks::notify::watchable(engine, scope, asked).await
+            Box::pin(crate::server::tasks::notify::watchable(
+                engine, scope, asked,
+            ))
+            .await
         }
         _ => Vec::new(),
     };

@@ -89,7 +89,10 @@ pub(crate) async fn call(
         if let Some(engine) = &server.inner.tasks {
             if tasks::declared(&scope.era) {
                 let call = (name, tool, args);
-                return tasks::spawn::call(server, engine, scope, call, params, ext).await;
+                // Boxed: the task path's state stays out of every other
+                // call's future.
+                return Box::pin(tasks::spawn::call(server, engine, scope, call, params, ext))
+                    .await;
             }
             if tool.task_support() == TaskSupport::Required {
                 return Err(tasks::missing_extension().into());
