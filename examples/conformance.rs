@@ -36,8 +36,17 @@
 //! result (under the keys the scenarios name) and replays the handler with
 //! the answers, so one function serves both revisions.
 //!
-//! Not here: the Tasks extension fixtures (`slow_compute`, `greet`,
-//! `failing_job`, …) and the list-changed triggers (`test_trigger_tool_change`,
+//! The extension scenarios' part is in `examples/extensions`: the tasks
+//! tools (`greet`, `slow_compute`, `failing_job`, `protocol_error_job`,
+//! `confirm_delete`, `multi_input`, `test_tool_with_task`) and the skills
+//! (the directory `examples/skills`, plus `skill://examples/greeting`).
+//! Over HTTP tasks live in memory; over stdio (the interop bridge starts one
+//! process per 2026-07-28 request) they live in a shared directory
+//! (`MCP_CONFORMANCE_TASK_DIR`, default `mcp-conformance-tasks` in the
+//! runtime or temp directory) and each runs in a process of its own,
+//! `conformance --run-task ID`, started detached in its own process group.
+//!
+//! Not here: the list-changed triggers (`test_trigger_tool_change`,
 //! `test_trigger_prompt_change`): this server's lists never change.
 //!
 //! `requestState` keys: see `state_keys` (`MCP_CONFORMANCE_STATE_KEY`,
@@ -48,6 +57,7 @@
 //! `INTEROP_HOME=target/interop ../shared/interop/conformance.sh --stdio target/debug/examples/conformance`.
 
 mod common;
+mod extensions;
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -939,13 +949,18 @@ async fn test_custom_headers(#[args] args: HeaderArgs) -> String {
     format!("region={} priority={:?}", args.region, args.priority)
 }
 
-/// Builds the fixture server.
-fn server() -> io::Result<McpServer> {
+/// Builds the fixture server; `shared_tasks` for one process per request
+/// (stdio), where tasks live in a shared directory and run in processes of
+/// their own.
+fn server(shared_tasks: bool) -> io::Result<McpServer> {
     let mut builder = McpServer::builder();
+    if shared_tasks {
+        builder = extensions::shared_tasks(builder)?;
+    }
     if let Some(keys) = state_keys()? {
         builder = builder.request_state_keys(keys);
     }
-    builder
+    extensions::skills(builder)
         .server_info("mcp-conformance-fixture", env!("CARGO_PKG_VERSION"))
         .logging()
         .completion(complete)
@@ -977,6 +992,7 @@ fn server() -> io::Result<McpServer> {
         .tool(test_input_required_result_tampered_state::tool())
         .tool(json_schema_2020_12_tool())
         .tool(test_update_watched_resource::tool())
+        .tools(extensions::tools())
         .resource(static_text::resource())
         .resource(static_binary::resource())
         .resource(watched_resource::resource())
@@ -992,7 +1008,19 @@ fn server() -> io::Result<McpServer> {
 
 #[tokio::main]
 async fn main() -> io::Result<()> {
-    let server = server()?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let run_task = args
+        .iter()
+        .position(|a| a == "--run-task")
+        .and_then(|i| args.get(i + 1));
+    let shared_tasks = run_task.is_some() || !args.iter().any(|a| a == "--http");
+    let server = server(shared_tasks)?;
+    if let Some(task_id) = run_task {
+        return server
+            .run_task(task_id)
+            .await
+            .map_err(|e| io::Error::other(e.to_string()));
+    }
     let _ = SERVER.set(server.clone());
     common::serve(server).await
 }

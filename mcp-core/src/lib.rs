@@ -91,6 +91,8 @@ mod request_state;
 mod schema;
 mod server;
 mod session;
+pub mod skills;
+pub mod tasks;
 #[cfg(feature = "stdio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
 pub mod testing;

@@ -22,7 +22,15 @@ const KEYS: &[(&str, Kind)] = &[
     ("icon", Kind::Str),
     ("meta", Kind::Str),
     ("keep_defs", Kind::Flag),
+    ("task", Kind::Str),
     ("crate", Kind::Path),
+];
+
+/// The values `task = "..."` takes, and the `TaskSupport` variant of each.
+const TASK_VALUES: &[(&str, &str)] = &[
+    ("forbidden", "Forbidden"),
+    ("optional", "Optional"),
+    ("required", "Required"),
 ];
 
 /// The spec's tool-name rule: 1–128 characters of `A-Z a-z 0-9 _ - .`.
@@ -88,6 +96,17 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
         name
     };
+    if let Some(lit) = args.str("task") {
+        if !TASK_VALUES.iter().any(|(v, _)| *v == lit.value()) {
+            errors.spanned(
+                lit,
+                format!(
+                    "unknown task support `{}`: use `task = \"optional\"` (a task when the client declares the tasks extension), `\"required\"` (always a task) or `\"forbidden\"` (never, the default)",
+                    lit.value()
+                ),
+            );
+        }
+    }
     let description = args
         .str("description")
         .map(syn::LitStr::value)
@@ -201,6 +220,13 @@ fn build(
         }
     };
     let states = sig.state_probes(krate);
+    let task = args
+        .str("task")
+        .and_then(|lit| TASK_VALUES.iter().find(|(v, _)| *v == lit.value()))
+        .map(|(_, variant)| {
+            let variant = format_ident!("{}", variant);
+            quote!(.with_task_support(#krate::tasks::TaskSupport::#variant))
+        });
     quote! {
         #items
         static META: #krate::__private::ToolMeta = #krate::__private::ToolMeta {
@@ -215,7 +241,7 @@ fn build(
         };
         #check_binding
         let __mcp_result = #result;
-        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])
+        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])#task
     }
 }
 

@@ -84,6 +84,15 @@ impl Interrupt {
             .collect()
     }
 
+    /// The interruption raised so far, if any (taken: a later
+    /// [`wait`](Self::wait) does not see it again).
+    pub(crate) fn try_take(&self) -> Option<Interruption> {
+        self.slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
     /// Completes when a handler raised an interruption.
     pub(crate) async fn wait(&self) -> Interruption {
         loop {
@@ -186,23 +195,13 @@ impl Requester for RoundTripRequester {
     ) -> Result<Map<String, Value>, ErrorObject> {
         let mut answers = Map::new();
         let mut missing = Map::new();
-        for (key, method, mut params) in requests {
+        for (key, method, params) in requests {
             match self.interrupt.answer(&key) {
                 Some(answer) => {
                     answers.insert(key, answer.clone());
                 }
                 None => {
-                    if let (true, Value::Object(p)) = (method == "elicitation/create", &mut params)
-                    {
-                        p.entry("mode")
-                            .or_insert_with(|| Value::String("form".into()));
-                    }
-                    let mut request = Map::new();
-                    request.insert("method".into(), Value::String(method));
-                    if !params.is_null() {
-                        request.insert("params".into(), params);
-                    }
-                    missing.insert(key, Value::Object(request));
+                    missing.insert(key, input_request(method, params));
                 }
             }
         }
@@ -211,6 +210,21 @@ impl Requester for RoundTripRequester {
         }
         match self.interrupt.raise(Interruption::Input(missing)).await {}
     }
+}
+
+/// One question as `inputRequests` lists it: `{method, params}` (a form
+/// elicitation says `mode: "form"`).
+pub(crate) fn input_request(method: String, mut params: Value) -> Value {
+    if let (true, Value::Object(p)) = (method == "elicitation/create", &mut params) {
+        p.entry("mode")
+            .or_insert_with(|| Value::String("form".into()));
+    }
+    let mut request = Map::new();
+    request.insert("method".into(), Value::String(method));
+    if !params.is_null() {
+        request.insert("params".into(), params);
+    }
+    Value::Object(request)
 }
 
 /// What can carry a handler's questions to the client.
@@ -227,6 +241,8 @@ pub(crate) enum Channel {
     },
     /// 2026-07-28: `input_required` round trips.
     RoundTrip(Arc<Interrupt>),
+    /// A requester of the pipeline's own (a call run as a task).
+    Custom(Arc<dyn Requester>),
 }
 
 impl Channel {
@@ -247,6 +263,7 @@ impl Channel {
             Self::RoundTrip(interrupt) => Some(Arc::new(RoundTripRequester {
                 interrupt: Arc::clone(interrupt),
             })),
+            Self::Custom(requester) => Some(Arc::clone(requester)),
         }
     }
 }

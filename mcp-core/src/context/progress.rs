@@ -29,9 +29,14 @@ pub struct Progress {
     target: ProgressTarget,
 }
 
+/// A sink whose reports are awaited (a task's status message, written to
+/// its store).
+pub(crate) type AwaitedSink = Arc<dyn Fn(ProgressUpdate) -> crate::BoxFuture<()> + Send + Sync>;
+
 #[derive(Clone)]
 enum ProgressTarget {
     Sink(ProgressSink),
+    Awaited(AwaitedSink),
     Notify {
         token: Value,
         outbound: Arc<dyn Outbound>,
@@ -42,6 +47,7 @@ impl fmt::Debug for Progress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.target {
             ProgressTarget::Sink(_) => f.write_str("Progress(sink)"),
+            ProgressTarget::Awaited(_) => f.write_str("Progress(task)"),
             ProgressTarget::Notify { token, .. } => write!(f, "Progress({token})"),
         }
     }
@@ -51,6 +57,12 @@ impl Progress {
     pub(crate) fn sink(sink: ProgressSink) -> Self {
         Self {
             target: ProgressTarget::Sink(sink),
+        }
+    }
+
+    pub(crate) fn awaited(sink: AwaitedSink) -> Self {
+        Self {
+            target: ProgressTarget::Awaited(sink),
         }
     }
 
@@ -72,6 +84,14 @@ impl Progress {
                 total,
                 message: message.map(str::to_owned),
             }),
+            ProgressTarget::Awaited(sink) => {
+                sink(ProgressUpdate {
+                    progress,
+                    total,
+                    message: message.map(str::to_owned),
+                })
+                .await;
+            }
             ProgressTarget::Notify { token, outbound } => {
                 let mut params = Map::with_capacity(4);
                 params.insert("progressToken".into(), token.clone());

@@ -40,6 +40,8 @@ pub struct McpToolDef {
     pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
     /// False once [`never_asks`](Self::never_asks) said so.
     asks: bool,
+    /// Whether it runs as a task (the tasks extension).
+    task: crate::tasks::TaskSupport,
 }
 
 impl fmt::Debug for McpToolDef {
@@ -100,6 +102,7 @@ impl McpToolDef {
             visible: None,
             required_state: Vec::new(),
             asks: true,
+            task: crate::tasks::TaskSupport::Forbidden,
         }
     }
 
@@ -217,6 +220,34 @@ impl McpToolDef {
             Some(hook) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(ctx)))
                 .unwrap_or(false),
         }
+    }
+
+    /// Declares whether the tool runs as a task (the tasks extension,
+    /// `io.modelcontextprotocol/tasks`); the default is
+    /// [`TaskSupport::Forbidden`](crate::tasks::TaskSupport::Forbidden).
+    /// The handler stays the same: run as a task, its progress reports
+    /// become the task's status message, its questions
+    /// ([`InvokeContext::confirm`], [`input`](InvokeContext::input), …)
+    /// turn the task `input_required` until the client answers with
+    /// `tasks/update`, and `tasks/cancel` cancels its token.
+    ///
+    /// ```
+    /// use mcp_core::{McpToolDef, InvokeContext, tasks::TaskSupport};
+    /// use serde_json::json;
+    ///
+    /// let tool = McpToolDef::new("render", "Render a video", json!({"type": "object"}),
+    ///     |_args, _ctx: InvokeContext| async move { "done" })
+    ///     .with_task_support(TaskSupport::Optional);
+    /// assert_eq!(tool.task_support(), TaskSupport::Optional);
+    /// ```
+    pub fn with_task_support(mut self, support: crate::tasks::TaskSupport) -> Self {
+        self.task = support;
+        self
+    }
+
+    /// Whether the tool runs as a task.
+    pub fn task_support(&self) -> crate::tasks::TaskSupport {
+        self.task
     }
 
     /// Runs the tool's handler directly.

@@ -70,6 +70,8 @@ pub enum BuildError {
     /// A [`mount`](McpServerBuilder::mount) prefix that would make invalid
     /// tool or prompt names: 1 to 64 of `A-Z a-z 0-9 _ - .`.
     InvalidMountPrefix(String),
+    /// A skill (or a skills directory) is not valid: the reason.
+    InvalidSkill(String),
 }
 
 impl fmt::Display for BuildError {
@@ -105,6 +107,7 @@ impl fmt::Display for BuildError {
                 f,
                 "mount prefix `{p}`: use 1 to 64 of A-Z a-z 0-9 _ - . (it starts every mounted tool and prompt name)"
             ),
+            Self::InvalidSkill(why) => write!(f, "invalid skill: {why}"),
             Self::UnknownTool(n) => write!(
                 f,
                 "an interceptor is registered for tool `{n}`, but no tool has that name"
@@ -141,9 +144,11 @@ pub struct McpServerBuilder {
     interceptors: Vec<std::sync::Arc<dyn super::intercept::Interceptor>>,
     tool_interceptors: Vec<(String, std::sync::Arc<dyn super::intercept::Interceptor>)>,
     /// An error found while the builder was being filled, reported by `build`.
-    deferred: Option<BuildError>,
+    pub(super) deferred: Option<BuildError>,
     max_subscriptions_per_session: Option<usize>,
     live_tools: bool,
+    /// The extensions (tasks, skills) and their settings.
+    pub(super) ext: super::extensions::ExtensionConfig,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -420,6 +425,8 @@ impl McpServerBuilder {
         for p in &self.prompts {
             missing(&|| format!("prompt `{}`", p.name()), &p.required_state)?;
         }
+        let ext = std::mem::take(&mut self.ext).build(&self.tools);
+        self.resources.extend(ext.resources);
         let mut tools = Registry::default();
         for t in self.tools {
             let name = t.name().to_owned();
@@ -473,7 +480,7 @@ impl McpServerBuilder {
             prompts: (!prompts.is_empty()).then(ListCapability::default),
             logging: self.logging.then(Map::new),
             completions: self.completer.is_some().then(Map::new),
-            extra: Map::new(),
+            extra: ext.capabilities,
         };
         // Our own type always serializes; `null` keeps this total.
         let capabilities_json = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
@@ -521,6 +528,8 @@ impl McpServerBuilder {
                     .map_or_else(Subscriptions::default, Subscriptions::new),
                 interceptors: super::intercept::Chain(self.interceptors),
                 tool_chains,
+                tasks: ext.tasks,
+                skills: ext.skills,
                 list_cache,
                 discover_cache: self
                     .discover_cache

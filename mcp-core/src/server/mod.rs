@@ -23,11 +23,13 @@
 
 mod batch;
 mod builder;
+mod builder_ext;
 mod catalog;
 mod classify;
 mod decode;
 mod encode;
 mod entry;
+mod extensions;
 pub(crate) mod features;
 mod inflight;
 mod info;
@@ -41,6 +43,8 @@ mod round_trip;
 pub(crate) mod route;
 mod run;
 pub(crate) mod scope;
+mod skills;
+mod tasks;
 
 use std::fmt;
 use std::sync::Arc;
@@ -126,6 +130,10 @@ pub(crate) struct Inner {
     pub(crate) interceptors: intercept::Chain,
     /// The tools that have interceptors of their own, and theirs.
     pub(crate) tool_chains: std::collections::HashMap<String, intercept::Chain>,
+    /// The tasks extension, when offered.
+    pub(crate) tasks: Option<Arc<tasks::TaskEngine>>,
+    /// The skills extension, when skills are published.
+    pub(crate) skills: Option<Arc<skills::SkillCatalog>>,
 }
 
 impl fmt::Debug for McpServer {

@@ -188,7 +188,8 @@ impl RoundTrip<'_> {
         }
     }
 
-    fn interrupted(&self, why: Interruption) -> Stop {
+    /// The [`Stop`] an interruption means for this call.
+    pub(crate) fn interrupted(&self, why: Interruption) -> Stop {
         match (why, &self.identity) {
             (Interruption::Error(e), _) => Stop::Error(e),
             (Interruption::Input(requests), Some(identity)) => {

@@ -21,6 +21,18 @@ pub(crate) enum Route {
     ResourcesSubscribe,
     ResourcesUnsubscribe,
     SubscriptionsListen,
+    /// `skills/list` (the skills extension).
+    SkillsList,
+    /// `skills/get`.
+    SkillsGet,
+    /// `resources/directory/read` (skill directories).
+    DirectoryRead,
+    /// `tasks/get` (the tasks extension).
+    TasksGet,
+    /// `tasks/update`.
+    TasksUpdate,
+    /// `tasks/cancel`.
+    TasksCancel,
     /// `initialize`, routed only through interceptors (otherwise it is
     /// answered before registration, see `lifecycle`).
     Initialize,
@@ -45,6 +57,8 @@ enum Needs {
     Logging,
     Completion,
     Subscriptions,
+    Tasks,
+    Skills,
 }
 
 /// One row of the method table.
@@ -123,6 +137,27 @@ static TABLE: &[Entry] = &[
         Eras::Modern,
         Needs::Nothing,
     ),
+    entry("skills/list", Route::SkillsList, Eras::Both, Needs::Skills),
+    entry("skills/get", Route::SkillsGet, Eras::Both, Needs::Skills),
+    entry(
+        "resources/directory/read",
+        Route::DirectoryRead,
+        Eras::Both,
+        Needs::Skills,
+    ),
+    entry("tasks/get", Route::TasksGet, Eras::Modern, Needs::Tasks),
+    entry(
+        "tasks/update",
+        Route::TasksUpdate,
+        Eras::Modern,
+        Needs::Tasks,
+    ),
+    entry(
+        "tasks/cancel",
+        Route::TasksCancel,
+        Eras::Modern,
+        Needs::Tasks,
+    ),
 ];
 
 /// Looks a method up for a request of `era`.
@@ -147,6 +182,8 @@ pub(crate) fn route(inner: &Inner, method: &str, era: &Era) -> Result<Route, Err
             Needs::Logging => inner.logging,
             Needs::Completion => inner.completer.is_some(),
             Needs::Subscriptions => inner.resource_subscriptions,
+            Needs::Tasks => inner.tasks.is_some(),
+            Needs::Skills => inner.skills.is_some(),
         })
         .map(|e| e.route)
         .ok_or_else(|| ErrorObject::method_not_found(method))

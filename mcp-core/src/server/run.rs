@@ -119,9 +119,7 @@ impl McpServer {
                         return chain.run(req, &ToolMethod(self)).await.into();
                     }
                 }
-                return methods::tools::call(self, scope, params, ext)
-                    .await
-                    .map(Answer::Tool);
+                return methods::tools::call(self, scope, params, ext).await;
             }
             Route::ToolsList => match &self.inner.tools.snapshot().listing {
                 Some(listing) => {
@@ -146,6 +144,25 @@ impl McpServer {
                 methods::features::subscribe(self, scope, &params, false)?
             }
             Route::SubscriptionsListen => methods::listen::listen(self, scope, &params).await?,
+            Route::SkillsList => super::skills::list(self, scope, &params)?,
+            Route::SkillsGet => super::skills::get(self, scope, &params)?,
+            Route::DirectoryRead => super::skills::directory_read(self, scope, &params)?,
+            Route::TasksGet | Route::TasksUpdate | Route::TasksCancel => {
+                let Some(engine) = &self.inner.tasks else {
+                    return Err(ErrorObject::method_not_found(&scope.method).into());
+                };
+                // Boxed: their state stays out of every other request's future.
+                let work: std::pin::Pin<
+                    Box<dyn std::future::Future<Output = Result<Value, ErrorObject>> + Send + '_>,
+                > = match route {
+                    Route::TasksGet => Box::pin(super::tasks::methods::get(engine, scope, &params)),
+                    Route::TasksUpdate => {
+                        Box::pin(super::tasks::methods::update(engine, scope, &params))
+                    }
+                    _ => Box::pin(super::tasks::methods::cancel(engine, scope, &params)),
+                };
+                work.await?
+            }
             Route::Initialize | Route::Discover => {
                 let answer =
                     self.answer_lifecycle(&scope.era, &scope.method, &params, &scope.session);
@@ -234,7 +251,6 @@ impl Method for ToolMethod<'_> {
             } = req;
             methods::tools::call(self.0, scope, params, extensions)
                 .await
-                .map(Answer::Tool)
                 .into()
         })
     }

@@ -1,6 +1,8 @@
 //! Helpers shared by the dispatcher-level integration tests.
 #![allow(dead_code)]
 
+pub mod tasks;
+
 use std::future::Future;
 use std::time::Duration;
 

@@ -37,7 +37,9 @@ pub enum Operation {
     /// `server/discover` (2026-07-28).
     Discover,
     /// Anything else that runs: `logging/setLevel`, `resources/subscribe`
-    /// and `unsubscribe`, `subscriptions/listen`.
+    /// and `unsubscribe`, `subscriptions/listen`, `tasks/get`, `tasks/update`,
+    /// `tasks/cancel`, `skills/list`, `skills/get` and
+    /// `resources/directory/read`.
     Other,
 }
 
@@ -57,7 +59,13 @@ impl Operation {
             Route::LoggingSetLevel
             | Route::ResourcesSubscribe
             | Route::ResourcesUnsubscribe
-            | Route::SubscriptionsListen => Self::Other,
+            | Route::SubscriptionsListen
+            | Route::SkillsList
+            | Route::SkillsGet
+            | Route::DirectoryRead
+            | Route::TasksGet
+            | Route::TasksUpdate
+            | Route::TasksCancel => Self::Other,
         }
     }
 }

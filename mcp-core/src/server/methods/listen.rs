@@ -1,5 +1,6 @@
 //! `subscriptions/listen` (2026-07-28): acknowledge the subset of
-//! notifications honoured, then hold the request open until the client
+//! notifications honoured (`resourceSubscriptions`, `toolsListChanged`,
+//! the tasks extension's `taskIds`), then hold the request open until the client
 //! cancels it (no reply) or its session ends (a graceful, tagged result).
 
 use std::collections::HashSet;
@@ -68,7 +69,26 @@ pub(crate) async fn listen(
     if tools_changed {
         honoured.insert("toolsListChanged".into(), Value::Bool(true));
     }
+    // Task status notifications for the caller's own tasks (the tasks
+    // extension), registered once the acknowledgement is out.
+    let task_ids = match (&server.inner.tasks, &scope.ctx.outbound) {
+        (Some(engine), Some(_)) => {
+            let asked = params.get("notifications").and_then(|n| n.get("taskIds"));
+            Box::pin(crate::server::tasks::notify::watchable(
+                engine, scope, asked,
+            ))
+            .await
+        }
+        _ => Vec::new(),
+    };
+    if !task_ids.is_empty() {
+        honoured.insert(
+            "taskIds".into(),
+            serde_json::to_value(&task_ids).unwrap_or(Value::Null),
+        );
+    }
     let mut tools_listen = None;
+    let mut tasks_listen = None;
     if let Some(outbound) = &scope.ctx.outbound {
         let ack = protocol::notification(
             "notifications/subscriptions/acknowledged",
@@ -90,10 +110,22 @@ pub(crate) async fn listen(
                 id,
             });
         }
+        if let (Some(engine), false) = (&server.inner.tasks, task_ids.is_empty()) {
+            let id = scope.id.to_value();
+            for task_id in &task_ids {
+                engine.watchers.add(task_id, &id, outbound);
+            }
+            tasks_listen = Some(TasksListen {
+                engine,
+                task_ids,
+                id,
+            });
+        }
     }
     scope.session.closed().await;
     drop(listening);
     drop(tools_listen);
+    drop(tasks_listen);
     let mut result = Map::new();
     result.insert("_meta".into(), tag);
     Ok(Value::Object(result))
@@ -111,6 +143,19 @@ struct ToolsListen<'a> {
     server: &'a McpServer,
     session: &'a Session,
     id: Value,
+}
+
+/// Unregisters a listen's `taskIds` however the listen ends.
+struct TasksListen<'a> {
+    engine: &'a crate::server::tasks::TaskEngine,
+    task_ids: Vec<String>,
+    id: Value,
+}
+
+impl Drop for TasksListen<'_> {
+    fn drop(&mut self) {
+        self.engine.watchers.remove(&self.task_ids, &self.id);
+    }
 }
 
 impl Drop for ToolsListen<'_> {

@@ -15,11 +15,13 @@ use super::{listing, to_json};
 use crate::context::Extensions;
 use crate::handler::tool::McpToolDef;
 use crate::panic::{catch_panic, panic_error};
-use crate::protocol::{CallToolResult, ErrorObject};
+use crate::protocol::ErrorObject;
 use crate::server::catalog::ToolCatalog;
-use crate::server::outcome::Stop;
+use crate::server::outcome::{Answer, Stop};
 use crate::server::scope::RequestScope;
+use crate::server::tasks;
 use crate::server::McpServer;
+use crate::tasks::TaskSupport;
 
 /// `tools/list` for a server whose listing depends on the caller (a tool
 /// with a `visible` hook); otherwise the listing serialized at build time
@@ -71,21 +73,36 @@ pub(crate) fn resolve<'a>(
     Ok((name, tool, args))
 }
 
-/// `tools/call`: the result stays typed until it is written.
+/// `tools/call`: the result stays typed until it is written. A tool with
+/// task support may be run as a task instead (see `server/tasks`).
 pub(crate) async fn call(
     server: &McpServer,
     scope: &RequestScope,
     mut params: Map<String, Value>,
     ext: Extensions,
-) -> Result<CallToolResult, Stop> {
+) -> Result<Answer, Stop> {
     // The catalog version this call started with, even if a live
     // catalog changes while it runs.
     let catalog = server.inner.tools.snapshot();
     let (name, tool, args) = resolve(&catalog, &mut params)?;
+    if tool.task_support() != TaskSupport::Forbidden {
+        if let Some(engine) = &server.inner.tasks {
+            if tasks::declared(&scope.era) {
+                let call = (name, tool, args);
+                // Boxed: the task path's state stays out of every other
+                // call's future.
+                return Box::pin(tasks::spawn::call(server, engine, scope, call, params, ext))
+                    .await;
+            }
+            if tool.task_support() == TaskSupport::Required {
+                return Err(tasks::missing_extension().into());
+            }
+        }
+    }
     let round = server.round_trip(scope, &name, &args, &params, tool.may_ask())?;
     let ctx = server.invoke_context(scope, &params, &round, ext)?;
     let work = catch_panic(tool.invoke(args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).
     let result = round.run(work).await?.map_err(panic_error)?;
-    Ok(result)
+    Ok(Answer::Tool(result))
 }

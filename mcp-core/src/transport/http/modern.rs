@@ -6,6 +6,7 @@
 //!
 //! - `MCP-Protocol-Version` equals `_meta["io.modelcontextprotocol/protocolVersion"]`;
 //! - `Mcp-Method` equals the JSON-RPC `method`;
+//! - `Mcp-Name` equals `params.taskId` on `tasks/*` when sent;
 //! - `Mcp-Name` equals `params.name` (`tools/call`, `prompts/get`) or
 //!   `params.uri` (`resources/read`);
 //! - `Mcp-Param-{Name}` mirrors a `tools/call` argument whose input-schema
@@ -152,6 +153,14 @@ pub(crate) fn check(
     };
     if let Some(field) = name_field {
         let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
+        expect_text(headers, &NAME_HEADER, "Mcp-Name", body)?;
+    }
+    // The tasks extension: `Mcp-Name` carries `params.taskId`; checked
+    // when sent (a mismatch is refused), tolerated when absent.
+    if matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
+        && headers.contains_key(&NAME_HEADER)
+    {
+        let body = params.and_then(|p| p.get("taskId")).and_then(Value::as_str);
         expect_text(headers, &NAME_HEADER, "Mcp-Name", body)?;
     }
 

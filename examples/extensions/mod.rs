@@ -1,0 +1,198 @@
+//! The conformance fixture's part for the extension scenarios: the tools
+//! of the tasks extension (`tasks-*`, SEP-2663; the function bodies are
+//! ordinary tools, `task = "..."` alone makes them tasks) and the skills
+//! of the skills extension (`sep-2640-*`): the directory `examples/skills`
+//! and one skill declared in code.
+
+use std::time::Duration;
+
+use mcp_core::skills::Skill;
+use mcp_core::tasks::{FileTaskStore, TaskLimits};
+use mcp_core::{mcp_tool, ErrorObject, InputRequest, InvokeContext, McpServerBuilder, McpToolDef};
+use serde_json::Value;
+
+use crate::{accepted, answer, ask, field, input, one_field_form};
+
+/// Greets by name (never a task).
+#[mcp_tool]
+async fn greet(name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Sleeps `seconds` (reporting progress each second, stopping when
+/// cancelled), then reports what it computed. `seconds: 0` answers at once.
+#[mcp_tool(task = "optional")]
+async fn slow_compute(
+    ctx: InvokeContext,
+    seconds: f64,
+    label: Option<String>,
+) -> Result<String, String> {
+    let label = label.unwrap_or_else(|| "job".to_owned());
+    let whole = seconds.clamp(0.0, 3600.0);
+    let mut done = 0.0;
+    while done < whole {
+        let step = (whole - done).min(1.0);
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_secs_f64(step)) => {}
+            () = ctx.cancelled() => return Err(format!("{label}: cancelled")),
+        }
+        done += step;
+        ctx.report_progress(done, Some(whole), None).await;
+    }
+    Ok(format!("{label}: computed in {whole} s"))
+}
+
+/// Works for about a second, then reports a tool error (`isError: true`).
+#[mcp_tool(task = "required")]
+async fn failing_job() -> Result<String, String> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err("the job failed: the input could not be processed".to_owned())
+}
+
+/// Works briefly, then ends with a protocol error (the task is `failed`).
+#[mcp_tool(task = "optional")]
+async fn protocol_error_job(ctx: InvokeContext) -> String {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    ctx.fail(ErrorObject::internal("the job hit an internal error"))
+        .await;
+    String::new()
+}
+
+/// Looks the file up, then asks the user to confirm its deletion.
+#[mcp_tool(task = "optional")]
+async fn confirm_delete(ctx: InvokeContext, filename: String) -> String {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    if ctx.confirm(&format!("Delete {filename}?")).await {
+        format!("Deleted {filename}")
+    } else {
+        format!("Kept {filename}")
+    }
+}
+
+/// Asks two questions at once (a name and a confirmation).
+#[mcp_tool(task = "optional")]
+async fn multi_input(ctx: InvokeContext) -> Result<String, String> {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut answers = input(
+        &ctx,
+        vec![
+            InputRequest::elicit("name", one_field_form("Your name?", "name", "string")),
+            InputRequest::elicit("confirm", one_field_form("Go ahead?", "confirm", "boolean")),
+        ],
+    )
+    .await;
+    let name = accepted(&answer(&mut answers, "name"))?;
+    let confirm = accepted(&answer(&mut answers, "confirm"))?;
+    Ok(format!(
+        "name={}, confirm={}",
+        field(&name, "name"),
+        confirm.get("confirm").unwrap_or(&Value::Null)
+    ))
+}
+
+/// Asks the user's name by round trip first (SEP-2322), then works on as
+/// a task and greets them.
+#[mcp_tool(task = "required")]
+async fn test_tool_with_task(ctx: InvokeContext) -> Result<String, String> {
+    let content = ask(
+        &ctx,
+        "user_name",
+        one_field_form("What is your name?", "name", "string"),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok(format!(
+        "Hello, {}! The task is done.",
+        field(&content, "name")
+    ))
+}
+
+/// The tools above.
+pub(crate) fn tools() -> Vec<McpToolDef> {
+    vec![
+        greet::tool(),
+        slow_compute::tool(),
+        failing_job::tool(),
+        protocol_error_job::tool(),
+        confirm_delete::tool(),
+        multi_input::tool(),
+        test_tool_with_task::tool(),
+    ]
+}
+
+/// Where the stdio fixture keeps its tasks: `MCP_CONFORMANCE_TASK_DIR`, or
+/// `mcp-conformance-tasks` in the runtime (or temp) directory.
+fn task_dir() -> std::path::PathBuf {
+    std::env::var_os("MCP_CONFORMANCE_TASK_DIR").map_or_else(
+        || {
+            std::env::var_os("XDG_RUNTIME_DIR")
+                .map_or_else(std::env::temp_dir, std::path::PathBuf::from)
+                .join("mcp-conformance-tasks")
+        },
+        std::path::PathBuf::from,
+    )
+}
+
+/// Tasks for a fixture that serves one request per process (stdio behind
+/// the interop bridge): kept in a shared directory, and each run by a
+/// process of its own (`--run-task ID`, in its own process group, so that
+/// it outlives the process that created the task).
+pub(crate) fn shared_tasks(builder: McpServerBuilder) -> std::io::Result<McpServerBuilder> {
+    let store = FileTaskStore::new(task_dir(), 10_000)?;
+    let limits = TaskLimits {
+        ttl_ms: 120_000,
+        poll_interval_ms: 100,
+        ..TaskLimits::default()
+    };
+    Ok(builder
+        .tasks(store)
+        .task_limits(limits)
+        .task_spawner(|task_id| {
+            let exe = match std::env::current_exe() {
+                Ok(exe) => exe,
+                Err(e) => return eprintln!("conformance: cannot run task {task_id}: {e}"),
+            };
+            let mut command = std::process::Command::new(exe);
+            command
+                .arg("--run-task")
+                .arg(task_id)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+            #[cfg(unix)]
+            std::os::unix::process::CommandExt::process_group(&mut command, 0);
+            match command.spawn() {
+                // Reaped by a thread while this process lives.
+                Ok(mut child) => {
+                    std::thread::spawn(move || child.wait());
+                }
+                Err(e) => eprintln!("conformance: cannot run task {task_id}: {e}"),
+            }
+        }))
+}
+
+/// The skills directory published by the fixture.
+const SKILLS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills");
+
+/// A skill declared in code, published under a prefix
+/// (`skill://examples/greeting/SKILL.md`).
+fn greeting_skill() -> Result<Skill, mcp_core::skills::SkillError> {
+    Skill::new(
+        "---\nname: greeting\ndescription: Greet the user by name, politely\n---\n\
+         Ask the user's name if you do not know it, then greet them.\n",
+    )?
+    .with_file("templates/formal.txt", b"Good day, {name}.\n".to_vec())?
+    .under("examples")
+}
+
+/// Publishes the fixture's skills.
+pub(crate) fn skills(builder: McpServerBuilder) -> McpServerBuilder {
+    let builder = builder.skills_dir(SKILLS_DIR);
+    match greeting_skill() {
+        Ok(skill) => builder.skill(skill),
+        Err(e) => {
+            eprintln!("conformance: the greeting skill is invalid: {e}");
+            builder
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The builder methods of the extensions (tasks, skills); their settings
+//! and what `build` makes of them are in `extensions.rs`.
+
+use std::sync::Arc;
+
+use super::builder::{BuildError, McpServerBuilder};
+
+impl McpServerBuilder {
+    /// Offers the tasks extension (`io.modelcontextprotocol/tasks`,
+    /// 2026-07-28) with the tasks kept in `store` (see [`crate::tasks`]).
+    /// Without this call the extension is offered, with an
+    /// [`InMemoryTaskStore`](crate::tasks::InMemoryTaskStore), as soon as a
+    /// tool declares task support.
+    ///
+    /// ```
+    /// use mcp_core::{McpServer, tasks::InMemoryTaskStore};
+    ///
+    /// let server = McpServer::builder()
+    ///     .server_info("jobs", "1.0.0")
+    ///     .tasks(InMemoryTaskStore::new(1_000))
+    ///     .build()
+    ///     .expect("valid server");
+    /// # let _ = server;
+    /// ```
+    pub fn tasks(mut self, store: impl crate::tasks::TaskStore) -> Self {
+        self.ext.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// The bounds of the tasks extension (TTL, polling hint, running tasks
+    /// per principal, sizes); default [`TaskLimits::DEFAULT`](crate::tasks::TaskLimits::DEFAULT).
+    pub fn task_limits(mut self, limits: crate::tasks::TaskLimits) -> Self {
+        self.ext.task_limits = Some(limits);
+        self
+    }
+
+    /// Runs each new task in another process instead of this one: once the
+    /// task is stored, `spawn(task_id)` is called (and the tool's first
+    /// poll here is dropped); that process serves the same tools and calls
+    /// [`McpServer::run_task`](crate::McpServer::run_task) with the id. For servers whose process ends
+    /// with the request that created the task (a stdio server started per
+    /// request); the store must be shared (a
+    /// [`FileTaskStore`](crate::tasks::FileTaskStore), say). The tool then
+    /// runs again from its start there, as on a round-trip retry.
+    pub fn task_spawner(mut self, spawn: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.ext.task_spawner = Some(Arc::new(spawn));
+        self
+    }
+
+    /// Publishes a skill (the skills extension,
+    /// `io.modelcontextprotocol/skills`): its files become resources under
+    /// `skill://<skill-path>/`, and `skills/list`, `skills/get` and
+    /// `resources/directory/read` serve its entry and directories.
+    pub fn skill(mut self, skill: crate::skills::Skill) -> Self {
+        self.ext.skills.push(skill);
+        self
+    }
+
+    /// Publishes every skill under `root`: each directory holding a
+    /// `SKILL.md` (see [`Skill::from_dir`](crate::skills::Skill::from_dir)).
+    /// The directory is read here; a problem is reported by
+    /// [`build`](Self::build) as [`BuildError::InvalidSkill`].
+    pub fn skills_dir(mut self, root: impl AsRef<std::path::Path>) -> Self {
+        match crate::skills::skills_under(root.as_ref()) {
+            Ok(skills) => self.ext.skills.extend(skills),
+            Err(e) => {
+                self.deferred.get_or_insert(BuildError::InvalidSkill(e.0));
+            }
+        }
+        self
+    }
+}

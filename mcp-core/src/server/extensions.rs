@@ -1,0 +1,75 @@
+//! The extensions a server may offer (tasks, skills): their settings (set
+//! through the builder methods in `builder_ext.rs`), and what
+//! [`McpServerBuilder::build`](crate::McpServerBuilder::build) makes of them.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::skills::SkillCatalog;
+use super::tasks::{TaskEngine, TaskSpawner};
+use crate::handler::resource::McpResourceDef;
+use crate::handler::tool::McpToolDef;
+
+/// What the builder was told about the extensions.
+#[derive(Default)]
+pub(crate) struct ExtensionConfig {
+    pub(super) task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
+    pub(super) task_limits: Option<crate::tasks::TaskLimits>,
+    pub(super) task_spawner: Option<TaskSpawner>,
+    pub(super) skills: Vec<crate::skills::Skill>,
+}
+
+/// The extensions of a built server.
+pub(super) struct Built {
+    /// The tasks extension: offered when a store was set or a tool
+    /// supports tasks.
+    pub(super) tasks: Option<Arc<TaskEngine>>,
+    /// The skills extension: offered when there are skills.
+    pub(super) skills: Option<Arc<SkillCatalog>>,
+    /// The resources serving the skills' files.
+    pub(super) resources: Vec<McpResourceDef>,
+    /// `{"extensions": {...}}` for the capabilities (empty without any).
+    pub(super) capabilities: Map<String, Value>,
+}
+
+impl ExtensionConfig {
+    pub(super) fn build(self, tools: &[McpToolDef]) -> Built {
+        let wants_tasks = tools
+            .iter()
+            .any(|t| t.task_support() != crate::tasks::TaskSupport::Forbidden);
+        let store = match self.task_store {
+            Some(store) => Some(store),
+            None if wants_tasks => Some(Arc::new(crate::tasks::InMemoryTaskStore::default())
+                as Arc<dyn crate::tasks::TaskStore>),
+            None => None,
+        };
+        let limits = self.task_limits.unwrap_or_default();
+        let spawner = self.task_spawner;
+        let tasks = store.map(|store| Arc::new(TaskEngine::new(store, limits, spawner)));
+        let skills = (!self.skills.is_empty()).then(|| Arc::new(SkillCatalog::new(&self.skills)));
+        let mut extensions = Map::new();
+        if tasks.is_some() {
+            extensions.insert(
+                crate::tasks::TASKS_EXTENSION.into(),
+                Value::Object(Map::new()),
+            );
+        }
+        if skills.is_some() {
+            extensions.insert(
+                crate::skills::SKILLS_EXTENSION.into(),
+                SkillCatalog::capability(),
+            );
+        }
+        let mut capabilities = Map::new();
+        if !extensions.is_empty() {
+            capabilities.insert("extensions".into(), Value::Object(extensions));
+        }
+        Built {
+            tasks,
+            skills,
+            resources: super::skills::resources(&self.skills),
+            capabilities,
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) on the
+//! 2026-07-28 revision: the data a task is made of and where it is kept.
+//!
+//! A `tools/call` of a tool that supports tasks, from a request that
+//! declares the extension in its per-request client capabilities
+//! (`_meta["io.modelcontextprotocol/clientCapabilities"].extensions`), may
+//! be answered with a task handle (`resultType: "task"`) instead of the
+//! tool's result. The client then polls `tasks/get`, answers the task's
+//! questions with `tasks/update` and stops it with `tasks/cancel`.
+//!
+//! - [`TaskSupport`]: what a tool declares (`#[mcp_tool(task = "optional")]`
+//!   or [`McpToolDef::with_task_support`](crate::McpToolDef::with_task_support)).
+//! - [`TaskRecord`]: one task as its store keeps it.
+//! - [`TaskStore`]: where tasks live, keyed by task id, with TTL expiry;
+//!   [`InMemoryTaskStore`] is the default; [`FileTaskStore`] shares tasks
+//!   between the server processes of one machine. The trait is async and every
+//!   change is one [`TaskChange`] applied to one key, so a store shared by
+//!   several replicas (Redis) can implement it.
+//! - [`TaskLimits`]: the bounds a server keeps (tasks per principal, sizes).
+//!
+//! The server side (running the tool as a task, the `tasks/*` methods) is
+//! in the server pipeline; enable it with
+//! [`McpServerBuilder::tasks`](crate::McpServerBuilder::tasks).
+
+mod file;
+mod memory;
+mod record;
+mod store;
+pub(crate) mod time;
+
+pub use file::FileTaskStore;
+pub use memory::InMemoryTaskStore;
+pub use record::{TaskRecord, TaskStatus, TaskSupport};
+pub use store::{TaskChange, TaskStore, TaskStoreError};
+
+/// The extension's identifier, as it appears under `extensions` in
+/// capabilities.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// The bounds a server keeps on tasks: a hostile client can neither fill
+/// memory with tasks nor with what it sends to them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskLimits {
+    /// How long a task stays readable after its creation, in milliseconds
+    /// (`ttlMs`); a running task is stopped and forgotten then.
+    pub ttl_ms: u64,
+    /// The polling interval suggested to clients (`pollIntervalMs`).
+    pub poll_interval_ms: u64,
+    /// Tasks one principal may have running (not yet terminal) on this
+    /// server at once; one more call is refused with `-32000`.
+    pub max_running_per_principal: usize,
+    /// The longest task id accepted in `tasks/*` params, in bytes.
+    pub max_task_id_bytes: usize,
+    /// The largest `inputResponses` a `tasks/update` may carry, in bytes
+    /// (as serialized JSON).
+    pub max_input_bytes: usize,
+}
+
+impl TaskLimits {
+    /// The defaults: one hour TTL, 500 ms polling, 64 running tasks per
+    /// principal, 128-byte task ids, 1 MiB of input per update.
+    pub const DEFAULT: Self = Self {
+        ttl_ms: 3_600_000,
+        poll_interval_ms: 500,
+        max_running_per_principal: 64,
+        max_task_id_bytes: 128,
+        max_input_bytes: 1 << 20,
+    };
+}
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
