@@ -37,7 +37,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mcp_core::client::proxy::{ProxyOptions, Remote, Target};
+use mcp_core::client::proxy::{ProxyOptions, Target};
 use mcp_core::client::ClientBuilder;
 use mcp_core::intercept::{Answer, Hook, Interceptor, Next, Outcome, Request, Trace};
 use mcp_core::{
@@ -363,13 +363,8 @@ async fn serve(
     let mut proxied = HashSet::new();
     for (name, target) in remotes {
         let client = ClientBuilder::new("gateway", VERSION).timeout(None);
-        let remote = Remote::connect(name.clone(), target, client, ProxyOptions::new())
-            .await
-            .map_err(|e| std::io::Error::other(format!("backend {name}: {e}")))?;
-        let child = remote
-            .builder()
-            .await
-            .map_err(|e| std::io::Error::other(format!("backend {name}: {e}")))?;
+        let (remote, child) =
+            common::connect_backend(&name, target, client, ProxyOptions::new()).await?;
         proxied.extend(
             remote
                 .listed_tools()

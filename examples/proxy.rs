@@ -22,7 +22,7 @@
 
 mod common;
 
-use mcp_core::client::proxy::{ProxyOptions, Remote, Target, DEFAULT_LISTING_TTL};
+use mcp_core::client::proxy::{ProxyOptions, Target, DEFAULT_LISTING_TTL};
 use mcp_core::client::{ClientBuilder, Protocol};
 use mcp_core::{McpServer, StdioOptions};
 
@@ -98,13 +98,8 @@ fn main() -> std::io::Result<()> {
                 .protocol(protocol.clone())
                 // A proxied call lasts as long as its backend needs.
                 .timeout(None);
-            let remote = Remote::connect(name.clone(), target, client, options.clone())
-                .await
-                .map_err(|e| std::io::Error::other(format!("backend {name}: {e}")))?;
-            let child = remote
-                .builder()
-                .await
-                .map_err(|e| std::io::Error::other(format!("backend {name}: {e}")))?;
+            let (remote, child) =
+                common::connect_backend(&name, target, client, options.clone()).await?;
             if no_prefix {
                 // One backend served under its own names (the benchmark's
                 // proxied echo): its builder is the whole server.

@@ -219,3 +219,21 @@ fn usage(problem: &str) -> std::io::Error {
         format!("{problem}\nusage: [--stdio | --http HOST:PORT|PORT [--stateless]]"),
     )
 }
+
+/// Connects to backend `name` at `target` and lists what it serves: the
+/// [`Remote`](mcp_core::client::proxy::Remote) and a builder of forwarders
+/// to `mount` (the proxy and gateway examples).
+pub async fn connect_backend(
+    name: &str,
+    target: mcp_core::client::proxy::Target,
+    client: mcp_core::client::ClientBuilder,
+    options: mcp_core::client::proxy::ProxyOptions,
+) -> std::io::Result<(mcp_core::client::proxy::Remote, McpServerBuilder)> {
+    let failed =
+        |e: mcp_core::client::ClientError| std::io::Error::other(format!("backend {name}: {e}"));
+    let remote = mcp_core::client::proxy::Remote::connect(name, target, client, options)
+        .await
+        .map_err(failed)?;
+    let child = remote.builder().await.map_err(failed)?;
+    Ok((remote, child))
+}

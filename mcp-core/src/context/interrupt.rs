@@ -66,6 +66,28 @@ impl Interrupt {
         std::future::pending().await
     }
 
+    /// Splits `requests` (key, method, params) into the answers this
+    /// round already carries, by key, and the questions still to ask, as
+    /// `inputRequests` entries.
+    pub(crate) fn split_answered(
+        &self,
+        requests: Vec<(String, String, Value)>,
+    ) -> (Map<String, Value>, Map<String, Value>) {
+        let mut answers = Map::new();
+        let mut missing = Map::new();
+        for (key, method, params) in requests {
+            match self.answer(&key) {
+                Some(answer) => {
+                    answers.insert(key, answer.clone());
+                }
+                None => {
+                    missing.insert(key, input_request(method, params));
+                }
+            }
+        }
+        (answers, missing)
+    }
+
     /// The answer under `key`, recorded as used.
     pub(crate) fn answer(&self, key: &str) -> Option<&Value> {
         let answer = self.answers.get(key)?;
@@ -193,18 +215,7 @@ impl Requester for RoundTripRequester {
         &self,
         requests: Vec<(String, String, Value)>,
     ) -> Result<Map<String, Value>, ErrorObject> {
-        let mut answers = Map::new();
-        let mut missing = Map::new();
-        for (key, method, params) in requests {
-            match self.interrupt.answer(&key) {
-                Some(answer) => {
-                    answers.insert(key, answer.clone());
-                }
-                None => {
-                    missing.insert(key, input_request(method, params));
-                }
-            }
-        }
+        let (answers, missing) = self.interrupt.split_answered(requests);
         if missing.is_empty() {
             return Ok(answers);
         }

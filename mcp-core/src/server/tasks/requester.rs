@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 use super::engine::{store_error, Running, TaskEngine};
-use crate::context::interrupt::{input_request, Interrupt, Requester, RoundTripRequester};
+use crate::context::interrupt::{Interrupt, Requester, RoundTripRequester};
 use crate::protocol::ErrorObject;
 use crate::tasks::TaskChange;
 
@@ -56,18 +56,7 @@ impl Requester for TaskRequester {
             return self.round.request_all(requests).await;
         };
         // Answers of the round trips before the task existed come first.
-        let mut answers = Map::new();
-        let mut missing = Map::new();
-        for (key, method, params) in requests {
-            match self.interrupt.answer(&key) {
-                Some(answer) => {
-                    answers.insert(key, answer.clone());
-                }
-                None => {
-                    missing.insert(key, input_request(method, params));
-                }
-            }
-        }
+        let (mut answers, missing) = self.interrupt.split_answered(requests);
         if missing.is_empty() {
             return Ok(answers);
         }
