@@ -110,17 +110,37 @@ async fn post(addr: std::net::SocketAddr, body: &str) -> String {
     response
 }
 
+/// The server runs on a multi-threaded runtime of its own (three workers,
+/// one of which the tool blocks); the test and its hang guard run on
+/// another, so a stalled server fails the guard instead of stalling the
+/// guard's timer with it.
 #[cfg(feature = "http")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn over_http_a_ping_on_another_connection_is_answered_while_a_call_blocks_its_thread() {
     let (server, release, started_rx) = blocking_server();
-    let handle = mcp_core::serve_http(
-        server,
-        mcp_core::HttpOptions::stateless().host("127.0.0.1").port(0),
-    )
-    .await
-    .expect("serves");
-    let addr = handle.local_addr();
+    let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server_thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(3)
+            .enable_all()
+            .build()
+            .expect("server runtime");
+        runtime.block_on(async move {
+            let handle = mcp_core::serve_http(
+                server,
+                mcp_core::HttpOptions::stateless().host("127.0.0.1").port(0),
+            )
+            .await
+            .expect("serves");
+            let _ = addr_tx.send(handle.local_addr());
+            let _ = stop_rx.await;
+            handle.close().await;
+        });
+    });
+    let addr = guard("the server starts", addr_rx)
+        .await
+        .expect("an address");
     let blocked = tokio::spawn(post(
         addr,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block"}}"#,
@@ -140,5 +160,12 @@ async fn over_http_a_ping_on_another_connection_is_answered_while_a_call_blocks_
         .await
         .expect("no panic");
     assert!(reply.contains("released"), "{reply}");
-    handle.close().await;
+    let _ = stop_tx.send(());
+    guard(
+        "the server stops",
+        tokio::task::spawn_blocking(move || server_thread.join()),
+    )
+    .await
+    .expect("joined")
+    .expect("the server thread did not panic");
 }

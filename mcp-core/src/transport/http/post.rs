@@ -201,6 +201,16 @@ impl McpHttpService {
             // Most calls finish on their first poll without a word to the
             // client before their reply: answer those right here, with no
             // task, channel hop or event. The rest go on below.
+            // On a multi-threaded runtime, a handler that blocks its
+            // thread in this first poll would strand whatever waits in this
+            // worker's LIFO slot (tokio never steals it; often the accept
+            // loop, so every other connection stalls): yield once first so
+            // that task runs before the handler does.
+            if tokio::runtime::Handle::try_current()
+                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+            {
+                tokio::task::yield_now().await;
+            }
             match call.start().await {
                 Started::Done(Some(reply)) if rx.is_empty() => {
                     // Later messages of this call (a subscription it
