@@ -388,12 +388,13 @@ struct Probe {
     id: Option<Value>,
     #[serde(default)]
     method: Option<serde::de::IgnoredAny>,
-    #[serde(default, deserialize_with = "present")]
+    /// True for a JSON-RPC error object (an OAuth error body has a string).
+    #[serde(default, deserialize_with = "error_object")]
     error: bool,
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
-    serde::de::IgnoredAny::deserialize(d).map(|_| true)
+fn error_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Value::deserialize(d).map(|v| v.is_object())
 }
 
 /// True when `message` is the response to request `id`.
