@@ -16,7 +16,9 @@
 //!   `input_required` (with our own sealed state; the call runs again on
 //!   the retry, and the question is answered from the retry at once), and
 //!   a 2026-07-28 backend's `input_required` reaches a legacy caller as an
-//!   `elicitation/create` on its session.
+//!   `elicitation/create` on its session. (A legacy backend over stdio does
+//!   not say which request a question belongs to: with several forwarded
+//!   calls in flight to it, its questions are refused rather than guessed.)
 //!
 //! Header policy: `Authorization` is forwarded only when
 //! [`ProxyOptions::forward_authorization`] is on; `Mcp-*`, `Last-Event-ID`
