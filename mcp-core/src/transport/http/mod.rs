@@ -16,7 +16,7 @@
 //! | 408 | The body did not arrive within [`HttpOptions::body_read_timeout`] (connection closed) |
 //! | 413 | The body exceeds [`HttpOptions::max_body_bytes`]: never buffered; the rest of it is read and discarded (up to 4× the limit, 2 s) so that a client still sending sees the 413, not a reset; a larger declared `Content-Length` or `Expect: 100-continue` is refused before reading (connection closed) |
 //! | 415 | A POST whose `Content-Type` is not `application/json` |
-//! | 503 | Over [`HttpOptions::max_concurrent_requests`], the per-principal or the per-connection limit, or a GET past [`HttpOptions::max_event_streams`] (`-32000`, `Retry-After: 1`); an `initialize` of a principal holding [`SessionOptions::max_per_principal`] sessions (`-32000` with its id) |
+//! | 503 | Over [`HttpOptions::max_concurrent_requests`] with no client holding two calls more than the caller's (otherwise the oldest call of the one holding the most is evicted with this error), the per-principal or the per-connection limit, or a GET past [`HttpOptions::max_event_streams`] (`-32000`, `Retry-After: 1`); an `initialize` of a principal holding [`SessionOptions::max_per_principal`] sessions (`-32000` with its id) |
 //! | 204 | DELETE of a live session |
 //!
 //! Error bodies are JSON-RPC error responses with id `null`.
@@ -133,6 +133,7 @@
 mod activity;
 mod body;
 mod conns;
+mod fair;
 mod guard;
 mod halfclose;
 mod modern;

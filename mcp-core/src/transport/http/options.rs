@@ -162,9 +162,14 @@ pub struct HttpOptions {
     /// A connection with no request in flight is closed after this long
     /// (default 5 s).
     pub keep_alive_timeout: Duration,
-    /// JSON-RPC requests running at once over the whole server (default 256);
-    /// one more is answered 503 with a `-32000` error. Notifications and
-    /// responses are never refused.
+    /// JSON-RPC requests running at once over the whole server (default 256).
+    /// The slots are shared fairly between *holders* (a principal, or for
+    /// an anonymous request its connection): at the cap, a request takes
+    /// the slot of the oldest call of the holder running the most calls, if
+    /// that holder runs at least two more than the newcomer's; the evicted
+    /// call (for a batch, the whole POST) ends with a `-32000` error with its
+    /// id. Otherwise the request is answered 503 with a `-32000` error.
+    /// Notifications and responses are never refused.
     pub max_concurrent_requests: usize,
     /// JSON-RPC requests running at once on one connection (batches count
     /// each entry; default 16).

@@ -4,10 +4,9 @@
 // per request, so its size in a `Result` does not matter.
 #![allow(clippy::result_large_err)]
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::Poll;
 
 use http_body::Body;
@@ -17,6 +16,7 @@ use hyper::{Response, StatusCode};
 
 use super::activity::ActivityGuard;
 use super::body::read_body;
+use super::fair::{evicted_error, Holder};
 use super::modern::{self};
 use super::names::{accepts_sse, check_protocol_version, collect_headers, is_json, SESSION_NAME};
 use super::outbound::{DisconnectGuard, EndsWithRequest, SessionOutbound, StreamOutbound};
@@ -164,12 +164,16 @@ impl McpHttpService {
         let disconnect = DisconnectGuard(signal.clone());
         // The id a cancelled call's error must carry (null only for a batch).
         let reply_id = payload.id_value();
+        // Fired when a full server gives this request's slot to another
+        // client (see `super::fair`).
+        let evicted = CancelToken::new();
 
         let (work, admission) = if payload.is_batch() {
             // Each entry of a batch is admitted (or refused inline) on its own.
             let this = self.clone();
             let who = principal.clone();
-            let admit: Admit = Arc::new(move || this.admit(who.as_ref()));
+            let evict = evicted.clone();
+            let admit: Admit = Arc::new(move || this.admit(who.as_ref(), &evict));
             let call = self.shared.server.accept(payload, &ctx, Some(&admit));
             (Work::Batch(call), None)
         } else {
@@ -181,7 +185,7 @@ impl McpHttpService {
             let admission = if call.is_done() {
                 None
             } else {
-                match self.admit(principal.as_ref()) {
+                match self.admit(principal.as_ref(), &evicted) {
                     Ok(permit) => Some(permit),
                     Err(e) => {
                         // Dropping the call unregisters its id.
@@ -244,24 +248,31 @@ impl McpHttpService {
                 }
             };
             tokio::pin!(work);
+            // Why the server stops the call before it ends: evicted, or
+            // its session ended / the server is closing.
             let stop = async {
-                match &ended {
-                    Some(ended) => tokio::select! {
-                        () = ended.cancelled() => {}
-                        () = abort.cancelled() => {}
-                    },
-                    None => abort.cancelled().await,
+                let ended = async {
+                    match &ended {
+                        Some(ended) => ended.cancelled().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    () = evicted.cancelled() => true,
+                    () = ended => false,
+                    () = abort.cancelled() => false,
                 }
             };
             let event = tokio::select! {
                 biased;
                 reply = &mut work => Event::Done(reply),
-                () = stop => {
-                    // Session ended or server closing: cancel through the
-                    // dispatcher so the tool sees its token fire.
+                was_evicted = stop => {
+                    // Cancel through the dispatcher so the tool sees its
+                    // token fire; the call then ends with the error saying why.
                     signal.cancel();
+                    let error = if was_evicted { evicted_error } else { closed_error };
                     work.await
-                        .map_or_else(|| Event::Closed(closed_error(reply_id)), |reply| {
+                        .map_or_else(|| Event::Closed(error(reply_id)), |reply| {
                             Event::Done(Some(reply))
                         })
                 }
@@ -459,21 +470,16 @@ impl McpHttpService {
         })
     }
 
-    /// Takes a server-wide and a per-connection slot for one request.
-    /// Takes a server-wide, a per-principal and a per-connection slot for
-    /// one request.
-    fn admit(&self, principal: Option<&Arc<str>>) -> Result<Admission, ErrorObject> {
-        let mine = match principal {
-            Some(principal) => Some(PrincipalSlot::take(
-                &self.shared.per_principal,
-                principal,
-                self.shared.options.max_requests_per_principal,
-            )?),
-            None => None,
-        };
-        let global = Arc::clone(&self.shared.global)
-            .try_acquire_owned()
-            .map_err(|_| busy(self.shared.options.max_concurrent_requests))?;
+    /// Takes a per-connection and a fair share of the server-wide slots
+    /// for one request (see [`super::fair`]); `evict` fires if the slot is
+    /// later given to another client.
+    fn admit(
+        &self,
+        principal: Option<&Arc<str>>,
+        evict: &CancelToken,
+    ) -> Result<Admission, ErrorObject> {
+        // The per-connection slot first: it has no side effects, while a
+        // full server may evict another client's call to make room.
         let local = match &self.conn.limit {
             Some(limit) => Some(
                 Arc::clone(limit)
@@ -482,47 +488,12 @@ impl McpHttpService {
             ),
             None => None,
         };
-        Ok(Box::new((global, local, mine)))
-    }
-}
-
-/// One running request of a principal; leaves its count when dropped.
-struct PrincipalSlot {
-    counts: Arc<Mutex<HashMap<Arc<str>, usize>>>,
-    principal: Arc<str>,
-}
-
-impl PrincipalSlot {
-    fn take(
-        counts: &Arc<Mutex<HashMap<Arc<str>, usize>>>,
-        principal: &Arc<str>,
-        max: usize,
-    ) -> Result<Self, ErrorObject> {
-        let mut map = counts.lock().unwrap_or_else(PoisonError::into_inner);
-        let n = map.entry(Arc::clone(principal)).or_default();
-        if *n >= max {
-            return Err(ErrorObject::new(
-                ErrorCode::SERVER_BUSY,
-                format!("Too many requests in flight for this principal (max {max}); retry later"),
-            ));
-        }
-        *n += 1;
-        Ok(Self {
-            counts: Arc::clone(counts),
-            principal: Arc::clone(principal),
-        })
-    }
-}
-
-impl Drop for PrincipalSlot {
-    fn drop(&mut self) {
-        let mut map = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(n) = map.get_mut(&self.principal) {
-            *n -= 1;
-            if *n == 0 {
-                map.remove(&self.principal);
-            }
-        }
+        let holder = match principal {
+            Some(principal) => Holder::Principal(Arc::clone(principal)),
+            None => Holder::Connection(self.conn.id),
+        };
+        let shared = self.shared.slots.take(holder, evict)?;
+        Ok(Box::new((shared, local)))
     }
 }
 

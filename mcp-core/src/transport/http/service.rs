@@ -5,14 +5,13 @@
 // per request, so its size in a `Result` does not matter.
 #![allow(clippy::result_large_err)]
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use http_body::Body;
 use hyper::header::HeaderValue as HttpHeaderValue;
@@ -21,6 +20,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::Semaphore;
 
 use super::activity::{Activity, ActivityGuard, Counted, Tracker};
+use super::fair::FairShare;
 use super::guard;
 use super::halfclose::{Handling, StreamPhase};
 use super::modern::ToolHeaders;
@@ -67,6 +67,8 @@ impl std::fmt::Debug for McpHttpService {
 
 #[derive(Clone, Default)]
 pub(super) struct ConnState {
+    /// This connection as a holder of call slots (0: not per connection).
+    pub(super) id: u64,
     pub(super) remote: Option<Arc<str>>,
     pub(super) limit: Option<Arc<Semaphore>>,
     pub(super) activity: Option<Arc<Activity>>,
@@ -78,9 +80,9 @@ pub(crate) struct Shared {
     pub(super) tool_headers: ToolHeaders,
     pub(crate) options: HttpOptions,
     pub(crate) sessions: Option<SessionTable>,
-    pub(super) global: Arc<Semaphore>,
-    /// Requests running per principal (entries only while some run).
-    pub(super) per_principal: Arc<Mutex<HashMap<Arc<str>, usize>>>,
+    /// The server-wide call slots, shared fairly between principals and
+    /// anonymous connections.
+    pub(super) slots: Arc<FairShare>,
     /// Open GET streams (bounded by `HttpOptions::max_event_streams`).
     pub(super) get_streams: Arc<AtomicUsize>,
     pub(crate) calls: Tracker,
@@ -95,15 +97,17 @@ impl McpHttpService {
     /// `host` are ignored here).
     pub fn new(server: McpServer, options: HttpOptions) -> Self {
         let sessions = options.sessions.map(SessionTable::new);
-        let global = Arc::new(Semaphore::new(options.max_concurrent_requests.max(1)));
+        let slots = FairShare::new(
+            options.max_concurrent_requests,
+            options.max_requests_per_principal,
+        );
         Self {
             shared: Arc::new(Shared {
                 tool_headers: ToolHeaders::new(&server),
                 server,
                 options,
                 sessions,
-                global,
-                per_principal: Arc::default(),
+                slots,
                 get_streams: Arc::default(),
                 calls: Tracker::default(),
                 closing: CancelToken::new(),
@@ -121,6 +125,7 @@ impl McpHttpService {
         Self {
             shared: Arc::clone(&self.shared),
             conn: ConnState {
+                id: super::fair::next_connection_id(),
                 remote: remote.map(|a| Arc::from(a.to_string())),
                 limit: Some(Arc::new(Semaphore::new(
                     self.shared.options.max_requests_per_connection.max(1),
