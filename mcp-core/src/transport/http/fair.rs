@@ -15,8 +15,8 @@
 //! newcomer heavier than its victim, so two holders never evict each other
 //! back and forth.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -45,29 +45,35 @@ pub(super) struct FairShare {
     slots: Arc<Semaphore>,
     max: usize,
     per_principal: usize,
-    holders: Mutex<HashMap<Holder, Held>>,
+    state: Mutex<State>,
 }
 
-/// The slots of one holder, oldest first.
 #[derive(Default)]
-struct Held {
-    slots: VecDeque<Arc<Slot>>,
-    /// Slots still holding their permit (evicted ones no longer count).
-    live: usize,
+struct State {
+    /// Live slots per principal (entries only while some run); anonymous
+    /// connections are counted only when a full server looks for a victim.
+    principals: HashMap<Arc<str>, usize>,
+    /// Every admitted request, oldest first (`seq` ascending).
+    running: Vec<Running>,
+    next_seq: u64,
 }
 
-/// One admitted request's slot.
-struct Slot {
-    permit: Mutex<Option<OwnedSemaphorePermit>>,
-    /// Fired when the slot is evicted: the request's transport ends it.
-    evict: CancelToken,
+/// One admitted request.
+struct Running {
+    seq: u64,
+    holder: Holder,
+    /// `None` once evicted: the slot went to another client.
+    permit: Option<OwnedSemaphorePermit>,
+    /// The request's external signal: cancelled on eviction.
+    signal: CancelToken,
+    /// A batch's flag, set on eviction (a single request asks its permit).
+    batch: Option<Arc<AtomicBool>>,
 }
 
 /// Held while an admitted request runs; gives its slot back when dropped.
 pub(super) struct FairPermit {
     share: Arc<FairShare>,
-    holder: Holder,
-    slot: Arc<Slot>,
+    seq: u64,
 }
 
 impl FairShare {
@@ -78,31 +84,34 @@ impl FairShare {
             slots: Arc::new(Semaphore::new(max)),
             max,
             per_principal: per_principal.max(1),
-            holders: Mutex::default(),
+            state: Mutex::default(),
         })
     }
 
     /// A slot for one request of `holder`, or the `-32000` error that
-    /// answers it. `evict` is fired if the slot is later taken away.
+    /// answers it. If the slot is later given to another client, `signal`
+    /// is cancelled and `batch` (a batch's flag) set.
     pub(super) fn take(
         self: &Arc<Self>,
         holder: Holder,
-        evict: &CancelToken,
+        signal: &CancelToken,
+        batch: Option<&Arc<AtomicBool>>,
     ) -> Result<FairPermit, ErrorObject> {
-        let mut holders = self.holders.lock().unwrap_or_else(PoisonError::into_inner);
-        let mine = holders.get(&holder).map_or(0, |h| h.live);
-        if matches!(holder, Holder::Principal(_)) && mine >= self.per_principal {
-            return Err(ErrorObject::new(
-                ErrorCode::SERVER_BUSY,
-                format!(
-                    "Too many requests in flight for this principal (max {}); retry later",
-                    self.per_principal
-                ),
-            ));
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Holder::Principal(principal) = &holder {
+            if state.principals.get(principal).copied().unwrap_or(0) >= self.per_principal {
+                return Err(ErrorObject::new(
+                    ErrorCode::SERVER_BUSY,
+                    format!(
+                        "Too many requests in flight for this principal (max {}); retry later",
+                        self.per_principal
+                    ),
+                ));
+            }
         }
         let permit = match Arc::clone(&self.slots).try_acquire_owned() {
             Ok(permit) => permit,
-            Err(_) => evict_heaviest(&mut holders, &holder, mine).ok_or_else(|| {
+            Err(_) => state.evict_heaviest(&holder).ok_or_else(|| {
                 ErrorObject::new(
                     ErrorCode::SERVER_BUSY,
                     format!(
@@ -112,79 +121,102 @@ impl FairShare {
                 )
             })?,
         };
-        let slot = Arc::new(Slot {
-            permit: Mutex::new(Some(permit)),
-            evict: evict.clone(),
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        if let Holder::Principal(principal) = &holder {
+            *state.principals.entry(Arc::clone(principal)).or_default() += 1;
+        }
+        state.running.push(Running {
+            seq,
+            holder,
+            permit: Some(permit),
+            signal: signal.clone(),
+            batch: batch.cloned(),
         });
-        let held = holders.entry(holder.clone()).or_default();
-        held.slots.push_back(Arc::clone(&slot));
-        held.live += 1;
-        drop(holders);
+        drop(state);
         Ok(FairPermit {
             share: Arc::clone(self),
-            holder,
-            slot,
+            seq,
         })
     }
 }
 
-/// Takes the oldest live slot of the holder running the most calls, if it
-/// runs at least two more than `mine` (the newcomer's count), and fires
-/// that slot's eviction.
-fn evict_heaviest(
-    holders: &mut HashMap<Holder, Held>,
-    newcomer: &Holder,
-    mine: usize,
-) -> Option<OwnedSemaphorePermit> {
-    let held = holders
-        .iter_mut()
-        .filter(|(holder, _)| *holder != newcomer)
-        .map(|(_, held)| held)
-        .max_by_key(|held| held.live)?;
-    if held.live < mine + 2 {
-        return None;
+impl State {
+    /// Takes the oldest live slot of the holder running the most calls, if
+    /// it runs at least two more than `newcomer`, and stops the request
+    /// holding it. Only asked at a full server, so counting by a scan of
+    /// the running requests (at most the server-wide cap) is fine here.
+    fn evict_heaviest(&mut self, newcomer: &Holder) -> Option<OwnedSemaphorePermit> {
+        let mut counts: HashMap<&Holder, usize> = HashMap::new();
+        for running in self.running.iter().filter(|r| r.permit.is_some()) {
+            *counts.entry(&running.holder).or_default() += 1;
+        }
+        let mine = counts.get(newcomer).copied().unwrap_or(0);
+        let (heaviest, live) = counts
+            .into_iter()
+            .filter(|(holder, _)| *holder != newcomer)
+            .max_by_key(|(_, live)| *live)?;
+        if live < mine + 2 {
+            return None;
+        }
+        let heaviest = heaviest.clone();
+        let victim = self
+            .running
+            .iter_mut()
+            .find(|r| r.holder == heaviest && r.permit.is_some())?;
+        let permit = victim.permit.take();
+        victim.signal.cancel();
+        if let Some(flag) = &victim.batch {
+            flag.store(true, Ordering::Release);
+        }
+        self.release(&heaviest);
+        permit
     }
-    for slot in &held.slots {
-        let taken = slot
-            .permit
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(permit) = taken {
-            held.live -= 1;
-            slot.evict.cancel();
-            return Some(permit);
+
+    /// One live slot of `holder` fewer.
+    fn release(&mut self, holder: &Holder) {
+        if let Holder::Principal(principal) = holder {
+            if let Some(n) = self.principals.get_mut(principal) {
+                *n -= 1;
+                if *n == 0 {
+                    self.principals.remove(principal);
+                }
+            }
         }
     }
-    None
+}
+
+impl FairPermit {
+    /// True when this request's slot was given to another client.
+    pub(super) fn was_evicted(&self) -> bool {
+        let state = self
+            .share
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        state
+            .running
+            .binary_search_by_key(&self.seq, |r| r.seq)
+            .is_ok_and(|at| state.running[at].permit.is_none())
+    }
 }
 
 impl Drop for FairPermit {
     fn drop(&mut self) {
-        let mut holders = self
+        let mut state = self
             .share
-            .holders
+            .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let Some(held) = holders.get_mut(&self.holder) else {
+        let Ok(at) = state.running.binary_search_by_key(&self.seq, |r| r.seq) else {
             return;
         };
-        if let Some(at) = held.slots.iter().position(|s| Arc::ptr_eq(s, &self.slot)) {
-            held.slots.remove(at);
+        let running = state.running.remove(at);
+        if running.permit.is_some() {
+            state.release(&running.holder);
         }
-        let permit = self
-            .slot
-            .permit
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if permit.is_some() {
-            held.live -= 1;
-        }
-        if held.slots.is_empty() {
-            holders.remove(&self.holder);
-        }
-        // The permit goes back to the semaphore as it drops here.
+        drop(state);
+        // The permit goes back to the semaphore as `running` drops here.
     }
 }
 
@@ -215,13 +247,14 @@ mod tests {
         let tokens: Vec<CancelToken> = (0..4).map(|_| CancelToken::new()).collect();
         let held: Vec<FairPermit> = tokens
             .iter()
-            .map(|t| share.take(Holder::Connection(7), t))
+            .map(|t| share.take(Holder::Connection(7), t, None))
             .collect::<Result<_, _>>()
             .unwrap_or_else(|e| panic!("{e:?}"));
         let newcomer = CancelToken::new();
-        let got = share.take(principal("bob"), &newcomer);
+        let got = share.take(principal("bob"), &newcomer, None);
         assert!(got.is_ok(), "the newcomer got a slot");
         assert!(tokens[0].is_cancelled(), "the oldest call was evicted");
+        assert!(held[0].was_evicted() && !held[1].was_evicted());
         assert!(tokens[1..].iter().all(|t| !t.is_cancelled()));
         assert!(!newcomer.is_cancelled());
         drop(held);
@@ -232,12 +265,12 @@ mod tests {
         let share = FairShare::new(2, 64);
         let (a, b) = (CancelToken::new(), CancelToken::new());
         let _a = share
-            .take(principal("alice"), &a)
+            .take(principal("alice"), &a, None)
             .unwrap_or_else(|e| panic!("{e:?}"));
         let _b = share
-            .take(principal("bob"), &b)
+            .take(principal("bob"), &b, None)
             .unwrap_or_else(|e| panic!("{e:?}"));
-        let refused = share.take(principal("carol"), &CancelToken::new());
+        let refused = share.take(principal("carol"), &CancelToken::new(), None);
         assert!(refused.is_err(), "no holder runs two more than carol");
         assert!(!a.is_cancelled() && !b.is_cancelled());
     }
@@ -245,18 +278,30 @@ mod tests {
     #[test]
     fn the_heaviest_holder_cannot_evict_itself_and_slots_come_back() {
         let share = FairShare::new(2, 64);
-        let first = share.take(Holder::Connection(1), &CancelToken::new());
-        let second = share.take(Holder::Connection(1), &CancelToken::new());
+        let first = share.take(Holder::Connection(1), &CancelToken::new(), None);
+        let second = share.take(Holder::Connection(1), &CancelToken::new(), None);
         assert!(first.is_ok() && second.is_ok());
-        let third = share.take(Holder::Connection(1), &CancelToken::new());
+        let third = share.take(Holder::Connection(1), &CancelToken::new(), None);
         assert!(
             third.is_err(),
             "a full server refuses the heaviest holder itself"
         );
         drop(first);
         assert!(share
-            .take(Holder::Connection(1), &CancelToken::new())
+            .take(Holder::Connection(1), &CancelToken::new(), None)
             .is_ok());
+    }
+
+    #[test]
+    fn an_evicted_batch_entry_sets_its_batch_flag() {
+        let share = FairShare::new(2, 64);
+        let flag = Arc::new(AtomicBool::new(false));
+        let signal = CancelToken::new();
+        let _a = share.take(Holder::Connection(3), &signal, Some(&flag));
+        let _b = share.take(Holder::Connection(3), &signal, Some(&flag));
+        assert!(!flag.load(Ordering::Acquire));
+        let _c = share.take(Holder::Connection(4), &CancelToken::new(), None);
+        assert!(_c.is_ok() && flag.load(Ordering::Acquire) && signal.is_cancelled());
     }
 
     #[test]
@@ -264,12 +309,15 @@ mod tests {
         let share = FairShare::new(10, 2);
         let t = CancelToken::new();
         let _one = share
-            .take(principal("p"), &t)
+            .take(principal("p"), &t, None)
             .unwrap_or_else(|e| panic!("{e:?}"));
         let _two = share
-            .take(principal("p"), &t)
+            .take(principal("p"), &t, None)
             .unwrap_or_else(|e| panic!("{e:?}"));
-        let err = share.take(principal("p"), &t).err().map(|e| e.message);
+        let err = share
+            .take(principal("p"), &t, None)
+            .err()
+            .map(|e| e.message);
         assert!(err.is_some_and(|m| m.contains("for this principal")));
     }
 }

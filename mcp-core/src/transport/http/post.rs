@@ -6,6 +6,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 
@@ -16,7 +17,7 @@ use hyper::{Response, StatusCode};
 
 use super::activity::ActivityGuard;
 use super::body::read_body;
-use super::fair::{evicted_error, Holder};
+use super::fair::{evicted_error, FairPermit, Holder};
 use super::modern::{self};
 use super::names::{accepts_sse, check_protocol_version, collect_headers, is_json, SESSION_NAME};
 use super::outbound::{DisconnectGuard, EndsWithRequest, SessionOutbound, StreamOutbound};
@@ -164,16 +165,20 @@ impl McpHttpService {
         let disconnect = DisconnectGuard(signal.clone());
         // The id a cancelled call's error must carry (null only for a batch).
         let reply_id = payload.id_value();
-        // Fired when a full server gives this request's slot to another
-        // client (see `super::fair`).
-        let evicted = CancelToken::new();
+        // Set when a full server gives a slot of this batch to another
+        // client (see `super::fair`); a single request asks its permit.
+        let batch_evicted = Arc::new(AtomicBool::new(false));
 
         let (work, admission) = if payload.is_batch() {
             // Each entry of a batch is admitted (or refused inline) on its own.
             let this = self.clone();
             let who = principal.clone();
-            let evict = evicted.clone();
-            let admit: Admit = Arc::new(move || this.admit(who.as_ref(), &evict));
+            let flag = Arc::clone(&batch_evicted);
+            let signal = signal.clone();
+            let admit: Admit = Arc::new(move || {
+                this.admit(who.as_ref(), &signal, Some(&flag))
+                    .map(|admitted| Box::new(admitted) as Admission)
+            });
             let call = self.shared.server.accept(payload, &ctx, Some(&admit));
             (Work::Batch(call), None)
         } else {
@@ -185,7 +190,7 @@ impl McpHttpService {
             let admission = if call.is_done() {
                 None
             } else {
-                match self.admit(principal.as_ref(), &evicted) {
+                match self.admit(principal.as_ref(), &signal, None) {
                     Ok(permit) => Some(permit),
                     Err(e) => {
                         // Dropping the call unregisters its id.
@@ -248,34 +253,37 @@ impl McpHttpService {
                 }
             };
             tokio::pin!(work);
-            // Why the server stops the call before it ends: evicted, or
-            // its session ended / the server is closing.
             let stop = async {
-                let ended = async {
-                    match &ended {
-                        Some(ended) => ended.cancelled().await,
-                        None => std::future::pending().await,
-                    }
-                };
-                tokio::select! {
-                    () = evicted.cancelled() => true,
-                    () = ended => false,
-                    () = abort.cancelled() => false,
+                match &ended {
+                    Some(ended) => tokio::select! {
+                        () = ended.cancelled() => {}
+                        () = abort.cancelled() => {}
+                    },
+                    None => abort.cancelled().await,
                 }
             };
             let event = tokio::select! {
                 biased;
                 reply = &mut work => Event::Done(reply),
-                was_evicted = stop => {
-                    // Cancel through the dispatcher so the tool sees its
-                    // token fire; the call then ends with the error saying why.
+                () = stop => {
+                    // Session ended or server closing: cancel through the
+                    // dispatcher so the tool sees its token fire.
                     signal.cancel();
-                    let error = if was_evicted { evicted_error } else { closed_error };
                     work.await
-                        .map_or_else(|| Event::Closed(error(reply_id)), |reply| {
+                        .map_or_else(|| Event::Closed(closed_error(reply_id.clone())), |reply| {
                             Event::Done(Some(reply))
                         })
                 }
+            };
+            // A call stopped because a full server gave its slot to
+            // another client ends with the error saying so.
+            let evicted = || {
+                batch_evicted.load(Ordering::Acquire)
+                    || admission.as_ref().is_some_and(|a| a.fair.was_evicted())
+            };
+            let event = match event {
+                Event::Done(None) if evicted() => Event::Closed(evicted_error(reply_id)),
+                event => event,
             };
             drop(admission);
             // From here on the call's messages (a subscription it made
@@ -471,13 +479,15 @@ impl McpHttpService {
     }
 
     /// Takes a per-connection and a fair share of the server-wide slots
-    /// for one request (see [`super::fair`]); `evict` fires if the slot is
-    /// later given to another client.
+    /// for one request (see [`super::fair`]). If a full server later gives
+    /// the slot to another client, `signal` (the request's) is cancelled and
+    /// `batch` (a batch's flag) set.
     fn admit(
         &self,
         principal: Option<&Arc<str>>,
-        evict: &CancelToken,
-    ) -> Result<Admission, ErrorObject> {
+        signal: &CancelToken,
+        batch: Option<&Arc<AtomicBool>>,
+    ) -> Result<Admitted, ErrorObject> {
         // The per-connection slot first: it has no side effects, while a
         // full server may evict another client's call to make room.
         let local = match &self.conn.limit {
@@ -492,9 +502,18 @@ impl McpHttpService {
             Some(principal) => Holder::Principal(Arc::clone(principal)),
             None => Holder::Connection(self.conn.id),
         };
-        let shared = self.shared.slots.take(holder, evict)?;
-        Ok(Box::new((shared, local)))
+        let fair = self.shared.slots.take(holder, signal, batch)?;
+        Ok(Admitted {
+            fair,
+            _local: local,
+        })
     }
+}
+
+/// What an admitted request holds while it runs.
+struct Admitted {
+    fair: FairPermit,
+    _local: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// The final response of a call the server stopped (its session ended, the
