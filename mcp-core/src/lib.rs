@@ -79,6 +79,9 @@ struct ReadmeDoctests;
 pub mod __private;
 mod boxed;
 mod cancel;
+#[cfg(feature = "catalog")]
+#[cfg_attr(docsrs, doc(cfg(feature = "catalog")))]
+pub mod catalog;
 #[cfg(feature = "client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod client;
