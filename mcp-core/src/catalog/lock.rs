@@ -9,7 +9,7 @@
 //! ```
 //!
 //! On drift the test fails with every change, breaking ones first, each
-//! with its path (see [`diff`](super::diff)). Run it once with
+//! with its path (see [`diff()`](super::diff())). Run it once with
 //! `MCP_CATALOG=overwrite` to accept the change (the file is rewritten and
 //! the test passes), as `TRYBUILD=overwrite` does for UI tests; review the
 //! file's diff like any other. A missing lockfile fails the same way, so

@@ -13,7 +13,7 @@
 //!   from any server through [`crate::client`] ([`Catalog::collect`]).
 //! - [`lock`]: the lockfile (`mcp.lock.json`) and the one-line test
 //!   ([`assert_lockfile`]); `MCP_CATALOG=overwrite` rewrites it. On drift,
-//!   [`diff`] classifies every change as breaking or compatible, with its
+//!   [`diff()`] classifies every change as breaking or compatible, with its
 //!   path.
 //! - [`profile`]: checkers for OpenAI strict function calling, Gemini
 //!   function declarations, Anthropic tool use and documented MCP client
