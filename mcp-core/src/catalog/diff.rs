@@ -18,55 +18,13 @@
 //! revisions they apply to.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde_json::Value;
 
+use super::change::pointer;
+pub use super::change::{Change, Severity};
 use super::schema_diff::{compare, Flow, Found};
 use super::{Catalog, Surface};
-
-/// How a change affects those who depend on the catalog.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Breaks a client, a prompt or a cached listing built on the old catalog.
-    Breaking,
-    /// Safe for existing clients.
-    Compatible,
-}
-
-/// One change from an old catalog to a new one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    /// Breaking or compatible.
-    pub severity: Severity,
-    /// The protocol revisions where the change shows.
-    pub revisions: Vec<String>,
-    /// A JSON Pointer into the revision's surface.
-    pub path: String,
-    /// What changed, in words.
-    pub what: String,
-}
-
-impl fmt::Display for Change {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let severity = match self.severity {
-            Severity::Breaking => "BREAKING  ",
-            Severity::Compatible => "compatible",
-        };
-        write!(
-            f,
-            "{severity} [{}] {}: {}",
-            self.revisions.join(", "),
-            self.path,
-            self.what
-        )
-    }
-}
-
-/// Escapes one JSON Pointer segment.
-pub(super) fn pointer(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
 
 /// Every change from `old` to `new`, breaking ones first, each once with
 /// every revision it shows in.

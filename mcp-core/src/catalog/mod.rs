@@ -36,6 +36,7 @@
 //! diff, the profile report and the token counts of any server, a command
 //! or a URL, written with `mcp-core` or not.
 
+mod change;
 mod collect;
 pub mod diff;
 pub mod lock;

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::diff::{pointer, Severity};
+use super::change::{pointer, Severity};
 
 /// Which way values flow through the schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::{Issue, Profile};
-use crate::catalog::diff::pointer;
+use crate::catalog::change::pointer;
 
 pub(super) fn check(profile: Profile, tools: &[Value], server: &str, out: &mut Vec<Issue>) {
     match profile {

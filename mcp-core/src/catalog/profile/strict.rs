@@ -32,7 +32,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use serde_json::{json, Map, Value};
 
-use crate::catalog::diff::pointer;
+use crate::catalog::change::pointer;
 use crate::intercept::Answer;
 use crate::intercept::{Hook, Interceptor, Next, Outcome, Request};
 
