@@ -112,6 +112,7 @@ pub use handler::prompt::{IntoPromptResult, McpPromptDef, PromptArgs};
 pub use handler::resource::{IntoResourceContents, McpResourceDef, ResourceRequest};
 pub use handler::state::State;
 pub use handler::tool::{IntoToolResult, Json, McpToolDef};
+pub use handler::tool_error::ToolError;
 pub use handler::uri_template::UriTemplate;
 pub use protocol::{
     CacheScope, CallToolResult, Content, ErrorCode, ErrorObject, GetPromptResult, Implementation,

@@ -70,7 +70,7 @@ pub(crate) fn panic_error(message: String) -> crate::protocol::ErrorObject {
 }
 
 /// A short random id that ties a client's error to the server's log line.
-fn error_id() -> String {
+pub(crate) fn error_id() -> String {
     use std::fmt::Write as _;
     let bytes: [u8; 8] = crate::random::bytes();
     bytes.iter().fold(String::with_capacity(16), |mut s, b| {

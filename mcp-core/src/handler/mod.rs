@@ -7,4 +7,5 @@ pub(crate) mod prompt;
 pub(crate) mod resource;
 pub(crate) mod state;
 pub(crate) mod tool;
+pub(crate) mod tool_error;
 pub(crate) mod uri_template;

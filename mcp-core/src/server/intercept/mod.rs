@@ -71,12 +71,19 @@
 //! ```
 
 mod builtin;
+mod errors;
+#[cfg(feature = "metrics")]
+mod metrics;
 mod request;
 
 use std::future::Future;
 use std::sync::Arc;
 
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub use self::metrics::{Metrics, DURATION, ERRORS, IN_FLIGHT, MAX_KEYS, REQUESTS};
 pub use builtin::{ConcurrencyLimit, Timeout, Trace};
+pub use errors::ErrorMapping;
 pub use request::{Operation, Request};
 
 pub use super::outcome::{Answer, Outcome, ToolListing};
