@@ -1,0 +1,125 @@
+//! The token endpoint: the authorization code exchange (with the PKCE
+//! verifier and the resource indicator, RFC 8707) and refresh, with the
+//! client authenticated as its registration says.
+
+use std::time::{Duration, SystemTime};
+
+use serde::Deserialize;
+
+use super::challenge::split_scopes;
+use super::fetch::{Body, Fetcher};
+use super::registration::{AuthMethod, ClientId};
+use super::store::Tokens;
+use super::urls;
+use crate::client::ClientError;
+use crate::protocol::base64;
+
+/// A grant to ask for.
+pub(crate) enum Grant<'a> {
+    /// `authorization_code`.
+    Code {
+        code: &'a str,
+        redirect_uri: &'a str,
+        verifier: &'a str,
+    },
+    /// `refresh_token`.
+    Refresh { refresh_token: &'a str },
+}
+
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: String,
+    token_type: String,
+    #[serde(default)]
+    expires_in: Option<u64>,
+    #[serde(default)]
+    refresh_token: Option<String>,
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+/// Asks `token_endpoint` for tokens for `resource`; `requested` are the
+/// scopes asked for (the granted ones when the answer does not say).
+pub(crate) async fn request(
+    fetcher: &Fetcher,
+    token_endpoint: &str,
+    client: &ClientId,
+    grant: Grant<'_>,
+    resource: &str,
+    requested: &[String],
+) -> Result<Tokens, ClientError> {
+    let mut form: Vec<(&str, &str)> = match &grant {
+        Grant::Code {
+            code,
+            redirect_uri,
+            verifier,
+        } => vec![
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", redirect_uri),
+            ("code_verifier", verifier),
+        ],
+        Grant::Refresh { refresh_token } => vec![
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+        ],
+    };
+    form.push(("resource", resource));
+    let mut authorization = None;
+    match client.method {
+        AuthMethod::Basic => {
+            let pair = format!(
+                "{}:{}",
+                urls::encode(&client.id),
+                urls::encode(client.secret.as_deref().unwrap_or_default())
+            );
+            authorization = Some(format!("Basic {}", base64::encode(pair.as_bytes())));
+        }
+        AuthMethod::Post => {
+            form.push(("client_id", &client.id));
+            form.push(("client_secret", client.secret.as_deref().unwrap_or_default()));
+        }
+        AuthMethod::None => form.push(("client_id", &client.id)),
+    }
+    let answer = fetcher
+        .send(
+            hyper::Method::POST,
+            token_endpoint,
+            Body::Form(urls::form(&form)),
+            authorization.as_deref(),
+        )
+        .await?;
+    if !answer.status.is_success() {
+        return Err(ClientError::Authorization(format!(
+            "the token endpoint {token_endpoint} refused the grant: {}",
+            answer.oauth_error()
+        )));
+    }
+    let response: TokenResponse = answer.json("the token response")?;
+    if !response.token_type.eq_ignore_ascii_case("bearer") {
+        return Err(ClientError::Authorization(format!(
+            "the token endpoint issued a {:?} token; this client sends Bearer tokens only",
+            response.token_type
+        )));
+    }
+    let scopes = match response.scope.as_deref() {
+        Some(s) => split_scopes(Some(s)),
+        None => requested.to_vec(),
+    };
+    let refresh_token = match (response.refresh_token, grant) {
+        (Some(new), _) => Some(new),
+        // A refresh that issued no new refresh token keeps the old one.
+        (None, Grant::Refresh { refresh_token }) => Some(refresh_token.to_owned()),
+        (None, Grant::Code { .. }) => None,
+    };
+    Ok(Tokens {
+        access_token: response.access_token,
+        refresh_token,
+        expires_at: response
+            .expires_in
+            .and_then(|s| SystemTime::now().checked_add(Duration::from_secs(s))),
+        scopes,
+        issuer: client.issuer.clone(),
+        client_id: client.id.clone(),
+    })
+}
