@@ -131,9 +131,17 @@ mod tests {
 
     #[test]
     fn other_schemes_and_garbage_give_nothing() {
-        assert_eq!(Challenge::parse(Some("Basic realm=\"x\"")), Challenge::default());
+        assert_eq!(
+            Challenge::parse(Some("Basic realm=\"x\"")),
+            Challenge::default()
+        );
         assert_eq!(Challenge::parse(Some("Bearer")), Challenge::default());
-        assert_eq!(Challenge::parse(Some("Bearer scope=\"unterminated")).scope.as_deref(), Some("unterminated"));
+        assert_eq!(
+            Challenge::parse(Some("Bearer scope=\"unterminated"))
+                .scope
+                .as_deref(),
+            Some("unterminated")
+        );
         let c = Challenge::parse(Some("Basic realm=\"a\", Bearer scope=x"));
         assert_eq!(c.scope.as_deref(), Some("x"));
         assert_eq!(Challenge::parse(None), Challenge::default());

@@ -119,11 +119,10 @@ impl Fetcher {
             .body(Full::new(bytes))
             .map_err(|e| ClientError::Authorization(format!("building a request to {url}: {e}")))?;
         let exchange = async {
-            let response = self
-                .client
-                .request(req)
-                .await
-                .map_err(|e| ClientError::Authorization(format!("{method} {url} failed: {e}")))?;
+            let response =
+                self.client.request(req).await.map_err(|e| {
+                    ClientError::Authorization(format!("{method} {url} failed: {e}"))
+                })?;
             let status = response.status();
             let location = response
                 .headers()

@@ -97,13 +97,19 @@ impl OAuth {
             }
         }
         let mut scopes = match &known {
-            Some(k) if k.discovered.server.issuer == discovered.server.issuer => k.requested.clone(),
+            Some(k) if k.discovered.server.issuer == discovered.server.issuer => {
+                k.requested.clone()
+            }
             _ => Vec::new(),
         };
         let wanted = if challenge.scope.is_some() {
             challenge.scopes()
         } else {
-            discovered.resource.scopes_supported.clone().unwrap_or_default()
+            discovered
+                .resource
+                .scopes_supported
+                .clone()
+                .unwrap_or_default()
         };
         union(&mut scopes, wanted);
         self.authorize(&key, discovered, scopes).await
@@ -241,7 +247,10 @@ fn check_redirect(
 ) -> Result<String, ClientError> {
     let pairs = urls::query_pairs(back)?;
     let one = |name: &str| -> Result<Option<&str>, ClientError> {
-        let mut values = pairs.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str());
+        let mut values = pairs
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str());
         let first = values.next();
         if values.next().is_some() {
             return Err(ClientError::Authorization(format!(

@@ -61,7 +61,13 @@ pub(crate) async fn send(
         }
         drop(response);
         oauth
-            .recover(endpoint, status, challenge.as_deref(), bearer.as_ref(), attempt)
+            .recover(
+                endpoint,
+                status,
+                challenge.as_deref(),
+                bearer.as_ref(),
+                attempt,
+            )
             .await?;
         attempt += 1;
     }

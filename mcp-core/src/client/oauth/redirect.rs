@@ -82,11 +82,10 @@ impl LoopbackRedirect {
     /// Accepts connections until one asks for `/callback`.
     async fn receive(&self) -> Result<String, ClientError> {
         loop {
-            let (mut stream, _) = self
-                .listener
-                .accept()
-                .await
-                .map_err(|e| ClientError::Authorization(format!("the redirect listener: {e}")))?;
+            let (mut stream, _) =
+                self.listener.accept().await.map_err(|e| {
+                    ClientError::Authorization(format!("the redirect listener: {e}"))
+                })?;
             // The request line is all that matters; 8 KiB bounds it.
             let mut head = vec![0u8; 8192];
             let mut len = 0;

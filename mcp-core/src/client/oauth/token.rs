@@ -77,7 +77,10 @@ pub(crate) async fn request(
         }
         AuthMethod::Post => {
             form.push(("client_id", &client.id));
-            form.push(("client_secret", client.secret.as_deref().unwrap_or_default()));
+            form.push((
+                "client_secret",
+                client.secret.as_deref().unwrap_or_default(),
+            ));
         }
         AuthMethod::None => form.push(("client_id", &client.id)),
     }

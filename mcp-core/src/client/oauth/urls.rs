@@ -67,7 +67,11 @@ pub(crate) fn query_pairs(url: &str) -> Result<Vec<(String, String)>, ClientErro
         let (name, value) = part.split_once('=').unwrap_or((part, ""));
         match (decode(name), decode(value)) {
             (Some(n), Some(v)) => pairs.push((n, v)),
-            _ => return Err(ClientError::Authorization(format!("a malformed query in {url:?}"))),
+            _ => {
+                return Err(ClientError::Authorization(format!(
+                    "a malformed query in {url:?}"
+                )))
+            }
         }
     }
     Ok(pairs)
@@ -183,7 +187,10 @@ mod tests {
             vec![("code".into(), "a/b".into()), ("state".into(), "s".into())]
         );
         assert!(query_pairs("http://x/cb?code=%").is_err());
-        assert_eq!(with_query("http://a/auth?x=1", &[("y", "2 3")]), "http://a/auth?x=1&y=2%203");
+        assert_eq!(
+            with_query("http://a/auth?x=1", &[("y", "2 3")]),
+            "http://a/auth?x=1&y=2%203"
+        );
     }
 
     #[test]
@@ -211,7 +218,10 @@ mod tests {
         let server = uri("http://localhost:3000/mcp");
         assert!(resource_covers(&uri("http://localhost:3000/mcp"), &server));
         assert!(resource_covers(&uri("http://LOCALHOST:3000"), &server));
-        assert!(!resource_covers(&uri("https://evil.example.com/mcp"), &server));
+        assert!(!resource_covers(
+            &uri("https://evil.example.com/mcp"),
+            &server
+        ));
         assert!(!resource_covers(&uri("http://localhost:3000/mc"), &server));
         assert!(!resource_covers(&uri("http://localhost:3001/mcp"), &server));
     }

@@ -1,14 +1,12 @@
-//! The OAuth client (`mcp_core::client::oauth`) against a server written
-//! here with hyper, on an ephemeral port, that plays both the protected
-//! MCP resource (our own `McpHttpService` behind a bearer check with a
-//! scope per tool) and its authorization server (metadata, an authorize
-//! endpoint that approves at once, a token endpoint that checks PKCE).
-
+//! The server the OAuth tests talk to: the protected MCP resource (our
+//! own `McpHttpService` behind a bearer check with a scope per tool) and
+//! its authorization server (metadata, an authorize endpoint that
+//! approves at once, a token endpoint that checks PKCE), on one
+//! ephemeral port.
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full};
@@ -17,38 +15,40 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use mcp_core::client::oauth::{HeadlessRedirect, OAuth, PreRegistered};
-use mcp_core::client::{ClientBuilder, ClientError, Protocol};
 use mcp_core::protocol::base64;
 use mcp_core::{CallToolResult, HttpOptions, InvokeContext, McpHttpService, McpServer, McpToolDef};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-const WRITE_SCOPE: &str = "files:write";
-const READ_SCOPE: &str = "files:read";
+pub(crate) const WRITE_SCOPE: &str = "files:write";
+pub(crate) const READ_SCOPE: &str = "files:read";
 
 /// How the test server misbehaves, if at all.
 #[derive(Clone, Default)]
-struct Plan {
+pub(crate) struct Plan {
     /// `iss` sent in the authorization redirect instead of the issuer.
-    wrong_iss: bool,
+    pub(crate) wrong_iss: bool,
     /// Bytes of padding in the resource metadata document.
-    padding: usize,
+    pub(crate) padding: usize,
     /// The tokens' `expires_in`.
-    expires_in: Option<u64>,
+    pub(crate) expires_in: Option<u64>,
+    /// The tool `write` is refused for lack of scope whatever the token.
+    pub(crate) never_enough: bool,
+    /// The resource metadata names another server.
+    pub(crate) foreign_resource: bool,
 }
 
 /// What a request to the test server carried.
 #[derive(Default)]
-struct Seen {
+pub(crate) struct Seen {
     /// Query of each authorization request.
-    authorize: Vec<HashMap<String, String>>,
+    pub(crate) authorize: Vec<HashMap<String, String>>,
     /// Form of each token request.
-    token: Vec<HashMap<String, String>>,
+    pub(crate) token: Vec<HashMap<String, String>>,
     /// Method and `Authorization` of each request to the MCP endpoint.
-    mcp: Vec<(Method, Option<String>)>,
+    pub(crate) mcp: Vec<(Method, Option<String>)>,
     /// Authorization-server metadata fetches.
-    metadata: usize,
+    pub(crate) metadata: usize,
 }
 
 struct Grant {
@@ -56,7 +56,7 @@ struct Grant {
     scope: String,
 }
 
-struct Server {
+pub(crate) struct Server {
     base: String,
     plan: Plan,
     mcp: McpHttpService,
@@ -70,7 +70,7 @@ struct Server {
 
 type Body = Either<mcp_core::transport::http::McpBody, Full<Bytes>>;
 
-fn tools() -> McpServer {
+pub(crate) fn tools() -> McpServer {
     let tool = |name: &'static str| {
         McpToolDef::new(
             name,
@@ -89,7 +89,7 @@ fn tools() -> McpServer {
         .unwrap_or_else(|e| panic!("server: {e}"))
 }
 
-async fn start(plan: Plan) -> Arc<Server> {
+pub(crate) async fn start(plan: Plan) -> Arc<Server> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .unwrap_or_else(|e| panic!("bind: {e}"));
@@ -156,7 +156,10 @@ fn pairs(s: &str) -> HashMap<String, String> {
         let mut i = 0;
         while i < bytes.len() {
             if bytes[i] == b'%' && i + 2 < bytes.len() {
-                if let Some(b) = v.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                if let Some(b) = v
+                    .get(i + 1..i + 3)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                {
                     out.push(b);
                     i += 3;
                     continue;
@@ -177,7 +180,7 @@ fn pairs(s: &str) -> HashMap<String, String> {
 }
 
 impl Server {
-    fn resource(&self) -> String {
+    pub(crate) fn resource(&self) -> String {
         format!("{}/mcp", self.base)
     }
 
@@ -197,7 +200,11 @@ impl Server {
                 StatusCode::OK,
                 &[],
                 json!({
-                    "resource": self.resource(),
+                    "resource": if self.plan.foreign_resource {
+                        "http://evil.example.com/mcp".to_owned()
+                    } else {
+                        self.resource()
+                    },
                     "authorization_servers": [self.base],
                     "scopes_supported": [READ_SCOPE],
                     "padding": "x".repeat(self.plan.padding),
@@ -268,7 +275,11 @@ impl Server {
             .push(form.clone());
         let field = |n: &str| form.get(n).cloned().unwrap_or_default();
         if field("resource") != self.resource() {
-            return reply(StatusCode::BAD_REQUEST, &[], json!({"error": "invalid_target"}));
+            return reply(
+                StatusCode::BAD_REQUEST,
+                &[],
+                json!({"error": "invalid_target"}),
+            );
         }
         let scopes: Vec<String> = match field("grant_type").as_str() {
             "authorization_code" => {
@@ -278,10 +289,15 @@ impl Server {
                     .unwrap_or_else(|e| e.into_inner())
                     .remove(&field("code"));
                 let Some(grant) = grant else {
-                    return reply(StatusCode::BAD_REQUEST, &[], json!({"error": "invalid_grant"}));
+                    return reply(
+                        StatusCode::BAD_REQUEST,
+                        &[],
+                        json!({"error": "invalid_grant"}),
+                    );
                 };
                 // PKCE S256, as RFC 7636 §4.6 has the server check it.
-                let computed = base64::encode_url(&Sha256::digest(field("code_verifier").as_bytes()));
+                let computed =
+                    base64::encode_url(&Sha256::digest(field("code_verifier").as_bytes()));
                 if computed != grant.challenge {
                     return reply(
                         StatusCode::BAD_REQUEST,
@@ -289,7 +305,12 @@ impl Server {
                         json!({"error": "invalid_grant", "error_description": "PKCE verifier mismatch"}),
                     );
                 }
-                grant.scope.split(' ').filter(|s| !s.is_empty()).map(str::to_owned).collect()
+                grant
+                    .scope
+                    .split(' ')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect()
             }
             "refresh_token" => {
                 let known = self
@@ -300,10 +321,22 @@ impl Server {
                     .cloned();
                 match known {
                     Some(s) => s,
-                    None => return reply(StatusCode::BAD_REQUEST, &[], json!({"error": "invalid_grant"})),
+                    None => {
+                        return reply(
+                            StatusCode::BAD_REQUEST,
+                            &[],
+                            json!({"error": "invalid_grant"}),
+                        )
+                    }
                 }
             }
-            _ => return reply(StatusCode::BAD_REQUEST, &[], json!({"error": "unsupported_grant_type"})),
+            _ => {
+                return reply(
+                    StatusCode::BAD_REQUEST,
+                    &[],
+                    json!({"error": "unsupported_grant_type"}),
+                )
+            }
         };
         let access = self.next("at");
         let refresh = self.next("rt");
@@ -343,7 +376,13 @@ impl Server {
         let scopes = authorization
             .as_deref()
             .and_then(|a| a.strip_prefix("Bearer "))
-            .and_then(|t| self.access.lock().unwrap_or_else(|e| e.into_inner()).get(t).cloned());
+            .and_then(|t| {
+                self.access
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(t)
+                    .cloned()
+            });
         let Some(scopes) = scopes else {
             let challenge = format!("Bearer resource_metadata=\"{}\"", self.prm_url());
             return reply(
@@ -353,14 +392,19 @@ impl Server {
             );
         };
         let (parts, body) = req.into_parts();
-        let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+        let body = body
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
         let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let needed = if message["method"] == "tools/call" && message["params"]["name"] == "write" {
             WRITE_SCOPE
         } else {
             READ_SCOPE
         };
-        if !scopes.iter().any(|s| s == needed) {
+        let never = self.plan.never_enough && needed == WRITE_SCOPE;
+        if never || !scopes.iter().any(|s| s == needed) {
             let challenge = format!(
                 "Bearer error=\"insufficient_scope\", scope=\"{needed}\", resource_metadata=\"{}\"",
                 self.prm_url()
@@ -371,196 +415,22 @@ impl Server {
                 json!({"error": "insufficient_scope"}),
             );
         }
-        let response = self.mcp.handle(Request::from_parts(parts, Full::new(body))).await;
+        let response = self
+            .mcp
+            .handle(Request::from_parts(parts, Full::new(body)))
+            .await;
         response.map(Either::Left)
     }
 
-    fn seen<T>(&self, f: impl FnOnce(&Seen) -> T) -> T {
+    pub(crate) fn seen<T>(&self, f: impl FnOnce(&Seen) -> T) -> T {
         f(&self.seen.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Forgets every access token (as a server restart or revocation would).
-    fn revoke_access_tokens(&self) {
-        self.access.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    pub(crate) fn revoke_access_tokens(&self) {
+        self.access
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
-}
-
-fn oauth() -> OAuth {
-    OAuth::new(HeadlessRedirect::new("http://127.0.0.1:9/callback"))
-        .pre_registered(PreRegistered::new("test-client"))
-}
-
-fn builder(protocol: &str, oauth: OAuth) -> ClientBuilder {
-    ClientBuilder::new("oauth-test", "1")
-        .protocol(Protocol::pinned(protocol))
-        .timeout(Some(Duration::from_secs(30)))
-        .oauth(oauth)
-}
-
-fn text(result: &CallToolResult) -> String {
-    serde_json::to_value(&result.content).map_or_else(|_| String::new(), |v| v.to_string())
-}
-
-#[tokio::test]
-async fn the_full_flow_verifies_pkce_and_every_request_carries_the_token() {
-    for era in ["2025-11-25", "2026-07-28"] {
-        let server = start(Plan::default()).await;
-        let client = builder(era, oauth())
-            .connect_http(&server.resource())
-            .await
-            .unwrap_or_else(|e| panic!("{era}: connect: {e}"));
-        let result = client
-            .call_tool("read", json!({}))
-            .await
-            .unwrap_or_else(|e| panic!("{era}: read: {e}"));
-        assert!(text(&result).contains("read done"), "{era}: {result:?}");
-        client.close().await;
-
-        server.seen(|seen| {
-            assert_eq!(seen.authorize.len(), 1, "{era}: one authorization");
-            let q = &seen.authorize[0];
-            assert_eq!(q["code_challenge_method"], "S256");
-            assert_eq!(q["client_id"], "test-client");
-            assert_eq!(q["resource"], server.resource(), "{era}: RFC 8707 resource");
-            // The metadata's scopes_supported (no scope in the challenge),
-            // plus offline_access, which the authorization server lists.
-            assert_eq!(q["scope"], format!("{READ_SCOPE} offline_access"));
-            assert_eq!(seen.token.len(), 1, "{era}: one code exchange (PKCE checked by the server)");
-            assert_eq!(seen.token[0]["grant_type"], "authorization_code");
-            // Only the very first request went without the token.
-            let (first, rest) = seen.mcp.split_first().unwrap_or_else(|| panic!("{era}: no request"));
-            assert!(first.1.is_none(), "{era}: {first:?}");
-            assert!(!rest.is_empty());
-            for (method, auth) in rest {
-                assert!(
-                    auth.as_deref().is_some_and(|a| a.starts_with("Bearer at-")),
-                    "{era}: {method} without the token: {auth:?}"
-                );
-            }
-            if era == "2025-11-25" {
-                assert!(
-                    rest.iter().any(|(m, _)| m == Method::DELETE),
-                    "the closing DELETE went out (with the token)"
-                );
-            }
-        });
-    }
-}
-
-#[tokio::test]
-async fn a_missing_scope_steps_up_with_the_union_of_scopes() {
-    let server = start(Plan::default()).await;
-    let client = builder("2026-07-28", oauth())
-        .connect_http(&server.resource())
-        .await
-        .unwrap_or_else(|e| panic!("connect: {e}"));
-    let result = client
-        .call_tool("write", json!({}))
-        .await
-        .unwrap_or_else(|e| panic!("write: {e}"));
-    assert!(text(&result).contains("write done"), "{result:?}");
-    server.seen(|seen| {
-        assert_eq!(seen.authorize.len(), 2, "the first grant, then the step-up");
-        let scopes: Vec<&str> = seen.authorize[1]["scope"].split(' ').collect();
-        assert!(scopes.contains(&READ_SCOPE), "kept: {scopes:?}");
-        assert!(scopes.contains(&WRITE_SCOPE), "added: {scopes:?}");
-    });
-}
-
-#[tokio::test]
-async fn an_expired_token_is_refreshed_before_it_is_sent() {
-    // Tokens that expire in 1 s are within the 30 s refresh margin at once.
-    let server = start(Plan {
-        expires_in: Some(1),
-        ..Plan::default()
-    })
-    .await;
-    let oauth = oauth();
-    let client = builder("2026-07-28", oauth.clone())
-        .connect_http(&server.resource())
-        .await
-        .unwrap_or_else(|e| panic!("connect: {e}"));
-    client
-        .call_tool("read", json!({}))
-        .await
-        .unwrap_or_else(|e| panic!("read: {e}"));
-    server.seen(|seen| {
-        assert_eq!(seen.authorize.len(), 1, "refreshed, not re-authorized");
-        assert!(
-            seen.token.iter().any(|f| f["grant_type"] == "refresh_token"
-                && f["resource"] == server.resource()
-                && f["client_id"] == "test-client"),
-            "{:?}",
-            seen.token
-        );
-    });
-    let held = oauth
-        .tokens(&server.resource())
-        .await
-        .unwrap_or_else(|| panic!("tokens kept"));
-    let last = server.seen(|s| s.mcp.last().and_then(|(_, a)| a.clone()));
-    assert_eq!(last, Some(format!("Bearer {}", held.access_token)), "the refreshed token went out");
-}
-
-#[tokio::test]
-async fn a_401_mid_session_refreshes_once_and_the_call_goes_through() {
-    let server = start(Plan::default()).await;
-    let client = builder("2025-11-25", oauth())
-        .connect_http(&server.resource())
-        .await
-        .unwrap_or_else(|e| panic!("connect: {e}"));
-    client
-        .call_tool("read", json!({}))
-        .await
-        .unwrap_or_else(|e| panic!("read: {e}"));
-    server.revoke_access_tokens();
-    client
-        .call_tool("read", json!({}))
-        .await
-        .unwrap_or_else(|e| panic!("read after revocation: {e}"));
-    server.seen(|seen| {
-        assert_eq!(seen.authorize.len(), 1);
-        let grants: Vec<&str> = seen.token.iter().map(|f| f["grant_type"].as_str()).collect();
-        assert_eq!(grants, ["authorization_code", "refresh_token"]);
-    });
-}
-
-#[tokio::test]
-async fn a_redirect_from_another_issuer_is_refused_before_the_code_is_used() {
-    let server = start(Plan {
-        wrong_iss: true,
-        ..Plan::default()
-    })
-    .await;
-    let outcome = builder("2026-07-28", oauth())
-        .connect_http(&server.resource())
-        .await;
-    match outcome {
-        Err(ClientError::Authorization(why)) => assert!(why.contains("issuer"), "{why}"),
-        other => panic!("expected an authorization error, got {other:?}"),
-    }
-    server.seen(|seen| {
-        assert_eq!(seen.authorize.len(), 1);
-        assert!(seen.token.is_empty(), "the code never reached the token endpoint");
-    });
-}
-
-#[tokio::test]
-async fn oversized_metadata_is_refused() {
-    let server = start(Plan {
-        padding: 100 * 1024,
-        ..Plan::default()
-    })
-    .await;
-    let outcome = builder("2026-07-28", oauth().max_document_bytes(16 * 1024))
-        .connect_http(&server.resource())
-        .await;
-    match outcome {
-        Err(ClientError::Authorization(why)) => assert!(why.contains("exceeds 16384 bytes"), "{why}"),
-        other => panic!("expected an authorization error, got {other:?}"),
-    }
-    server.seen(|seen| {
-        assert_eq!(seen.metadata, 0, "discovery stopped at the oversized document");
-        assert!(seen.authorize.is_empty());
-    });
 }
