@@ -74,11 +74,12 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 /// Never listened on: the code is read from the authorization redirect.
 const REDIRECT_URI: &str = "http://localhost:3000/callback";
 
-/// OAuth as the suite's scenarios want it: a client ID metadata document
-/// where the authorization server supports them, the context's
-/// pre-registered credentials (bound to its issuer) when it names some,
-/// dynamic registration otherwise.
-fn oauth() -> OAuth {
+/// OAuth as the suite's scenarios want it: the context's pre-registered
+/// credentials (bound to its issuer) when it names some, a client ID
+/// metadata document where the authorization server supports them,
+/// dynamic registration otherwise; the client credentials grant for the
+/// extension scenario that asks for it.
+fn oauth(scenario: &str) -> OAuth {
     let mut oauth = OAuth::new(HeadlessRedirect::new(REDIRECT_URI))
         .client_name("mcp-core-conformance-client")
         .client_metadata_url(CLIENT_METADATA_URL);
@@ -95,6 +96,10 @@ fn oauth() -> OAuth {
         if let Some(issuer) = text("issuer") {
             credentials = credentials.issuer(issuer);
         }
+        if scenario == "auth/client-credentials-basic" {
+            // The client credentials extension: no user, no redirect.
+            return OAuth::client_credentials(credentials);
+        }
         oauth = oauth.pre_registered(credentials);
     }
     oauth
@@ -109,7 +114,7 @@ async fn connect(url: &str, scenario: &str) -> Result<Client, ClientError> {
         .protocol(protocol)
         .handlers(handlers());
     if scenario.starts_with("auth/") {
-        builder = builder.oauth(oauth());
+        builder = builder.oauth(oauth(scenario));
     }
     builder.connect_http(url).await
 }

@@ -43,6 +43,14 @@ pub(crate) struct ServerMetadata {
 }
 
 impl ServerMetadata {
+    /// True when the server offers PKCE with S256 (the code flow refuses
+    /// a server that does not say so).
+    pub(crate) fn offers_s256(&self) -> bool {
+        self.code_challenge_methods_supported
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|m| m == "S256"))
+    }
+
     /// True when the server lists `method` for its token endpoint (RFC
     /// 8414: `client_secret_basic` when the list is absent).
     pub(crate) fn supports_auth_method(&self, method: &str) -> bool {
@@ -124,7 +132,7 @@ async fn resource_metadata(
 
 /// The metadata of the authorization server `issuer`, from the first
 /// well-known location that has it; its `issuer` must be `issuer`
-/// exactly, and it must offer PKCE with S256.
+/// exactly.
 pub(crate) async fn server_metadata(
     fetcher: &Fetcher,
     issuer: &str,
@@ -148,15 +156,6 @@ pub(crate) async fn server_metadata(
             return Err(ClientError::Authorization(format!(
                 "the metadata at {url} names issuer {:?}, not {issuer:?}: refusing it",
                 metadata.issuer
-            )));
-        }
-        let s256 = metadata
-            .code_challenge_methods_supported
-            .as_ref()
-            .is_some_and(|m| m.iter().any(|m| m == "S256"));
-        if !s256 {
-            return Err(ClientError::Authorization(format!(
-                "authorization server {issuer} does not offer PKCE with S256"
             )));
         }
         return Ok(metadata);

@@ -16,7 +16,7 @@ use super::pkce::{self, Pkce};
 use super::registration::{self, ClientId, Identity};
 use super::store::Tokens;
 use super::token::{self, Grant};
-use super::{urls, Known, OAuth};
+use super::{urls, Known, Machine, OAuth};
 use crate::client::ClientError;
 
 /// A token this close to its expiry is refreshed before it is sent.
@@ -127,10 +127,33 @@ impl OAuth {
             .scopes_supported
             .as_ref()
             .is_some_and(|s| s.iter().any(|s| s == "offline_access"));
-        if self.config.offline_access && offers_offline {
+        if self.config.offline_access && offers_offline && self.config.machine.is_none() {
             union(&mut scopes, vec!["offline_access".to_owned()]);
         }
         let client = self.client_at(&discovered).await?;
+        if let Some(Machine) = self.config.machine {
+            // The client acting for itself: no user, no redirect.
+            let tokens = token::request(
+                &self.fetcher(),
+                &server.token_endpoint,
+                &client,
+                Grant::ClientCredentials {
+                    scope: &scopes.join(" "),
+                },
+                &discovered.resource.resource,
+                &scopes,
+            )
+            .await?;
+            self.config.store.save(key, tokens).await;
+            self.remember(key, discovered, scopes);
+            return Ok(());
+        }
+        if !server.offers_s256() {
+            return Err(ClientError::Authorization(format!(
+                "authorization server {} does not offer PKCE with S256",
+                server.issuer
+            )));
+        }
         let pkce = Pkce::new();
         let state = pkce::state();
         let redirect_uri = self.config.step.redirect_uri();

@@ -88,6 +88,8 @@ pub struct OAuth {
 #[derive(Clone)]
 struct Config {
     step: Arc<dyn AuthorizationStep>,
+    /// Set for the client credentials grant (no user involved).
+    machine: Option<Machine>,
     store: Arc<dyn TokenStore>,
     client_name: String,
     metadata_url: Option<String>,
@@ -98,6 +100,10 @@ struct Config {
     max_reauthorizations: u32,
     timeout: Duration,
 }
+
+/// The `client_credentials` grant is used instead of the code flow.
+#[derive(Clone, Copy)]
+struct Machine;
 
 #[derive(Default)]
 struct Shared {
@@ -134,6 +140,7 @@ impl OAuth {
         Self {
             config: Config {
                 step: Arc::new(step),
+                machine: None,
                 store: Arc::new(MemoryTokenStore::new()),
                 client_name: "mcp-core client".to_owned(),
                 metadata_url: None,
@@ -146,6 +153,20 @@ impl OAuth {
             },
             shared: Arc::default(),
         }
+    }
+
+    /// A client acting for itself, not for a user: the OAuth client
+    /// credentials grant (the `io.modelcontextprotocol/oauth-client-credentials`
+    /// extension) with `credentials` (their secret sent by
+    /// `client_secret_basic` or `client_secret_post`, as the authorization
+    /// server lists), after the same discovery as the code flow. No
+    /// redirect, no refresh token: a `401` asks for a new token.
+    pub fn client_credentials(credentials: PreRegistered) -> Self {
+        let mut oauth = Self::new(HeadlessRedirect::new("urn:ietf:wg:oauth:2.0:oob"))
+            .pre_registered(credentials)
+            .dynamic_registration(false);
+        oauth.config.machine = Some(Machine);
+        oauth
     }
 
     /// Keeps tokens in `store` instead of memory.
@@ -162,8 +183,9 @@ impl OAuth {
         self
     }
 
-    /// The URL of this client's metadata document, used as its
-    /// `client_id` where the authorization server advertises
+    /// The URL of this client's metadata document (`https://` with a
+    /// path; another URL is never used), sent as its `client_id` where
+    /// the authorization server advertises
     /// `client_id_metadata_document_supported`.
     #[must_use]
     pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {

@@ -133,7 +133,10 @@ pub(crate) async fn identify(
         });
     }
     if let Some(url) = me.metadata_url {
-        if server.client_id_metadata_document_supported == Some(true) {
+        // A metadata document's URL is https with a path (the CIMD draft).
+        let usable = super::urls::parse(url)
+            .is_ok_and(|u| u.scheme_str() == Some("https") && u.path().len() > 1);
+        if usable && server.client_id_metadata_document_supported == Some(true) {
             return Ok(ClientId {
                 issuer,
                 id: url.to_owned(),

@@ -24,6 +24,8 @@ pub(crate) enum Grant<'a> {
     },
     /// `refresh_token`.
     Refresh { refresh_token: &'a str },
+    /// `client_credentials` (the client acting for itself), for `scope`.
+    ClientCredentials { scope: &'a str },
 }
 
 #[derive(Deserialize)]
@@ -63,6 +65,12 @@ pub(crate) async fn request(
             ("grant_type", "refresh_token"),
             ("refresh_token", refresh_token),
         ],
+        Grant::ClientCredentials { scope } if scope.is_empty() => {
+            vec![("grant_type", "client_credentials")]
+        }
+        Grant::ClientCredentials { scope } => {
+            vec![("grant_type", "client_credentials"), ("scope", scope)]
+        }
     };
     form.push(("resource", resource));
     let mut authorization = None;
@@ -113,7 +121,7 @@ pub(crate) async fn request(
         (Some(new), _) => Some(new),
         // A refresh that issued no new refresh token keeps the old one.
         (None, Grant::Refresh { refresh_token }) => Some(refresh_token.to_owned()),
-        (None, Grant::Code { .. }) => None,
+        (None, Grant::Code { .. } | Grant::ClientCredentials { .. }) => None,
     };
     Ok(Tokens {
         access_token: response.access_token,
