@@ -96,9 +96,13 @@ fn oauth(scenario: &str) -> OAuth {
         if let Some(issuer) = text("issuer") {
             credentials = credentials.issuer(issuer);
         }
+        // The extensions for clients without a user: no redirect.
         if scenario == "auth/client-credentials-basic" {
-            // The client credentials extension: no user, no redirect.
             return OAuth::client_credentials(credentials);
+        }
+        if scenario == "auth/wif-jwt-bearer" {
+            let assertion = text("valid_jwt").unwrap_or_default();
+            return OAuth::jwt_bearer(credentials, move || Ok(assertion.clone()));
         }
         oauth = oauth.pre_registered(credentials);
     }

@@ -131,15 +131,25 @@ impl OAuth {
             union(&mut scopes, vec!["offline_access".to_owned()]);
         }
         let client = self.client_at(&discovered).await?;
-        if let Some(Machine) = self.config.machine {
+        if let Some(machine) = &self.config.machine {
             // The client acting for itself: no user, no redirect.
+            let scope = scopes.join(" ");
+            let assertion;
+            let grant = match machine {
+                Machine::ClientCredentials => Grant::ClientCredentials { scope: &scope },
+                Machine::JwtBearer(source) => {
+                    assertion = source()?;
+                    Grant::JwtBearer {
+                        assertion: &assertion,
+                        scope: &scope,
+                    }
+                }
+            };
             let tokens = token::request(
                 &self.fetcher(),
                 &server.token_endpoint,
                 &client,
-                Grant::ClientCredentials {
-                    scope: &scopes.join(" "),
-                },
+                grant,
                 &discovered.resource.resource,
                 &scopes,
             )

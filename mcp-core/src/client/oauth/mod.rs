@@ -70,9 +70,7 @@ pub use redirect::{AuthorizationStep, HeadlessRedirect, LoopbackRedirect};
 pub use registration::PreRegistered;
 pub use store::{MemoryTokenStore, TokenStore, Tokens};
 
-use super::ClientBuilder;
-#[cfg(doc)]
-use super::ClientError;
+use super::{ClientBuilder, ClientError};
 use discovery::Discovered;
 use registration::ClientId;
 
@@ -101,9 +99,16 @@ struct Config {
     timeout: Duration,
 }
 
-/// The `client_credentials` grant is used instead of the code flow.
-#[derive(Clone, Copy)]
-struct Machine;
+/// A grant without a user, used instead of the code flow.
+#[derive(Clone)]
+enum Machine {
+    /// `client_credentials`.
+    ClientCredentials,
+    /// RFC 7523 `jwt-bearer`, with a fresh assertion each time.
+    JwtBearer(Assertion),
+}
+
+type Assertion = Arc<dyn Fn() -> Result<String, ClientError> + Send + Sync>;
 
 #[derive(Default)]
 struct Shared {
@@ -165,7 +170,22 @@ impl OAuth {
         let mut oauth = Self::new(HeadlessRedirect::new("urn:ietf:wg:oauth:2.0:oob"))
             .pre_registered(credentials)
             .dynamic_registration(false);
-        oauth.config.machine = Some(Machine);
+        oauth.config.machine = Some(Machine::ClientCredentials);
+        oauth
+    }
+
+    /// A workload authorizing with an identity its platform issued (the
+    /// `io.modelcontextprotocol/auth/wif` extension): the RFC 7523
+    /// `jwt-bearer` grant with the JWT `assertion` returns (called for
+    /// each grant, so it can hand out a fresh one), as the client
+    /// `credentials` name (usually public: no secret). A refused grant is
+    /// an error, never retried with another grant type.
+    pub fn jwt_bearer(
+        credentials: PreRegistered,
+        assertion: impl Fn() -> Result<String, ClientError> + Send + Sync + 'static,
+    ) -> Self {
+        let mut oauth = Self::client_credentials(credentials);
+        oauth.config.machine = Some(Machine::JwtBearer(Arc::new(assertion)));
         oauth
     }
 

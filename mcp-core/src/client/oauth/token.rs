@@ -26,7 +26,11 @@ pub(crate) enum Grant<'a> {
     Refresh { refresh_token: &'a str },
     /// `client_credentials` (the client acting for itself), for `scope`.
     ClientCredentials { scope: &'a str },
+    /// RFC 7523 `jwt-bearer` with a workload's `assertion`, for `scope`.
+    JwtBearer { assertion: &'a str, scope: &'a str },
 }
+
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 #[derive(Deserialize)]
 struct TokenResponse {
@@ -70,6 +74,13 @@ pub(crate) async fn request(
         }
         Grant::ClientCredentials { scope } => {
             vec![("grant_type", "client_credentials"), ("scope", scope)]
+        }
+        Grant::JwtBearer { assertion, scope } => {
+            let mut form = vec![("grant_type", JWT_BEARER), ("assertion", assertion)];
+            if !scope.is_empty() {
+                form.push(("scope", scope));
+            }
+            form
         }
     };
     form.push(("resource", resource));
@@ -121,7 +132,7 @@ pub(crate) async fn request(
         (Some(new), _) => Some(new),
         // A refresh that issued no new refresh token keeps the old one.
         (None, Grant::Refresh { refresh_token }) => Some(refresh_token.to_owned()),
-        (None, Grant::Code { .. } | Grant::ClientCredentials { .. }) => None,
+        (None, _) => None,
     };
     Ok(Tokens {
         access_token: response.access_token,
