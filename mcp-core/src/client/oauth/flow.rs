@@ -48,8 +48,37 @@ impl OAuth {
 
     /// After a `401` or a `403 insufficient_scope` (the `attempt`-th for
     /// one request) to a request sent with `sent`: gets a token worth
-    /// retrying with, or says why not.
+    /// retrying with, or says why not. The flow runs on a task of its
+    /// own: a request that times out or is cancelled while the user is
+    /// still authorizing fails, but the flow goes on, and the next request
+    /// gets its token.
     pub(crate) async fn recover(
+        &self,
+        endpoint: &Uri,
+        status: StatusCode,
+        www_authenticate: Option<&str>,
+        sent: Option<&HeaderValue>,
+        attempt: u32,
+    ) -> Result<(), ClientError> {
+        let this = self.clone();
+        let endpoint = endpoint.clone();
+        let challenge = www_authenticate.map(str::to_owned);
+        let sent = sent.cloned();
+        tokio::spawn(async move {
+            this.recover_now(
+                &endpoint,
+                status,
+                challenge.as_deref(),
+                sent.as_ref(),
+                attempt,
+            )
+            .await
+        })
+        .await
+        .map_err(|e| ClientError::Authorization(format!("the authorization flow failed: {e}")))?
+    }
+
+    async fn recover_now(
         &self,
         endpoint: &Uri,
         status: StatusCode,

@@ -45,6 +45,12 @@
 //! [`ClientError::Authorization`]. Over stdio there is no OAuth: the
 //! spec has stdio servers take credentials from the environment.
 //!
+//! A user may take longer than a request's timeout (60 s by default) or
+//! the [`Protocol::Auto`](super::Protocol::Auto) probe's (5 s): the flow
+//! runs on a task of its own and completes anyway (the next request gets
+//! its token), but with an interactive step pin the protocol and raise
+//! [`ClientBuilder::timeout`] so the first request waits for the user.
+//!
 //! Every document fetched is bounded ([`OAuth::max_document_bytes`], 64
 //! KiB by default) and every exchange timed out. Like the rest of the
 //! client, this speaks `http://` only: put a TLS-terminating proxy in

@@ -69,9 +69,7 @@ pub(crate) async fn request(
             ("grant_type", "refresh_token"),
             ("refresh_token", refresh_token),
         ],
-        Grant::ClientCredentials { scope } if scope.is_empty() => {
-            vec![("grant_type", "client_credentials")]
-        }
+        Grant::ClientCredentials { scope: "" } => vec![("grant_type", "client_credentials")],
         Grant::ClientCredentials { scope } => {
             vec![("grant_type", "client_credentials"), ("scope", scope)]
         }
