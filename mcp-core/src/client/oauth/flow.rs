@@ -369,3 +369,56 @@ fn union(scopes: &mut Vec<String>, more: Vec<String>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(advertised: Option<bool>) -> discovery::ServerMetadata {
+        let doc = serde_json::json!({
+            "issuer": "http://as.example",
+            "authorization_endpoint": "http://as.example/authorize",
+            "token_endpoint": "http://as.example/token",
+            "authorization_response_iss_parameter_supported": advertised,
+        });
+        serde_json::from_value(doc).unwrap_or_else(|e| panic!("metadata: {e}"))
+    }
+
+    fn check(query: &str, advertised: Option<bool>) -> Result<String, ClientError> {
+        check_redirect(
+            &format!("http://127.0.0.1/cb?{query}"),
+            "s1",
+            &server(advertised),
+        )
+    }
+
+    #[test]
+    fn the_iss_of_a_redirect_is_compared_exactly() {
+        let iss = "iss=http%3A%2F%2Fas.example";
+        assert_eq!(
+            check(&format!("code=c&state=s1&{iss}"), Some(true))
+                .ok()
+                .as_deref(),
+            Some("c")
+        );
+        // Present but not advertised: still compared.
+        assert!(check("code=c&state=s1&iss=http%3A%2F%2Fevil.example", None).is_err());
+        // No normalization: a trailing slash is another issuer.
+        assert!(check(&format!("code=c&state=s1&{iss}%2F"), Some(true)).is_err());
+        // Advertised, so it must be there.
+        assert!(check("code=c&state=s1", Some(true)).is_err());
+        assert_eq!(check("code=c&state=s1", None).ok().as_deref(), Some("c"));
+    }
+
+    #[test]
+    fn state_code_and_errors_are_checked() {
+        assert!(check("code=c&state=other", None).is_err());
+        assert!(check("code=c", None).is_err());
+        assert!(check("state=s1", None).is_err());
+        assert!(check("code=c&code=d&state=s1", None).is_err());
+        let refused = check("error=access_denied&state=s1", None);
+        assert!(
+            matches!(refused, Err(ClientError::Authorization(w)) if w.contains("access_denied"))
+        );
+    }
+}
