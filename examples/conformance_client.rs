@@ -19,7 +19,7 @@
 
 use std::process::ExitCode;
 
-use mcp_core::client::oauth::{HeadlessRedirect, OAuth, PreRegistered};
+use mcp_core::client::oauth::{HeadlessRedirect, IdentityProvider, OAuth, PreRegistered};
 use mcp_core::client::{Client, ClientBuilder, ClientError, Handlers, Protocol};
 use serde_json::{json, Map, Value};
 
@@ -99,6 +99,15 @@ fn oauth(scenario: &str) -> OAuth {
         // The extensions for clients without a user: no redirect.
         if scenario == "auth/client-credentials-basic" {
             return OAuth::client_credentials(credentials);
+        }
+        if scenario == "auth/enterprise-managed-authorization" {
+            let id_token = text("idp_id_token").unwrap_or_default();
+            let idp = IdentityProvider::new(
+                text("idp_token_endpoint").unwrap_or_default(),
+                text("idp_client_id").unwrap_or_default(),
+                move || Ok(id_token.clone()),
+            );
+            return OAuth::enterprise(credentials, idp);
         }
         if scenario == "auth/wif-jwt-bearer" {
             let assertion = text("valid_jwt").unwrap_or_default();

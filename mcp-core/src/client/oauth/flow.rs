@@ -173,6 +173,16 @@ impl OAuth {
                         scope: &scope,
                     }
                 }
+                Machine::Enterprise(idp) => {
+                    let resource = &discovered.resource.resource;
+                    assertion = idp
+                        .id_jag(&self.fetcher(), &server.issuer, resource, &scope)
+                        .await?;
+                    Grant::JwtBearer {
+                        assertion: &assertion,
+                        scope: &scope,
+                    }
+                }
             };
             let tokens = token::request(
                 &self.fetcher(),

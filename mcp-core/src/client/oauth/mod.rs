@@ -58,6 +58,7 @@
 
 mod challenge;
 mod discovery;
+mod enterprise;
 mod fetch;
 mod flow;
 pub(crate) mod link;
@@ -72,6 +73,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+pub use enterprise::IdentityProvider;
 pub use redirect::{AuthorizationStep, HeadlessRedirect, LoopbackRedirect};
 pub use registration::PreRegistered;
 pub use store::{MemoryTokenStore, TokenStore, Tokens};
@@ -112,6 +114,8 @@ enum Machine {
     ClientCredentials,
     /// RFC 7523 `jwt-bearer`, with a fresh assertion each time.
     JwtBearer(Assertion),
+    /// `jwt-bearer` with an ID-JAG from the enterprise identity provider.
+    Enterprise(IdentityProvider),
 }
 
 type Assertion = Arc<dyn Fn() -> Result<String, ClientError> + Send + Sync>;
@@ -192,6 +196,18 @@ impl OAuth {
     ) -> Self {
         let mut oauth = Self::client_credentials(credentials);
         oauth.config.machine = Some(Machine::JwtBearer(Arc::new(assertion)));
+        oauth
+    }
+
+    /// Enterprise-managed authorization (the
+    /// `io.modelcontextprotocol/enterprise-managed-authorization`
+    /// extension): the user's ID token at `idp` is exchanged (RFC 8693)
+    /// for an ID-JAG naming the MCP server's authorization server and
+    /// resource, presented there with the `jwt-bearer` grant as the client
+    /// `credentials` name. No browser, no redirect.
+    pub fn enterprise(credentials: PreRegistered, idp: IdentityProvider) -> Self {
+        let mut oauth = Self::client_credentials(credentials);
+        oauth.config.machine = Some(Machine::Enterprise(idp));
         oauth
     }
 
