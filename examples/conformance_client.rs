@@ -100,6 +100,16 @@ fn oauth(scenario: &str) -> OAuth {
         if scenario == "auth/client-credentials-basic" {
             return OAuth::client_credentials(credentials);
         }
+        if scenario == "auth/client-credentials-jwt" {
+            let pem = text("private_key_pem").unwrap_or_default();
+            return match credentials.clone().private_key_pem(&pem) {
+                Ok(with_key) => OAuth::client_credentials(with_key),
+                Err(e) => {
+                    eprintln!("{scenario}: {e}");
+                    OAuth::client_credentials(credentials)
+                }
+            };
+        }
         if scenario == "auth/enterprise-managed-authorization" {
             let id_token = text("idp_id_token").unwrap_or_default();
             let idp = IdentityProvider::new(

@@ -56,6 +56,8 @@
 //! client, this speaks `http://` only: put a TLS-terminating proxy in
 //! front of `https://` authorization servers.
 
+#[cfg(feature = "client-oauth-jwt")]
+mod assertion;
 mod challenge;
 mod discovery;
 mod enterprise;

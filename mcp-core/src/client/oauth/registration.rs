@@ -18,6 +18,8 @@ pub struct PreRegistered {
     pub(crate) issuer: Option<String>,
     pub(crate) client_id: String,
     pub(crate) client_secret: Option<String>,
+    #[cfg(feature = "client-oauth-jwt")]
+    pub(crate) key: Option<std::sync::Arc<p256::ecdsa::SigningKey>>,
 }
 
 impl PreRegistered {
@@ -28,7 +30,22 @@ impl PreRegistered {
             issuer: None,
             client_id: client_id.into(),
             client_secret: None,
+            #[cfg(feature = "client-oauth-jwt")]
+            key: None,
         }
+    }
+
+    /// Authenticates with `private_key_jwt` (feature `client-oauth-jwt`):
+    /// ES256 assertions signed with this P-256 key (PKCS#8 PEM), instead
+    /// of a secret.
+    ///
+    /// # Errors
+    /// `pem` is not a PKCS#8 P-256 private key.
+    #[cfg(feature = "client-oauth-jwt")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client-oauth-jwt")))]
+    pub fn private_key_pem(mut self, pem: &str) -> Result<Self, ClientError> {
+        self.key = Some(std::sync::Arc::new(super::assertion::key_from_pem(pem)?));
+        Ok(self)
     }
 
     /// A confidential client: its secret.
@@ -59,7 +76,7 @@ impl std::fmt::Debug for PreRegistered {
 }
 
 /// How the client authenticates at the token endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub(crate) enum AuthMethod {
     /// `client_secret_basic`: HTTP Basic with the form-encoded id and secret.
     Basic,
@@ -67,6 +84,9 @@ pub(crate) enum AuthMethod {
     Post,
     /// `none`: a public client sends only its `client_id`.
     None,
+    /// `private_key_jwt`: a signed assertion (RFC 7523 §2.2).
+    #[cfg(feature = "client-oauth-jwt")]
+    PrivateKeyJwt(std::sync::Arc<p256::ecdsa::SigningKey>),
 }
 
 impl AuthMethod {
@@ -125,6 +145,15 @@ pub(crate) async fn identify(
         .find(|p| p.issuer.as_deref() == Some(issuer.as_str()))
         .or_else(|| me.pre_registered.iter().find(|p| p.issuer.is_none()));
     if let Some(p) = pre {
+        #[cfg(feature = "client-oauth-jwt")]
+        if let Some(key) = &p.key {
+            return Ok(ClientId {
+                method: AuthMethod::PrivateKeyJwt(std::sync::Arc::clone(key)),
+                issuer,
+                id: p.client_id.clone(),
+                secret: None,
+            });
+        }
         return Ok(ClientId {
             method: AuthMethod::choose(server, p.client_secret.is_some()),
             issuer,

@@ -83,7 +83,9 @@ pub(crate) async fn request(
     };
     form.push(("resource", resource));
     let mut authorization = None;
-    match client.method {
+    #[cfg(feature = "client-oauth-jwt")]
+    let signed;
+    match &client.method {
         AuthMethod::Basic => {
             let pair = format!(
                 "{}:{}",
@@ -100,6 +102,13 @@ pub(crate) async fn request(
             ));
         }
         AuthMethod::None => form.push(("client_id", &client.id)),
+        #[cfg(feature = "client-oauth-jwt")]
+        AuthMethod::PrivateKeyJwt(key) => {
+            signed = super::assertion::sign(key, &client.id, &client.issuer)?;
+            form.push(("client_id", &client.id));
+            form.push(("client_assertion_type", super::assertion::ASSERTION_TYPE));
+            form.push(("client_assertion", &signed));
+        }
     }
     let answer = fetcher
         .send(
