@@ -398,3 +398,50 @@ async fn a_proxy_never_forwards_its_callers_token_to_an_oauth_backend() {
         }
     });
 }
+
+#[tokio::test]
+async fn concurrent_refusals_share_one_refresh() {
+    let server = start(Plan::default()).await;
+    let client = builder("2026-07-28", oauth())
+        .connect_http(&server.resource())
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    server.revoke_access_tokens();
+    let calls = (0..4).map(|_| client.call_tool("read", json!({})));
+    for outcome in futures_join(calls).await {
+        outcome.unwrap_or_else(|e| panic!("read: {e}"));
+    }
+    server.seen(|seen| {
+        let refreshes = seen
+            .token
+            .iter()
+            .filter(|f| f["grant_type"] == "refresh_token")
+            .count();
+        assert_eq!(refreshes, 1, "one refresh served every refused call");
+        assert_eq!(seen.authorize.len(), 1);
+    });
+}
+
+/// Runs the futures concurrently and collects their outputs in order.
+async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
+    let mut pinned: Vec<_> = futures.map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = pinned.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, f) in pinned.iter_mut().enumerate() {
+            if out[i].is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => out[i] = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().flatten().collect()
+}

@@ -51,6 +51,13 @@
 //! its token), but with an interactive step pin the protocol and raise
 //! [`ClientBuilder::timeout`] so the first request waits for the user.
 //!
+//! Clients without a user skip the redirect: [`OAuth::client_credentials`]
+//! (the client credentials grant), [`OAuth::jwt_bearer`] (a workload's
+//! identity assertion, RFC 7523) and [`OAuth::enterprise`] (an ID token
+//! exchanged at the enterprise identity provider for an ID-JAG). With
+//! feature `client-oauth-jwt`, pre-registered clients may authenticate
+//! with `private_key_jwt` (ES256) instead of a secret.
+//!
 //! Every document fetched is bounded ([`OAuth::max_document_bytes`], 64
 //! KiB by default) and every exchange timed out. Like the rest of the
 //! client, this speaks `http://` only: put a TLS-terminating proxy in
