@@ -78,11 +78,13 @@ const REDIRECT_URI: &str = "http://localhost:3000/callback";
 /// credentials (bound to its issuer) when it names some, a client ID
 /// metadata document where the authorization server supports them,
 /// dynamic registration otherwise; the client credentials grant for the
-/// extension scenario that asks for it.
+/// extension scenarios that ask for them; DPoP where offered.
 fn oauth(scenario: &str) -> OAuth {
     let mut oauth = OAuth::new(HeadlessRedirect::new(REDIRECT_URI))
         .client_name("mcp-core-conformance-client")
-        .client_metadata_url(CLIENT_METADATA_URL);
+        .client_metadata_url(CLIENT_METADATA_URL)
+        // DPoP-bound tokens where the authorization server offers them.
+        .dpop(true);
     let context = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str::<Value>(&c).ok())

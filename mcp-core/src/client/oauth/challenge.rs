@@ -13,7 +13,7 @@ pub(crate) struct Challenge {
 }
 
 impl Challenge {
-    /// The `Bearer` challenge among `header`'s (an absent or other-scheme
+    /// The `Bearer` (else `DPoP`) challenge among `header`'s (an absent or other-scheme
     /// header gives an empty challenge). Quoted strings may hold commas and
     /// `\"` escapes; unknown parameters are ignored.
     pub(crate) fn parse(header: Option<&str>) -> Self {
@@ -21,7 +21,8 @@ impl Challenge {
         let Some(header) = header else {
             return out;
         };
-        let Some(start) = find_scheme(header, "bearer") else {
+        let Some(start) = find_scheme(header, "bearer").or_else(|| find_scheme(header, "dpop"))
+        else {
             return out;
         };
         let mut rest = &header[start..];

@@ -21,6 +21,8 @@ use crate::client::ClientError;
 pub(crate) struct Answer {
     pub(crate) status: StatusCode,
     pub(crate) location: Option<String>,
+    /// A `DPoP-Nonce` the server sent.
+    pub(crate) dpop_nonce: Option<String>,
     pub(crate) body: Vec<u8>,
 }
 
@@ -29,6 +31,17 @@ impl Answer {
     pub(crate) fn json<T: DeserializeOwned>(&self, what: &str) -> Result<T, ClientError> {
         serde_json::from_slice(&self.body)
             .map_err(|e| ClientError::Authorization(format!("{what}: not the expected JSON ({e})")))
+    }
+
+    /// The OAuth `error` code of a refusal, if it has one.
+    pub(crate) fn error_code(&self) -> Option<String> {
+        #[derive(serde::Deserialize)]
+        struct Refusal {
+            error: String,
+        }
+        serde_json::from_slice::<Refusal>(&self.body)
+            .ok()
+            .map(|r| r.error)
     }
 
     /// The OAuth `error` (and description) of a refusal, for a message.
@@ -91,6 +104,18 @@ impl Fetcher {
         body: Body,
         authorization: Option<&str>,
     ) -> Result<Answer, ClientError> {
+        self.send_with(method, url, body, authorization, None).await
+    }
+
+    /// [`Fetcher::send`], with a `DPoP` proof header when given.
+    pub(crate) async fn send_with(
+        &self,
+        method: Method,
+        url: &str,
+        body: Body,
+        authorization: Option<&str>,
+        dpop: Option<&str>,
+    ) -> Result<Answer, ClientError> {
         let uri = super::urls::parse(url)?;
         let mut req = Request::builder()
             .method(method.clone())
@@ -100,6 +125,12 @@ impl Fetcher {
             let value = HeaderValue::from_str(a)
                 .map_err(|_| ClientError::Authorization("credentials unfit for a header".into()))?;
             req = req.header(AUTHORIZATION, value);
+        }
+        if let Some(proof) = dpop {
+            let value = HeaderValue::from_str(proof).map_err(|_| {
+                ClientError::Authorization("a DPoP proof unfit for a header".into())
+            })?;
+            req = req.header("dpop", value);
         }
         let bytes = match body {
             Body::None => Bytes::new(),
@@ -129,10 +160,16 @@ impl Fetcher {
                 .get(LOCATION)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
+            let dpop_nonce = response
+                .headers()
+                .get("dpop-nonce")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             let body = read_bounded(response.into_body(), self.max_bytes, url).await?;
             Ok(Answer {
                 status,
                 location,
+                dpop_nonce,
                 body,
             })
         };

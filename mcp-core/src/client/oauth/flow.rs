@@ -5,6 +5,7 @@
 //! `iss`), the code exchange, refresh, step-up. One flow at a time per
 //! [`OAuth`]: concurrent refusals wait for it and reuse its token.
 
+use std::sync::PoisonError;
 use std::time::Duration;
 
 use hyper::header::HeaderValue;
@@ -23,27 +24,102 @@ use crate::client::ClientError;
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 
 impl OAuth {
-    /// The `Authorization` value for a request to `endpoint`, if a token
-    /// is held (refreshed first when it has expired and can be).
-    pub(crate) async fn bearer(&self, endpoint: &Uri) -> Result<Option<HeaderValue>, ClientError> {
+    /// The `Authorization` value (and, for a DPoP-bound token, the
+    /// `DPoP` proof) for a `method` request to `endpoint`, if a token is
+    /// held (refreshed first when it has expired and can be).
+    pub(crate) async fn authorization(
+        &self,
+        endpoint: &Uri,
+        method: &hyper::Method,
+    ) -> Result<Option<(HeaderValue, Option<HeaderValue>)>, ClientError> {
         let key = endpoint.to_string();
-        let Some(tokens) = self.config.store.load(&key).await else {
+        let Some(mut tokens) = self.config.store.load(&key).await else {
             return Ok(None);
         };
         if tokens.expires_within(EXPIRY_MARGIN) && tokens.refresh_token.is_some() {
             let _flow = self.shared.flow.lock().await;
-            let current = self.config.store.load(&key).await;
-            match current {
-                Some(t) if t != tokens => return header(&t).map(Some),
+            match self.config.store.load(&key).await {
                 None => return Ok(None),
-                Some(_) => {}
-            }
-            // A failed refresh sends the old token: its 401 re-authorizes.
-            if let Ok(Some(fresh)) = self.refresh(&key, &tokens).await {
-                return header(&fresh).map(Some);
+                Some(t) if t != tokens => tokens = t,
+                // A failed refresh sends the old token: its 401 re-authorizes.
+                Some(_) => {
+                    if let Ok(Some(fresh)) = self.refresh(&key, &tokens).await {
+                        tokens = fresh;
+                    }
+                }
             }
         }
-        header(&tokens).map(Some)
+        let proof = if tokens.dpop_bound {
+            let dpop = self
+                .shared
+                .dpop_key
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            let Some(dpop) = dpop else {
+                // Bound to a key this client does not hold: no use sending it.
+                return Ok(None);
+            };
+            let nonce = self
+                .shared
+                .rs_nonce
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            let proof = dpop.proof(
+                method.as_str(),
+                &key,
+                Some(&tokens.access_token),
+                nonce.as_deref(),
+            )?;
+            Some(HeaderValue::from_str(&proof).map_err(|_| {
+                ClientError::Authorization("a DPoP proof unfit for a header".into())
+            })?)
+        } else {
+            None
+        };
+        Ok(Some((header(&tokens)?, proof)))
+    }
+
+    /// Keeps the resource's latest `DPoP-Nonce`; true when it is new.
+    pub(crate) fn resource_nonce(&self, nonce: &str) -> bool {
+        let mut slot = self
+            .shared
+            .rs_nonce
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let new = slot.as_deref() != Some(nonce);
+        *slot = Some(nonce.to_owned());
+        new
+    }
+
+    /// The DPoP key for tokens from `server`: when DPoP is on and the
+    /// server accepts ES256 proofs.
+    fn dpop_for(
+        &self,
+        server: &discovery::ServerMetadata,
+    ) -> Result<Option<std::sync::Arc<super::Dpop>>, ClientError> {
+        let offered = server
+            .dpop_signing_alg_values_supported
+            .as_ref()
+            .is_some_and(|algs| algs.iter().any(|a| a == "ES256"));
+        if !self.config.dpop || !offered {
+            return Ok(None);
+        }
+        #[cfg(feature = "client-oauth-jwt")]
+        {
+            let mut slot = self
+                .shared
+                .dpop_key
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if slot.is_none() {
+                *slot = Some(std::sync::Arc::new(super::Dpop::generate()?));
+            }
+            Ok(slot.clone())
+        }
+        #[cfg(not(feature = "client-oauth-jwt"))]
+        Ok(None)
     }
 
     /// After a `401` or a `403 insufficient_scope` (the `attempt`-th for
@@ -160,6 +236,7 @@ impl OAuth {
             union(&mut scopes, vec!["offline_access".to_owned()]);
         }
         let client = self.client_at(&discovered).await?;
+        let dpop = self.dpop_for(server)?;
         if let Some(machine) = &self.config.machine {
             // The client acting for itself: no user, no redirect.
             let scope = scopes.join(" ");
@@ -191,6 +268,7 @@ impl OAuth {
                 grant,
                 &discovered.resource.resource,
                 &scopes,
+                dpop.as_deref().map(|k| (k, &self.shared.as_nonce)),
             )
             .await?;
             self.config.store.save(key, tokens).await;
@@ -233,6 +311,7 @@ impl OAuth {
             },
             &discovered.resource.resource,
             &scopes,
+            dpop.as_deref().map(|k| (k, &self.shared.as_nonce)),
         )
         .await?;
         self.config.store.save(key, tokens).await;
@@ -256,6 +335,10 @@ impl OAuth {
         if client.id != tokens.client_id {
             return Ok(None);
         }
+        let dpop = self.dpop_for(&known.discovered.server)?;
+        if tokens.dpop_bound && dpop.is_none() {
+            return Ok(None);
+        }
         let fresh = token::request(
             &self.fetcher(),
             &known.discovered.server.token_endpoint,
@@ -263,6 +346,7 @@ impl OAuth {
             Grant::Refresh { refresh_token },
             &known.discovered.resource.resource,
             &tokens.scopes,
+            dpop.as_deref().map(|k| (k, &self.shared.as_nonce)),
         )
         .await?;
         self.config.store.save(key, fresh.clone()).await;
@@ -364,9 +448,10 @@ fn check_redirect(
         .ok_or_else(|| ClientError::Authorization("the authorization response has no code".into()))
 }
 
-/// `Bearer <access token>`.
+/// `Bearer <access token>` (`DPoP <access token>` for a bound one).
 fn header(tokens: &Tokens) -> Result<HeaderValue, ClientError> {
-    HeaderValue::from_str(&format!("Bearer {}", tokens.access_token)).map_err(|_| {
+    let scheme = if tokens.dpop_bound { "DPoP" } else { "Bearer" };
+    HeaderValue::from_str(&format!("{scheme} {}", tokens.access_token)).map_err(|_| {
         ClientError::Authorization("the access token cannot be sent in a header".into())
     })
 }

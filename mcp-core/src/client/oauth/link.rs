@@ -12,6 +12,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client as HyperClient;
 
 use super::challenge::Challenge;
+
+const DPOP: hyper::header::HeaderName = hyper::header::HeaderName::from_static("dpop");
+const DPOP_NONCE: hyper::header::HeaderName = hyper::header::HeaderName::from_static("dpop-nonce");
 use super::OAuth;
 use crate::client::ClientError;
 
@@ -33,15 +36,20 @@ pub(crate) async fn send(
     headers.remove(AUTHORIZATION);
     drop(req);
     let mut attempt = 0;
+    let mut nonce_retried = false;
     loop {
-        let bearer = oauth.bearer(endpoint).await?;
+        let credentials = oauth.authorization(endpoint, &method).await?;
         let mut next = Request::new(Full::new(body.clone()));
         *next.method_mut() = method.clone();
         *next.uri_mut() = uri.clone();
         *next.version_mut() = version;
         *next.headers_mut() = headers.clone();
-        if let Some(b) = &bearer {
-            next.headers_mut().insert(AUTHORIZATION, b.clone());
+        let bearer = credentials.as_ref().map(|(a, _)| a.clone());
+        if let Some((authorization, proof)) = credentials {
+            next.headers_mut().insert(AUTHORIZATION, authorization);
+            if let Some(proof) = proof {
+                next.headers_mut().insert(DPOP, proof);
+            }
         }
         let response = client
             .request(next)
@@ -53,9 +61,23 @@ pub(crate) async fn send(
             .get(WWW_AUTHENTICATE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        let parsed = Challenge::parse(challenge.as_deref());
+        let fresh_nonce = response
+            .headers()
+            .get(DPOP_NONCE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|n| oauth.resource_nonce(n));
+        // RFC 9449 §9: a proof without the server's nonce, retried once with it.
+        if status == StatusCode::UNAUTHORIZED
+            && parsed.error.as_deref() == Some("use_dpop_nonce")
+            && fresh_nonce
+            && !nonce_retried
+        {
+            nonce_retried = true;
+            continue;
+        }
         let refused = status == StatusCode::UNAUTHORIZED
-            || (status == StatusCode::FORBIDDEN
-                && Challenge::parse(challenge.as_deref()).insufficient_scope());
+            || (status == StatusCode::FORBIDDEN && parsed.insufficient_scope());
         if !refused || !recover {
             return Ok(response);
         }

@@ -67,6 +67,8 @@
 mod assertion;
 mod challenge;
 mod discovery;
+#[cfg(feature = "client-oauth-jwt")]
+mod dpop;
 mod enterprise;
 mod fetch;
 mod flow;
@@ -89,7 +91,26 @@ pub use store::{MemoryTokenStore, TokenStore, Tokens};
 
 use super::{ClientBuilder, ClientError};
 use discovery::Discovered;
+#[cfg(feature = "client-oauth-jwt")]
+use dpop::Dpop;
 use registration::ClientId;
+
+/// Without feature `client-oauth-jwt` there is no DPoP key.
+#[cfg(not(feature = "client-oauth-jwt"))]
+enum Dpop {}
+
+#[cfg(not(feature = "client-oauth-jwt"))]
+impl Dpop {
+    fn proof(
+        &self,
+        _method: &str,
+        _url: &str,
+        _access_token: Option<&str>,
+        _nonce: Option<&str>,
+    ) -> Result<String, ClientError> {
+        match *self {}
+    }
+}
 
 /// How a client authorizes with protected servers; see the
 /// [module docs](self). Clones share their tokens and registrations (a
@@ -114,6 +135,8 @@ struct Config {
     max_document: usize,
     max_reauthorizations: u32,
     timeout: Duration,
+    /// Asks for DPoP-bound tokens where the authorization server offers them.
+    dpop: bool,
 }
 
 /// A grant without a user, used instead of the code flow.
@@ -132,6 +155,11 @@ type Assertion = Arc<dyn Fn() -> Result<String, ClientError> + Send + Sync>;
 #[derive(Default)]
 struct Shared {
     state: Mutex<State>,
+    /// The DPoP key, made on first use.
+    dpop_key: Mutex<Option<Arc<Dpop>>>,
+    /// The last `DPoP-Nonce` of the authorization server and of the resource.
+    as_nonce: Mutex<Option<String>>,
+    rs_nonce: Mutex<Option<String>>,
     /// One authorization or refresh at a time.
     flow: tokio::sync::Mutex<()>,
 }
@@ -174,6 +202,7 @@ impl OAuth {
                 max_document: 64 * 1024,
                 max_reauthorizations: 2,
                 timeout: Duration::from_secs(30),
+                dpop: false,
             },
             shared: Arc::default(),
         }
@@ -218,6 +247,21 @@ impl OAuth {
         let mut oauth = Self::client_credentials(credentials);
         oauth.config.machine = Some(Machine::Enterprise(idp));
         oauth
+    }
+
+    /// Asks for DPoP-bound tokens (RFC 9449; the
+    /// `io.modelcontextprotocol/auth/dpop` extension) where the
+    /// authorization server lists ES256 in `dpop_signing_alg_values_supported`:
+    /// every token request and every request to the MCP server then
+    /// carries a fresh proof from a P-256 key made for this `OAuth` (a
+    /// server's `DPoP-Nonce` is used from then on, and a `use_dpop_nonce`
+    /// refusal retried once with it). Off by default.
+    #[cfg(feature = "client-oauth-jwt")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client-oauth-jwt")))]
+    #[must_use]
+    pub fn dpop(mut self, on: bool) -> Self {
+        self.config.dpop = on;
+        self
     }
 
     /// Keeps tokens in `store` instead of memory.

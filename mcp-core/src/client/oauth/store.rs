@@ -22,6 +22,9 @@ pub struct Tokens {
     pub issuer: String,
     /// The `client_id` they were issued to (a refresh must use it).
     pub client_id: String,
+    /// True for a DPoP-bound access token (sent as `Authorization: DPoP`
+    /// with a proof; only the `OAuth` holding its key can use it).
+    pub dpop_bound: bool,
 }
 
 impl Tokens {
@@ -38,6 +41,7 @@ impl Tokens {
             scopes: Vec::new(),
             issuer: issuer.into(),
             client_id: client_id.into(),
+            dpop_bound: false,
         }
     }
 
@@ -57,6 +61,7 @@ impl std::fmt::Debug for Tokens {
             .field("scopes", &self.scopes)
             .field("issuer", &self.issuer)
             .field("client_id", &self.client_id)
+            .field("dpop_bound", &self.dpop_bound)
             .finish_non_exhaustive()
     }
 }

@@ -2,6 +2,7 @@
 //! verifier and the resource indicator, RFC 8707) and refresh, with the
 //! client authenticated as its registration says.
 
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use serde::Deserialize;
@@ -10,7 +11,7 @@ use super::challenge::split_scopes;
 use super::fetch::{Body, Fetcher};
 use super::registration::{AuthMethod, ClientId};
 use super::store::Tokens;
-use super::urls;
+use super::{urls, Dpop};
 use crate::client::ClientError;
 use crate::protocol::base64;
 
@@ -44,8 +45,13 @@ struct TokenResponse {
     scope: Option<String>,
 }
 
+/// A DPoP key and where the authorization server's nonce is kept.
+pub(crate) type DpopAt<'a> = Option<(&'a Dpop, &'a Mutex<Option<String>>)>;
+
 /// Asks `token_endpoint` for tokens for `resource`; `requested` are the
-/// scopes asked for (the granted ones when the answer does not say).
+/// scopes asked for (the granted ones when the answer does not say);
+/// with `dpop`, for a DPoP-bound token (a `use_dpop_nonce` refusal is
+/// retried once with the server's nonce).
 pub(crate) async fn request(
     fetcher: &Fetcher,
     token_endpoint: &str,
@@ -53,6 +59,7 @@ pub(crate) async fn request(
     grant: Grant<'_>,
     resource: &str,
     requested: &[String],
+    dpop: DpopAt<'_>,
 ) -> Result<Tokens, ClientError> {
     let mut form: Vec<(&str, &str)> = match &grant {
         Grant::Code {
@@ -110,14 +117,35 @@ pub(crate) async fn request(
             form.push(("client_assertion", &signed));
         }
     }
-    let answer = fetcher
-        .send(
-            hyper::Method::POST,
-            token_endpoint,
-            Body::Form(urls::form(&form)),
-            authorization.as_deref(),
-        )
-        .await?;
+    let form = urls::form(&form);
+    let mut retried = false;
+    let answer = loop {
+        let proof = match dpop {
+            Some((key, nonce)) => {
+                let nonce = nonce.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                Some(key.proof("POST", token_endpoint, None, nonce.as_deref())?)
+            }
+            None => None,
+        };
+        let answer = fetcher
+            .send_with(
+                hyper::Method::POST,
+                token_endpoint,
+                Body::Form(form.clone()),
+                authorization.as_deref(),
+                proof.as_deref(),
+            )
+            .await?;
+        if let (Some((_, slot)), Some(nonce)) = (dpop, &answer.dpop_nonce) {
+            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(nonce.clone());
+            let asks = answer.error_code().as_deref() == Some("use_dpop_nonce");
+            if asks && !retried {
+                retried = true;
+                continue;
+            }
+        }
+        break answer;
+    };
     if !answer.status.is_success() {
         return Err(ClientError::Authorization(format!(
             "the token endpoint {token_endpoint} refused the grant: {}",
@@ -125,9 +153,10 @@ pub(crate) async fn request(
         )));
     }
     let response: TokenResponse = answer.json("the token response")?;
-    if !response.token_type.eq_ignore_ascii_case("bearer") {
+    let dpop_bound = dpop.is_some() && response.token_type.eq_ignore_ascii_case("dpop");
+    if !dpop_bound && !response.token_type.eq_ignore_ascii_case("bearer") {
         return Err(ClientError::Authorization(format!(
-            "the token endpoint issued a {:?} token; this client sends Bearer tokens only",
+            "the token endpoint issued a {:?} token, which this client cannot send",
             response.token_type
         )));
     }
@@ -150,5 +179,6 @@ pub(crate) async fn request(
         scopes,
         issuer: client.issuer.clone(),
         client_id: client.id.clone(),
+        dpop_bound,
     })
 }
