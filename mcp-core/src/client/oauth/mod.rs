@@ -56,7 +56,8 @@
 //! identity assertion, RFC 7523) and [`OAuth::enterprise`] (an ID token
 //! exchanged at the enterprise identity provider for an ID-JAG). With
 //! feature `client-oauth-jwt`, pre-registered clients may authenticate
-//! with `private_key_jwt` (ES256) instead of a secret.
+//! with `private_key_jwt` (ES256) instead of a secret, and `OAuth::dpop`
+//! asks for DPoP-bound tokens (RFC 9449) where they are offered.
 //!
 //! Every document fetched is bounded ([`OAuth::max_document_bytes`], 64
 //! KiB by default) and every exchange timed out. Like the rest of the
