@@ -147,4 +147,36 @@ mod tests {
         assert_eq!(c.scope.as_deref(), Some("x"));
         assert_eq!(Challenge::parse(None), Challenge::default());
     }
+
+    #[test]
+    fn odd_headers_never_panic() {
+        for h in [
+            "",
+            " ",
+            ",",
+            "=",
+            "Bearer=",
+            "Bearer ,,,",
+            "Bearer a",
+            "Bearer a=",
+            "Bearer =x",
+            "Bearer a=\"",
+            "Bearer a=\"\\",
+            "bearerx scope=a",
+            "xbearer scope=a",
+            "DPoP error=use_dpop_nonce",
+            "Bearer scope=\"é\", error=é",
+            "Bearer,Bearer scope=a",
+            "Bearer a b c=d",
+        ] {
+            let _ = Challenge::parse(Some(h));
+        }
+        assert_eq!(
+            Challenge::parse(Some("DPoP error=\"use_dpop_nonce\""))
+                .error
+                .as_deref(),
+            Some("use_dpop_nonce")
+        );
+        assert_eq!(Challenge::parse(Some("xbearer scope=a")).scope, None);
+    }
 }
