@@ -445,3 +445,58 @@ async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) 
     .await;
     out.into_iter().flatten().collect()
 }
+
+/// One memory store behind two `OAuth`s (as a file or a keychain is
+/// behind two runs of a program).
+struct SharedStore(Arc<mcp_core::client::oauth::MemoryTokenStore>);
+
+#[async_trait::async_trait]
+impl mcp_core::client::oauth::TokenStore for SharedStore {
+    async fn load(&self, server: &str) -> Option<mcp_core::client::oauth::Tokens> {
+        self.0.load(server).await
+    }
+    async fn save(&self, server: &str, tokens: mcp_core::client::oauth::Tokens) {
+        self.0.save(server, tokens).await;
+    }
+    async fn clear(&self, server: &str) {
+        self.0.clear(server).await;
+    }
+}
+
+#[tokio::test]
+async fn tokens_from_a_previous_run_are_used_and_refreshed() {
+    use mcp_core::client::oauth::TokenStore;
+    let server = start(Plan::default()).await;
+    let store = Arc::new(mcp_core::client::oauth::MemoryTokenStore::new());
+    let first = builder(
+        "2026-07-28",
+        oauth().token_store(SharedStore(Arc::clone(&store))),
+    )
+    .connect_http(&server.resource())
+    .await
+    .unwrap_or_else(|e| panic!("first run: {e}"));
+    first.close().await;
+    assert!(store.load(&server.resource()).await.is_some());
+
+    // A second run: a new OAuth (no discovery, no registration yet) on the
+    // same store sends the stored token at once, and refreshes it on a 401.
+    let second = builder(
+        "2026-07-28",
+        oauth().token_store(SharedStore(Arc::clone(&store))),
+    )
+    .connect_http(&server.resource())
+    .await
+    .unwrap_or_else(|e| panic!("second run: {e}"));
+    let unauthenticated = server.seen(|s| s.mcp.iter().filter(|(_, a)| a.is_none()).count());
+    assert_eq!(unauthenticated, 1, "only the first run's first request went without a token");
+    server.revoke_access_tokens();
+    second
+        .call_tool("read", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("read: {e}"));
+    server.seen(|seen| {
+        assert_eq!(seen.authorize.len(), 1, "no second authorization");
+        let grants: Vec<&str> = seen.token.iter().map(|f| f["grant_type"].as_str()).collect();
+        assert_eq!(grants, ["authorization_code", "refresh_token"]);
+    });
+}

@@ -328,9 +328,14 @@ impl OAuth {
         let Some(known) = self.known(key) else {
             return Ok(None);
         };
-        let client = self.registered(&tokens.issuer);
-        let (Some(client), true) = (client, known.discovered.server.issuer == tokens.issuer) else {
+        if known.discovered.server.issuer != tokens.issuer {
             return Ok(None);
+        }
+        // Tokens from a store of a previous run: the identity is found
+        // again (pre-registered or a metadata document give the same one).
+        let client = match self.registered(&tokens.issuer) {
+            Some(c) => c,
+            None => self.client_at(&known.discovered).await?,
         };
         if client.id != tokens.client_id {
             return Ok(None);
