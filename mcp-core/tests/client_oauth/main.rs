@@ -488,7 +488,10 @@ async fn tokens_from_a_previous_run_are_used_and_refreshed() {
     .await
     .unwrap_or_else(|e| panic!("second run: {e}"));
     let unauthenticated = server.seen(|s| s.mcp.iter().filter(|(_, a)| a.is_none()).count());
-    assert_eq!(unauthenticated, 1, "only the first run's first request went without a token");
+    assert_eq!(
+        unauthenticated, 1,
+        "only the first run's first request went without a token"
+    );
     server.revoke_access_tokens();
     second
         .call_tool("read", json!({}))
@@ -496,7 +499,11 @@ async fn tokens_from_a_previous_run_are_used_and_refreshed() {
         .unwrap_or_else(|e| panic!("read: {e}"));
     server.seen(|seen| {
         assert_eq!(seen.authorize.len(), 1, "no second authorization");
-        let grants: Vec<&str> = seen.token.iter().map(|f| f["grant_type"].as_str()).collect();
+        let grants: Vec<&str> = seen
+            .token
+            .iter()
+            .map(|f| f["grant_type"].as_str())
+            .collect();
         assert_eq!(grants, ["authorization_code", "refresh_token"]);
     });
 }
