@@ -12,10 +12,14 @@
 //! ```
 //!
 //! It is also a small tour of `mcp_core::client`: connect, list, call,
-//! answer the server's questions.
+//! answer the server's questions and, for the `auth/*` scenarios,
+//! authorize with OAuth (`mcp_core::client::oauth`): the suite's
+//! authorization servers approve without a user, so the redirect is read
+//! straight from the authorization endpoint's answer.
 
 use std::process::ExitCode;
 
+use mcp_core::client::oauth::{HeadlessRedirect, IdentityProvider, OAuth, PreRegistered};
 use mcp_core::client::{Client, ClientBuilder, ClientError, Handlers, Protocol};
 use serde_json::{json, Map, Value};
 
@@ -64,20 +68,84 @@ fn handlers() -> Handlers {
         .roots(vec![json!({"uri": "file:///tmp", "name": "tmp"})])
 }
 
-async fn connect(url: &str) -> Result<Client, ClientError> {
+/// The client ID metadata document URL the suite's authorization servers
+/// accept without fetching it.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// Never listened on: the code is read from the authorization redirect.
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+
+/// OAuth as the suite's scenarios want it: the context's pre-registered
+/// credentials (bound to its issuer) when it names some, a client ID
+/// metadata document where the authorization server supports them,
+/// dynamic registration otherwise; the client credentials grant for the
+/// extension scenarios that ask for them; DPoP where offered.
+fn oauth(scenario: &str) -> OAuth {
+    let mut oauth = OAuth::new(HeadlessRedirect::new(REDIRECT_URI))
+        .client_name("mcp-core-conformance-client")
+        .client_metadata_url(CLIENT_METADATA_URL)
+        // DPoP-bound tokens where the authorization server offers them.
+        .dpop(true);
+    let context = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str::<Value>(&c).ok())
+        .unwrap_or(Value::Null);
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    if let Some(id) = text("client_id") {
+        let mut credentials = PreRegistered::new(id);
+        if let Some(secret) = text("client_secret") {
+            credentials = credentials.secret(secret);
+        }
+        if let Some(issuer) = text("issuer") {
+            credentials = credentials.issuer(issuer);
+        }
+        // The extensions for clients without a user: no redirect.
+        if scenario == "auth/client-credentials-basic" {
+            return OAuth::client_credentials(credentials);
+        }
+        if scenario == "auth/client-credentials-jwt" {
+            let pem = text("private_key_pem").unwrap_or_default();
+            return match credentials.clone().private_key_pem(&pem) {
+                Ok(with_key) => OAuth::client_credentials(with_key),
+                Err(e) => {
+                    eprintln!("{scenario}: {e}");
+                    OAuth::client_credentials(credentials)
+                }
+            };
+        }
+        if scenario == "auth/enterprise-managed-authorization" {
+            let id_token = text("idp_id_token").unwrap_or_default();
+            let idp = IdentityProvider::new(
+                text("idp_token_endpoint").unwrap_or_default(),
+                text("idp_client_id").unwrap_or_default(),
+                move || Ok(id_token.clone()),
+            );
+            return OAuth::enterprise(credentials, idp);
+        }
+        if scenario == "auth/wif-jwt-bearer" {
+            let assertion = text("valid_jwt").unwrap_or_default();
+            return OAuth::jwt_bearer(credentials, move || Ok(assertion.clone()));
+        }
+        oauth = oauth.pre_registered(credentials);
+    }
+    oauth
+}
+
+async fn connect(url: &str, scenario: &str) -> Result<Client, ClientError> {
     let protocol = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
         Ok(version) if !version.is_empty() => Protocol::pinned(&version),
         _ => Protocol::Auto,
     };
-    ClientBuilder::new("mcp-core-conformance-client", env!("CARGO_PKG_VERSION"))
+    let mut builder = ClientBuilder::new("mcp-core-conformance-client", env!("CARGO_PKG_VERSION"))
         .protocol(protocol)
-        .handlers(handlers())
-        .connect_http(url)
-        .await
+        .handlers(handlers());
+    if scenario.starts_with("auth/") {
+        builder = builder.oauth(oauth(scenario));
+    }
+    builder.connect_http(url).await
 }
 
 async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
-    let client = connect(url).await?;
+    let client = connect(url, scenario).await?;
     let outcome = drive(&client, scenario).await;
     client.close().await;
     outcome
@@ -118,6 +186,12 @@ async fn drive(client: &Client, scenario: &str) -> Result<(), ClientError> {
         }
         "sep-2322-client-request-state" | "http-standard-headers" | "http-invalid-tool-headers" => {
             call_everything(client).await
+        }
+        // Every authorization scenario: the flow runs on the first refusal
+        // (and again on a step-up or a moved authorization server).
+        s if s.starts_with("auth/") => {
+            client.list_tools().await?;
+            client.call_tool("test-tool", json!({})).await.map(drop)
         }
         // initialize, request-metadata, json-schema-ref-no-deref and
         // anything new: the handshake and a listing.

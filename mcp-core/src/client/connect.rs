@@ -101,6 +101,8 @@ impl ClientBuilder {
             url,
             headers,
             max_message: self.max_message,
+            #[cfg(feature = "client-oauth")]
+            oauth: self.oauth.clone(),
         };
         self.open(true, move |inbox| Ok(Box::new(Http::new(config, inbox))))
             .await

@@ -19,6 +19,10 @@ pub enum ClientError {
     /// The server answered something that is not a valid reply (a result
     /// of the wrong shape, an unknown `resultType`, too many input rounds).
     Protocol(String),
+    /// Authorization failed: the OAuth flow could not get a token the
+    /// server accepts (feature `client-oauth`), or the server kept
+    /// refusing the one it got.
+    Authorization(String),
     /// No answer within the request's timeout (the request was cancelled).
     Timeout,
     /// The call was cancelled by its token.
@@ -52,6 +56,7 @@ impl fmt::Display for ClientError {
             Self::Rpc(e) => write!(f, "server error {}: {}", e.code, e.message),
             Self::Transport(what) => write!(f, "transport: {what}"),
             Self::Protocol(what) => write!(f, "invalid reply: {what}"),
+            Self::Authorization(what) => write!(f, "authorization: {what}"),
             Self::Timeout => f.write_str("no answer within the request's timeout"),
             Self::Cancelled => f.write_str("cancelled"),
             Self::Closed => f.write_str("the connection is closed"),

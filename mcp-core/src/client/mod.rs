@@ -54,6 +54,9 @@ mod engine;
 mod error;
 mod handlers;
 mod link;
+#[cfg(feature = "client-oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "client-oauth")))]
+pub mod oauth;
 mod options;
 pub mod proxy;
 mod tool_headers;

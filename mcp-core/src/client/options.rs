@@ -157,6 +157,8 @@ pub struct ClientBuilder {
     pub(crate) probe_timeout: Duration,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) max_message: usize,
+    #[cfg(feature = "client-oauth")]
+    pub(crate) oauth: Option<super::oauth::OAuth>,
 }
 
 impl ClientBuilder {
@@ -171,6 +173,8 @@ impl ClientBuilder {
             probe_timeout: Duration::from_secs(5),
             headers: Vec::new(),
             max_message: 16 * 1024 * 1024,
+            #[cfg(feature = "client-oauth")]
+            oauth: None,
         }
     }
 

@@ -43,6 +43,9 @@ pub(crate) struct HttpConfig {
     pub(crate) headers: HeaderMap,
     /// The largest JSON body or event the server may send.
     pub(crate) max_message: usize,
+    /// Sends the OAuth token and answers the server's refusals.
+    #[cfg(feature = "client-oauth")]
+    pub(crate) oauth: Option<crate::client::oauth::OAuth>,
 }
 
 struct Shared {
@@ -110,7 +113,7 @@ impl Shared {
         req
     }
 
-    fn post(&self, message: &mut Outgoing) -> Result<Request<Full<Bytes>>, ClientError> {
+    fn post(&self, message: &mut Outgoing) -> Result<(Request<Full<Bytes>>, Bytes), ClientError> {
         let body = Bytes::from(std::mem::take(&mut message.body));
         let mut req = self.request(Method::POST, body.clone()).header(
             ACCEPT,
@@ -147,8 +150,39 @@ impl Shared {
                 req = req.header(name, param_value(value)?);
             }
         }
-        req.body(Full::new(body))
-            .map_err(|e| ClientError::transport(format!("building the request: {e}")))
+        let req = req
+            .body(Full::new(body.clone()))
+            .map_err(|e| ClientError::transport(format!("building the request: {e}")))?;
+        Ok((req, body))
+    }
+
+    /// Sends one request (`body` is its body again, for a resend): as it
+    /// is, or with OAuth's token, answering a refusal with the flow when
+    /// `recover` (not for the closing DELETE).
+    async fn call(
+        &self,
+        req: Request<Full<Bytes>>,
+        body: Bytes,
+        recover: bool,
+    ) -> Result<Response<Incoming>, ClientError> {
+        #[cfg(feature = "client-oauth")]
+        if let Some(oauth) = &self.config.oauth {
+            return crate::client::oauth::link::send(
+                &self.client,
+                oauth,
+                &self.config.url,
+                req,
+                body,
+                recover,
+            )
+            .await;
+        }
+        let _ = (body, recover);
+        let method = req.method().clone();
+        self.client
+            .request(req)
+            .await
+            .map_err(|e| ClientError::transport(format!("{method} failed: {e}")))
     }
 
     fn remember_session(&self, response: &Response<Incoming>) {
@@ -163,10 +197,10 @@ impl Shared {
 
     /// Sends a request and pumps its answer into the inbox; reports a lost
     /// answer as the request's failure.
-    async fn exchange(self: Arc<Self>, req: Request<Full<Bytes>>, id: RequestId) {
-        let outcome = match self.client.request(req).await {
+    async fn exchange(self: Arc<Self>, req: Request<Full<Bytes>>, body: Bytes, id: RequestId) {
+        let outcome = match self.call(req, body, true).await {
             Ok(response) => self.answer(response, &id).await,
-            Err(e) => Err(ClientError::transport(format!("POST failed: {e}"))),
+            Err(e) => Err(e),
         };
         if let Err(e) = outcome {
             self.deliver(Inbound::Failed(id, e));
@@ -255,11 +289,7 @@ impl Shared {
             .header(LAST_EVENT_ID, header_value(last)?)
             .body(Full::new(Bytes::new()))
             .map_err(|e| ClientError::transport(format!("building the request: {e}")))?;
-        let response = self
-            .client
-            .request(req)
-            .await
-            .map_err(|e| ClientError::transport(format!("GET to resume failed: {e}")))?;
+        let response = self.call(req, Bytes::new(), true).await?;
         if !response.status().is_success() || !is_event_stream(response.headers()) {
             return Err(ClientError::transport(format!(
                 "resuming the event stream: HTTP {}",
@@ -334,7 +364,7 @@ impl Shared {
             let Ok(req) = req.body(Full::new(Bytes::new())) else {
                 return;
             };
-            match self.client.request(req).await {
+            match self.call(req, Bytes::new(), true).await {
                 Ok(r) if r.status().is_success() && is_event_stream(r.headers()) => {
                     failures = 0;
                     tokio::select! {
@@ -489,15 +519,10 @@ impl Link for Http {
                 }
             }
         }
-        let req = self.0.post(&mut message)?;
+        let (req, body) = self.0.post(&mut message)?;
         let Some(id) = message.id.clone() else {
             // A notification or a response: 202, nothing to deliver.
-            let response = self
-                .0
-                .client
-                .request(req)
-                .await
-                .map_err(|e| ClientError::transport(format!("POST failed: {e}")))?;
+            let response = self.0.call(req, body, true).await?;
             let status = response.status();
             let body = read_bounded(response.into_body(), self.0.config.max_message).await?;
             if !status.is_success() {
@@ -515,7 +540,7 @@ impl Link for Http {
         // disconnect (the 2026-07-28 way to cancel over HTTP).
         tokio::spawn(async move {
             tokio::select! {
-                () = shared.exchange(req, id) => {}
+                () = shared.exchange(req, body, id) => {}
                 () = abandon.cancelled() => {}
                 () = closed.cancelled() => {}
             }
@@ -532,8 +557,11 @@ impl Link for Http {
         if self.0.session().is_some() {
             let req = self.0.request(Method::DELETE, Bytes::new());
             if let Ok(req) = req.body(Full::new(Bytes::new())) {
-                let _ =
-                    tokio::time::timeout(Duration::from_secs(2), self.0.client.request(req)).await;
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(2),
+                    self.0.call(req, Bytes::new(), false),
+                )
+                .await;
             }
         }
     }

@@ -21,7 +21,10 @@
 //!   calls in flight to it, its questions are refused rather than guessed.)
 //!
 //! Header policy: `Authorization` is forwarded only when
-//! [`ProxyOptions::forward_authorization`] is on; `Mcp-*`, `Last-Event-ID`
+//! [`ProxyOptions::forward_authorization`] is on and the backend does not
+//! authorize with OAuth of its own (a backend reached with an
+//! OAuth-configured `ClientBuilder` gets that flow's token, never our
+//! caller's, whatever the option says); `Mcp-*`, `Last-Event-ID`
 //! and hop-by-hop headers never; our caller's `_meta` is never copied.
 //! A backend that is down fails the call with a tool error naming it,
 //! and the next call reconnects. Every forwarded tool is marked in its
@@ -117,7 +120,10 @@ impl ProxyOptions {
 
     /// Forwards our caller's `Authorization` header to an HTTP backend.
     /// Off by default: a token issued for this server must not reach
-    /// another one unless that is what the deployment means.
+    /// another one unless that is what the deployment means. Ignored for
+    /// a backend whose builder authorizes with OAuth (feature
+    /// `client-oauth`, `ClientBuilder::oauth`): that backend gets only
+    /// the token its own flow obtained, never our caller's.
     #[must_use]
     pub fn forward_authorization(mut self, on: bool) -> Self {
         self.forward_authorization = on;
@@ -401,6 +407,15 @@ impl Remote {
         }
     }
 
+    /// True when the backend's credentials come from OAuth: our caller's
+    /// token is then never forwarded to it.
+    fn oauth_backend(&self) -> bool {
+        #[cfg(feature = "client-oauth")]
+        return self.0.builder.has_oauth();
+        #[cfg(not(feature = "client-oauth"))]
+        false
+    }
+
     fn unavailable(&self, e: &ClientError) -> CallToolResult {
         CallToolResult::error(format!("backend {} is unavailable: {e}", self.0.label))
     }
@@ -409,7 +424,7 @@ impl Remote {
     /// questions relayed back to it, and its `Authorization` if configured.
     fn options_for(&self, ctx: &InvokeContext) -> RequestOptions {
         let mut options = RequestOptions::new().answer_with(relay(ctx));
-        if self.0.options.forward_authorization {
+        if self.0.options.forward_authorization && !self.oauth_backend() {
             if let Some(v) = ctx.header("authorization").and_then(|v| v.as_single()) {
                 options = options.header("authorization", v);
             }
