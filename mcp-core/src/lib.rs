@@ -101,7 +101,7 @@ pub mod transport;
 pub use boxed::BoxFuture;
 pub use cancel::CancelToken;
 pub use context::{
-    CallContext, CallHeaders, Elicit, ElicitResponse, Elicitor, Extensions, HeaderValue, Headers,
+    AuthInfo, CallContext, CallHeaders, Elicit, ElicitResponse, Elicitor, Extensions, HeaderValue, Headers,
     InputRequest, InvokeContext, Outbound, Progress, ProgressSink, ProgressUpdate,
 };
 pub use handler::args::{describe, parse_args};

@@ -484,7 +484,14 @@ impl McpServerBuilder {
         };
         // Our own type always serializes; `null` keeps this total.
         let capabilities_json = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
-        let per_caller = tools.iter().any(McpToolDef::has_visible_hook);
+        // Scoped items are listed only to callers granted their scopes.
+        let scoped = resources.iter().any(|r| !r.scopes().is_empty())
+            || templates.iter().any(|r| !r.scopes().is_empty())
+            || prompts.iter().any(|p| !p.scopes().is_empty());
+        let per_caller = scoped
+            || tools
+                .iter()
+                .any(|t| t.has_visible_hook() || !t.scopes().is_empty());
         let catalog = super::catalog::ToolCatalog::new(tools);
         let live = self.live_tools;
         let tools = if live {
@@ -543,6 +550,7 @@ impl McpServerBuilder {
                 capabilities_json,
                 shared_session: Session::new(),
                 state: Arc::new(self.state),
+                scoped,
             }),
         })
     }

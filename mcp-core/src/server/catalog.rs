@@ -22,17 +22,24 @@ pub(crate) struct ToolCatalog {
     /// The `tools` array of `tools/list`, serialized once (`None` when a
     /// tool's visibility depends on the caller).
     pub(crate) listing: Option<Arc<Box<RawValue>>>,
+    /// A tool declares OAuth scopes.
+    pub(crate) scoped: bool,
 }
 
 impl ToolCatalog {
     pub(crate) fn new(tools: Registry<McpToolDef>) -> Self {
-        let listing = if tools.iter().any(McpToolDef::has_visible_hook) {
+        let scoped = tools.iter().any(|t| !t.scopes().is_empty());
+        let listing = if scoped || tools.iter().any(McpToolDef::has_visible_hook) {
             None
         } else {
             let all: Vec<&Tool> = tools.iter().map(McpToolDef::tool).collect();
             serde_json::value::to_raw_value(&all).ok().map(Arc::new)
         };
-        Self { tools, listing }
+        Self {
+            tools,
+            listing,
+            scoped,
+        }
     }
 }
 

@@ -21,6 +21,7 @@
 //! tool *resolved* before its arguments are parsed, the *handled* typed
 //! result, and the *final* outcome before encoding (see `methods/tools.rs`).
 
+mod access;
 mod batch;
 mod builder;
 mod builder_ext;
@@ -134,6 +135,8 @@ pub(crate) struct Inner {
     pub(crate) tasks: Option<Arc<tasks::TaskEngine>>,
     /// The skills extension, when skills are published.
     pub(crate) skills: Option<Arc<skills::SkillCatalog>>,
+    /// A resource, template or prompt declares scopes (tools: see the catalog).
+    pub(crate) scoped: bool,
 }
 
 impl fmt::Debug for McpServer {
