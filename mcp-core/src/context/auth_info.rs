@@ -117,3 +117,38 @@ impl AuthInfo {
 pub(crate) fn allowed(ext: &super::Extensions, needed: &[String]) -> bool {
     needed.is_empty() || ext.get::<AuthInfo>().is_some_and(|a| a.grants(needed))
 }
+
+/// `Bearer error="insufficient_scope", scope="…"[, resource_metadata="…"]`:
+/// the `WWW-Authenticate` value of a refusal for missing `scopes`.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn scope_challenge(scopes: &[String], metadata_url: Option<&str>) -> String {
+    let mut value = format!(
+        "Bearer error=\"insufficient_scope\", scope={}",
+        quoted(&scopes.join(" "))
+    );
+    if let Some(url) = metadata_url {
+        value.push_str(", resource_metadata=");
+        value.push_str(&quoted(url));
+    }
+    value
+}
+
+/// An RFC 9110 quoted-string of `text` (quotes and backslashes escaped,
+/// anything outside visible ASCII and space dropped).
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            _ => {}
+        }
+    }
+    out.push('"');
+    out
+}

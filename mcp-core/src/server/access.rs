@@ -43,6 +43,13 @@ impl McpServer {
         all
     }
 
+    /// True when a tool, resource or prompt declares scopes (a transport
+    /// checks requests only then).
+    #[inline]
+    pub(crate) fn has_scoped_items(&self) -> bool {
+        self.inner.scoped || self.inner.tools.scoped()
+    }
+
     /// The scopes a request for `method` with `params` needs (the tool,
     /// resource or prompt it names) and what it names, or `None` when it
     /// needs none (another method, an unknown name: the method answers

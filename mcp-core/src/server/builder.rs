@@ -495,7 +495,8 @@ impl McpServerBuilder {
         let catalog = super::catalog::ToolCatalog::new(tools);
         let live = self.live_tools;
         let tools = if live {
-            super::catalog::Tools::Live(std::sync::RwLock::new(Arc::new(catalog)))
+            let scoped = std::sync::atomic::AtomicBool::new(catalog.scoped);
+            super::catalog::Tools::Live(std::sync::RwLock::new(Arc::new(catalog)), scoped)
         } else {
             super::catalog::Tools::Fixed(catalog)
         };
