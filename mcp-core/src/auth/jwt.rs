@@ -211,7 +211,7 @@ impl TokenVerifier for JwtVerifier {
             keys = cache.keys();
         }
         let mut last = Rejection::invalid(match &header.kid {
-            Some(kid) => format!("unknown signing key id {kid:?}"),
+            Some(kid) => format!("unknown signing key id `{kid}`"),
             None => "no signing key fits the token".to_owned(),
         });
         let validation = self.validation(vec![header.alg]);

@@ -40,8 +40,12 @@ struct State {
     keys: Arc<Vec<Key>>,
     /// The JWKS URI once discovered.
     jwks_uri: Option<String>,
-    /// When the last fetch started (the rate limit counts from it).
+    /// When the last fetch started (the rate limit counts from it; the
+    /// first successful load does not count, so a key rotated right after
+    /// start is still found).
     last_attempt: Option<Instant>,
+    /// Keys were fetched successfully at least once.
+    loaded: bool,
     /// The fetch under way, if any.
     inflight: Option<Fetch>,
 }
@@ -74,6 +78,7 @@ impl KeyCache {
                 keys: Arc::new(keys),
                 jwks_uri,
                 last_attempt: None,
+                loaded: false,
                 inflight: None,
             }),
         }
@@ -127,7 +132,12 @@ impl KeyCache {
         let outcome = fetch
             .get_or_init(|| async {
                 let outcome = self.fetch().await;
-                self.lock().inflight = None;
+                let mut state = self.lock();
+                state.inflight = None;
+                if outcome.is_ok() && !state.loaded {
+                    state.loaded = true;
+                    state.last_attempt = None;
+                }
                 outcome
             })
             .await;
