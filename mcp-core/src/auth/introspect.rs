@@ -2,14 +2,12 @@
 //! authorization server's introspection endpoint (RFC 7662), answers
 //! cached for a bounded time in a bounded table.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use hyper::header::HeaderValue;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
+use super::cache::{key_of, unix_now, AnswerCache};
 use super::fetch::{form_encode, Fetcher};
 use super::jwt::auth_info;
 use super::verifier::{Rejection, TokenVerifier};
@@ -17,6 +15,8 @@ use crate::context::AuthInfo;
 
 /// Default [`IntrospectionVerifier::cache_entries`].
 pub const DEFAULT_INTROSPECTION_CACHE: usize = 1024;
+/// Default [`IntrospectionVerifier::cache_ttl`].
+const DEFAULT_TTL: Duration = Duration::from_secs(60);
 /// Longest token sent for introspection (16 KiB).
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
@@ -49,10 +49,10 @@ pub struct IntrospectionVerifier {
     resource: String,
     issuer: Option<String>,
     require_audience: bool,
-    ttl: Duration,
-    max_entries: usize,
     fetcher: Fetcher,
-    cache: Mutex<HashMap<[u8; 32], Cached>>,
+    cache: AnswerCache,
+    cache_max: usize,
+    cache_ttl: Duration,
 }
 
 impl std::fmt::Debug for IntrospectionVerifier {
@@ -62,11 +62,6 @@ impl std::fmt::Debug for IntrospectionVerifier {
             .field("resource", &self.resource)
             .finish_non_exhaustive()
     }
-}
-
-struct Cached {
-    until: Instant,
-    answer: Result<AuthInfo, Rejection>,
 }
 
 impl IntrospectionVerifier {
@@ -88,10 +83,10 @@ impl IntrospectionVerifier {
             resource: resource.into(),
             issuer: None,
             require_audience: false,
-            ttl: Duration::from_secs(60),
-            max_entries: DEFAULT_INTROSPECTION_CACHE,
             fetcher: Fetcher::default(),
-            cache: Mutex::default(),
+            cache: AnswerCache::new(DEFAULT_INTROSPECTION_CACHE, DEFAULT_TTL),
+            cache_max: DEFAULT_INTROSPECTION_CACHE,
+            cache_ttl: DEFAULT_TTL,
         }
     }
 
@@ -113,7 +108,8 @@ impl IntrospectionVerifier {
     /// How long an answer is reused (default 60 s; never past `exp`).
     #[must_use]
     pub fn cache_ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = ttl;
+        self.cache = AnswerCache::new(self.cache_max, ttl);
+        self.cache_ttl = ttl;
         self
     }
 
@@ -121,21 +117,16 @@ impl IntrospectionVerifier {
     /// [`DEFAULT_INTROSPECTION_CACHE`]; 0 turns the cache off).
     #[must_use]
     pub fn cache_entries(mut self, n: usize) -> Self {
-        self.max_entries = n;
+        self.cache = AnswerCache::new(n, self.cache_ttl);
+        self.cache_max = n;
         self
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Cached>> {
-        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn judge(&self, answer: Map<String, Value>) -> Result<AuthInfo, Rejection> {
         if answer.get("active") != Some(&Value::Bool(true)) {
             return Err(Rejection::invalid("the token is not active"));
         }
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let now = unix_now();
         if answer
             .get("exp")
             .and_then(Value::as_u64)
@@ -161,39 +152,6 @@ impl IntrospectionVerifier {
         }
         Ok(auth_info(answer))
     }
-
-    fn remember(&self, key: [u8; 32], answer: &Result<AuthInfo, Rejection>) {
-        if self.max_entries == 0 || matches!(answer, Err(Rejection::Unavailable(_))) {
-            return;
-        }
-        let mut ttl = self.ttl;
-        if let Ok(info) = answer {
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            if let Some(exp) = info.expires_at {
-                ttl = ttl.min(Duration::from_secs(exp.saturating_sub(now)));
-            }
-        }
-        let now = Instant::now();
-        let mut cache = self.lock();
-        if cache.len() >= self.max_entries {
-            cache.retain(|_, c| c.until > now);
-        }
-        if cache.len() >= self.max_entries {
-            // Still full: the answer closest to expiring makes room.
-            if let Some(oldest) = cache.iter().min_by_key(|(_, c)| c.until).map(|(k, _)| *k) {
-                cache.remove(&oldest);
-            }
-        }
-        cache.insert(
-            key,
-            Cached {
-                until: now + ttl,
-                answer: answer.clone(),
-            },
-        );
-    }
 }
 
 #[async_trait::async_trait]
@@ -202,11 +160,9 @@ impl TokenVerifier for IntrospectionVerifier {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(Rejection::invalid("the token is too long"));
         }
-        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some(hit) = self.lock().get(&key) {
-            if hit.until > Instant::now() {
-                return hit.answer.clone();
-            }
+        let key = key_of(token);
+        if let Some(hit) = self.cache.get(&key) {
+            return hit;
         }
         let form = format!("token={}&token_type_hint=access_token", form_encode(token));
         let answer = match self
@@ -220,7 +176,11 @@ impl TokenVerifier for IntrospectionVerifier {
             )),
             Err(e) => Err(Rejection::unavailable(e)),
         };
-        self.remember(key, &answer);
+        // An answer that could not be had is not kept: the next call asks.
+        if !matches!(answer, Err(Rejection::Unavailable(_))) {
+            let exp = answer.as_ref().ok().and_then(|info| info.expires_at);
+            self.cache.put(key, &answer, exp);
+        }
         answer
     }
 }

@@ -9,6 +9,7 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
 
+use super::cache::{key_of, AnswerCache};
 use super::keys::{Key, KeyCache, Source};
 use super::verifier::{Rejection, TokenVerifier};
 use crate::context::AuthInfo;
@@ -17,6 +18,10 @@ use crate::context::AuthInfo;
 pub const MAX_LEEWAY: Duration = Duration::from_secs(300);
 /// Longest token looked at (16 KiB); a longer one is refused unread.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
+/// Default [`JwtVerifier::verified_cache`]: tokens remembered as verified.
+pub const DEFAULT_VERIFIED_CACHE: usize = 1024;
+/// How long a verified token is remembered at most (never past its `exp`).
+const VERIFIED_TTL: Duration = Duration::from_secs(60);
 
 /// Verifies JWT access tokens (RFC 9068 style) issued by one
 /// authorization server for this resource.
@@ -50,6 +55,8 @@ pub struct JwtVerifier {
     refetch: Duration,
     source: Source,
     keys: OnceLock<KeyCache>,
+    /// Tokens already verified (their signature checked once).
+    verified: AnswerCache,
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -90,6 +97,7 @@ impl JwtVerifier {
             leeway: Duration::from_secs(30),
             refetch: Duration::from_secs(30),
             keys: OnceLock::new(),
+            verified: AnswerCache::new(DEFAULT_VERIFIED_CACHE, VERIFIED_TTL),
         }
     }
 
@@ -144,6 +152,17 @@ impl JwtVerifier {
         self
     }
 
+    /// How many verified tokens are remembered (default
+    /// [`DEFAULT_VERIFIED_CACHE`]; 0: every request checks its signature).
+    /// A client sends the same token until it expires: remembering it
+    /// (keyed by its SHA-256, for at most a minute and never past its
+    /// `exp`) spares a signature check per request.
+    #[must_use]
+    pub fn verified_cache(mut self, n: usize) -> Self {
+        self.verified = AnswerCache::new(n, VERIFIED_TTL);
+        self
+    }
+
     /// The issuer.
     pub fn issuer(&self) -> &str {
         &self.issuer
@@ -185,6 +204,10 @@ impl TokenVerifier for JwtVerifier {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(Rejection::invalid("the token is too long"));
         }
+        let remembered = key_of(token);
+        if let Some(Ok(info)) = self.verified.get(&remembered) {
+            return Ok(info);
+        }
         let header = jsonwebtoken::decode_header(token).map_err(|_| {
             Rejection::invalid("malformed token (not a JWS with a supported algorithm)")
         })?;
@@ -217,7 +240,13 @@ impl TokenVerifier for JwtVerifier {
         let validation = self.validation(vec![header.alg]);
         for key in keys.iter().filter(|k| fits(k)) {
             match jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation) {
-                Ok(data) => return Ok(auth_info(data.claims)),
+                Ok(data) => {
+                    let info = auth_info(data.claims);
+                    let answer = Ok(info);
+                    let exp = answer.as_ref().ok().and_then(|i: &AuthInfo| i.expires_at);
+                    self.verified.put(remembered, &answer, exp);
+                    return answer;
+                }
                 Err(e) => {
                     last = reject(e.kind());
                     // Another key of the same id cannot make an expired

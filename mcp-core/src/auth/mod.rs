@@ -86,6 +86,7 @@
 //! [`Request::extensions_mut`](crate::intercept::Request::extensions_mut):
 //! the checks read the extensions as the last interceptor left them.
 
+mod cache;
 mod fetch;
 mod introspect;
 mod jwt;
@@ -96,7 +97,7 @@ mod verifier;
 pub use crate::context::AuthInfo;
 pub use introspect::{IntrospectionVerifier, DEFAULT_INTROSPECTION_CACHE};
 pub use jsonwebtoken::Algorithm;
-pub use jwt::{JwtVerifier, MAX_LEEWAY};
+pub use jwt::{JwtVerifier, DEFAULT_VERIFIED_CACHE, MAX_LEEWAY};
 pub(crate) use resource::Refusal;
 pub use resource::{ResourceServer, PROTECTED_RESOURCE_METADATA_PATH};
 pub use verifier::{Rejection, TokenVerifier};

@@ -124,11 +124,11 @@ pub(crate) fn allowed(ext: &super::Extensions, needed: &[String]) -> bool {
 pub(crate) fn scope_challenge(scopes: &[String], metadata_url: Option<&str>) -> String {
     let mut value = format!(
         "Bearer error=\"insufficient_scope\", scope={}",
-        quoted(&scopes.join(" "))
+        quoted_string(&scopes.join(" "))
     );
     if let Some(url) = metadata_url {
         value.push_str(", resource_metadata=");
-        value.push_str(&quoted(url));
+        value.push_str(&quoted_string(url));
     }
     value
 }
@@ -136,7 +136,7 @@ pub(crate) fn scope_challenge(scopes: &[String], metadata_url: Option<&str>) -> 
 /// An RFC 9110 quoted-string of `text` (quotes and backslashes escaped,
 /// anything outside visible ASCII and space dropped).
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) fn quoted(text: &str) -> String {
+fn quoted_string(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
@@ -151,4 +151,10 @@ pub(crate) fn quoted(text: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// The same, for the resource server's challenges.
+#[cfg(feature = "auth")]
+pub(crate) fn quoted(text: &str) -> String {
+    quoted_string(text)
 }

@@ -15,9 +15,12 @@ mod outbound;
 mod progress;
 pub(crate) mod state_map;
 
+pub(crate) use auth_info::allowed as scopes_allowed;
+#[cfg(feature = "auth")]
+pub(crate) use auth_info::quoted;
+#[cfg(feature = "http")]
+pub(crate) use auth_info::scope_challenge;
 pub use auth_info::AuthInfo;
-#[cfg_attr(not(feature = "http"), allow(unused_imports))]
-pub(crate) use auth_info::{allowed as scopes_allowed, quoted, scope_challenge};
 pub use call::{CallContext, CallHeaders, HeaderValue, Headers};
 pub use elicit::{Elicit, ElicitResponse, Elicitor, InputRequest};
 pub use extensions::Extensions;
