@@ -51,31 +51,22 @@ impl McpServer {
     }
 
     /// The scopes a request for `method` with `params` needs (the tool,
-    /// resource or prompt it names) and what it names, or `None` when it
-    /// needs none (another method, an unknown name: the method answers
-    /// those). For a transport that refuses before dispatch (HTTP's 403).
+    /// resource or prompt it names), or `None` when it needs none (another
+    /// method, an unknown name: the method answers those). For a transport
+    /// that refuses before dispatch (HTTP's 403).
     pub(crate) fn scopes_needed(
         &self,
         method: &str,
         params: Option<&Map<String, Value>>,
-    ) -> Option<(String, Vec<String>)> {
+    ) -> Option<Vec<String>> {
         let field = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
         let inner = &self.inner;
-        let (what, scopes) = match method {
-            "tools/call" => {
+        let scopes = match method {
+            "tools/call" if inner.tools.scoped() => {
                 let catalog = inner.tools.snapshot();
-                if !catalog.scoped {
-                    return None;
-                }
-                let name = field("name")?;
-                let tool = catalog.tools.get(name)?;
-                (format!("tool `{name}`"), tool.scopes().to_vec())
+                catalog.tools.get(field("name")?)?.scopes().to_vec()
             }
-            "prompts/get" if inner.scoped => {
-                let name = field("name")?;
-                let prompt = inner.prompts.get(name)?;
-                (format!("prompt `{name}`"), prompt.scopes().to_vec())
-            }
+            "prompts/get" if inner.scoped => inner.prompts.get(field("name")?)?.scopes().to_vec(),
             "resources/read" if inner.scoped => {
                 let uri = field("uri")?;
                 let def = inner.resources.get(uri).or_else(|| {
@@ -84,10 +75,26 @@ impl McpServer {
                         .iter()
                         .find(|t| t.match_template(uri).is_some())
                 })?;
-                (format!("resource `{uri}`"), def.scopes().to_vec())
+                def.scopes().to_vec()
             }
             _ => return None,
         };
-        (!scopes.is_empty()).then_some((what, scopes))
+        (!scopes.is_empty()).then_some(scopes)
+    }
+}
+
+/// What a request acts on, as a refusal names it: ``tool `x` ``.
+pub(crate) fn subject(method: &str, params: Option<&Map<String, Value>>) -> String {
+    let field = |key: &str| {
+        params
+            .and_then(|p| p.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    match method {
+        "tools/call" => format!("tool `{}`", field("name")),
+        "prompts/get" => format!("prompt `{}`", field("name")),
+        "resources/read" => format!("resource `{}`", field("uri")),
+        other => format!("`{other}`"),
     }
 }

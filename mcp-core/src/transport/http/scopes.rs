@@ -29,12 +29,16 @@ impl McpHttpService {
         let server = &self.shared.server;
         let ext = parts.extensions.get::<Extensions>();
         let check = |method: Option<&str>, params: Option<&Map<String, Value>>, id: Value| {
-            let Some((what, needed)) = method.and_then(|m| server.scopes_needed(m, params)) else {
+            let Some(method) = method else {
+                return Ok(());
+            };
+            let Some(needed) = server.scopes_needed(method, params) else {
                 return Ok(());
             };
             if ext.is_some_and(|e| scopes_allowed(e, &needed)) {
                 return Ok(());
             }
+            let what = crate::server::scoped_subject(method, params);
             Err(self.forbidden(&what, &needed, id))
         };
         match payload.batch() {
