@@ -18,15 +18,21 @@
 //! metadata); with `--introspect`, tokens are introspected (RFC 7662)
 //! instead. The issuer is reached over plain `http://` (see `mcp_core::auth`).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use mcp_core::auth::{IntrospectionVerifier, JwtVerifier, ResourceServer};
 use mcp_core::transport::http::{serve_http, HttpOptions};
 use mcp_core::{mcp_tool, AuthInfo, InvokeContext, McpServer, State};
 
 /// Notes kept in memory, shared by every caller.
-#[derive(Default)]
-struct Notes(Mutex<Vec<String>>);
+#[derive(Clone, Default)]
+struct Notes(Arc<Mutex<Vec<String>>>);
+
+impl Notes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
 
 /// Who the access token belongs to: principal, client and granted scopes.
 #[mcp_tool(read_only)]
@@ -45,10 +51,7 @@ async fn whoami(ctx: InvokeContext) -> String {
 /// List the notes (needs the `notes:read` scope).
 #[mcp_tool(read_only, scopes = ["notes:read"])]
 async fn read_notes(notes: State<Notes>) -> String {
-    let notes = notes
-        .0
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let notes = notes.0.lock();
     if notes.is_empty() {
         "no notes yet".to_owned()
     } else {
@@ -62,10 +65,7 @@ async fn add_note(
     #[arg(description = "The note's text")] text: String,
     notes: State<Notes>,
 ) -> String {
-    let mut notes = notes
-        .0
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut notes = notes.0.lock();
     notes.push(text);
     format!("{} notes", notes.len())
 }
