@@ -6,7 +6,9 @@
 //! Tools: `whoami` (no scope) answers who the token belongs to,
 //! `read_notes` needs `notes:read`, `add_note` needs `notes:write`. A call
 //! without its scope is answered `403 insufficient_scope`, so a client can
-//! step up; Protected Resource Metadata is at
+//! step up. `--required-scope S` makes `S` a baseline every request needs
+//! (named in the `401` challenge, so clients ask for it first). Protected
+//! Resource Metadata is at
 //! `/.well-known/oauth-protected-resource/mcp`.
 //!
 //! ```text
@@ -30,7 +32,9 @@ struct Notes(Arc<Mutex<Vec<String>>>);
 
 impl Notes {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -76,15 +80,17 @@ struct Args {
     issuer: String,
     resource: Option<String>,
     introspect: Option<(String, String, String)>,
+    required: Vec<String>,
 }
 
 const USAGE: &str = "usage: protected --issuer URL [--port P] [--host H] [--resource URL] \
-                     [--introspect URL --client-id ID --client-secret SECRET]";
+                     [--required-scope S]... [--introspect URL --client-id ID --client-secret SECRET]";
 
 fn args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let (mut host, mut port, mut issuer, mut resource) = ("127.0.0.1".to_owned(), 0u16, None, None);
     let (mut introspect, mut client_id, mut client_secret) = (None, None, None);
+    let mut required = Vec::new();
     while let Some(flag) = it.next() {
         let mut value = || {
             it.next()
@@ -98,6 +104,7 @@ fn args() -> Result<Args, String> {
             "--introspect" => introspect = Some(value()?),
             "--client-id" => client_id = Some(value()?),
             "--client-secret" => client_secret = Some(value()?),
+            "--required-scope" => required.push(value()?),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
     }
@@ -145,6 +152,7 @@ async fn main() -> std::io::Result<()> {
         ),
     }
     .authorization_server(args.issuer.clone())
+    .required_scopes(args.required.clone())
     .resource_name("Protected notes");
     let server = McpServer::builder()
         .server_info("protected", env!("CARGO_PKG_VERSION"))

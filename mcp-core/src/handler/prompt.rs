@@ -104,7 +104,7 @@ impl McpPromptDef {
     /// use mcp_core::{McpPromptDef, PromptArgs, InvokeContext};
     ///
     /// let admin = McpPromptDef::new("admin", |_args: PromptArgs, _ctx: InvokeContext| async {
-    ///     "You are the administrator's assistant."
+    ///     "You are the administrator's assistant.".to_owned()
     /// })
     /// .with_scopes(["admin"]);
     /// assert_eq!(admin.scopes(), ["admin"]);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The OAuth interop test: a real authorization server (oidc-provider, pinned
 # in package.json/package-lock.json here) issues JWT access tokens for
-# examples/protected, and the official TypeScript SDK client completes its
-# OAuth flow against both (401 -> metadata -> token -> calls -> 403
-# insufficient_scope -> step-up). Starts both servers on free loopback ports,
+# examples/protected, and the official TypeScript and Python SDK clients
+# complete their OAuth flows against both (401 -> metadata -> token -> calls
+# -> 403 insufficient_scope -> step-up). Starts both servers on free loopback ports,
 # stops them on exit; exits non-zero on any failure.
 #
 #   INTEROP_HOME=target/interop tests/interop/oauth/run.sh target/debug/examples
@@ -44,12 +44,15 @@ node "$HERE/as.mjs" "$AS_PORT" "$RESOURCE" 2>"$LOGS/as.log" &
 PIDS+=($!)
 wait_for "$LOGS/as.log" "AS ready" "oidc-provider"
 
-"$EX/protected" --port "$MCP_PORT" --issuer "$ISSUER" 2>"$LOGS/protected.log" &
+# notes:read is the baseline (named in the 401), notes:write a step-up.
+"$EX/protected" --port "$MCP_PORT" --issuer "$ISSUER" --required-scope notes:read \
+  2>"$LOGS/protected.log" &
 PIDS+=($!)
 wait_for "$LOGS/protected.log" "MCP endpoint" "examples/protected"
 
 status=0
 node --import "$SHARED/interop/lib/preload.mjs" "$HERE/ts_client.mjs" "$RESOURCE" "$ISSUER" || status=$?
+"$INTEROP_HOME/.venv/bin/python" "$HERE/py_client.py" "$RESOURCE" "$ISSUER" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "-- authorization server log" >&2; cat "$LOGS/as.log" >&2
   echo "-- examples/protected log" >&2; cat "$LOGS/protected.log" >&2
