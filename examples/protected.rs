@@ -124,6 +124,7 @@ fn args() -> Result<Args, String> {
         issuer,
         resource,
         introspect,
+        required,
     })
 }
 
