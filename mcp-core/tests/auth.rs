@@ -352,6 +352,10 @@ async fn the_principal_is_the_subject_and_reaches_handlers_without_the_token() {
     assert_eq!(who["principal"], "alice");
     assert_eq!(who["client"], oauth::CLIENT_ID);
     assert_eq!(who["scopes"], json!(["files:read", "files:write"]));
+    assert_eq!(
+        who["token_visible"], false,
+        "the Authorization header stops at the resource server"
+    );
 }
 
 #[tokio::test]

@@ -28,9 +28,10 @@
 //! the caller may use; the metadata's `scopes_supported` is every scope the
 //! catalog declares (plus [`ResourceServer::scopes_supported`]).
 //!
-//! The token is used for verification only: it is never handed to
-//! handlers, and a server that calls other servers must get tokens of its
-//! own for them.
+//! The token is used for verification only: the `Authorization` header is
+//! removed from the request once verified, so handlers and interceptors
+//! never see it (`ctx.headers()` lacks it), and a server that calls other
+//! servers must get tokens of its own for them.
 //!
 //! ```no_run
 //! use mcp_core::auth::ResourceServer;

@@ -2,7 +2,9 @@
 //! Resource Metadata at its well-known paths, and the bearer token of every
 //! request to the MCP path, verified before anything else reads the request.
 
-use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, RETRY_AFTER, WWW_AUTHENTICATE};
+use hyper::header::{
+    HeaderValue, ALLOW, AUTHORIZATION, CACHE_CONTROL, RETRY_AFTER, WWW_AUTHENTICATE,
+};
 use hyper::http::request::Parts;
 use hyper::{Method, Response, StatusCode};
 
@@ -32,6 +34,10 @@ impl McpHttpService {
         }
         match rs.authenticate(&parts.headers).await {
             Ok(info) => {
+                // The token stops here: handlers, interceptors and anything
+                // they call never see it (a handler that forwarded headers
+                // upstream would otherwise pass it on).
+                parts.headers.remove(AUTHORIZATION);
                 parts
                     .extensions
                     .insert(Principal(Some(std::sync::Arc::clone(&info.principal))));
