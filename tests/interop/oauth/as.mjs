@@ -6,8 +6,11 @@
 //
 //   node as.mjs PORT RESOURCE     # prints "AS ready: <issuer>" on stderr
 //
-// Client: id `mcp-interop`, secret `mcp-interop-secret` (client_secret_basic),
-// allowed scopes `notes:read notes:write`.
+// Clients: `mcp-interop`, secret `mcp-interop-secret` (client credentials,
+// client_secret_basic); `mcp-interop-code`, public (authorization code with
+// PKCE, redirect `http://127.0.0.1:9/callback`, never listened on: the test
+// reads the code from the redirect). Both may get `notes:read notes:write`.
+// Login and consent are oidc-provider's development pages (any login).
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import Provider, { errors } from 'oidc-provider';
 
@@ -31,10 +34,17 @@ const provider = new Provider(issuer, {
     response_types: [],
     token_endpoint_auth_method: 'client_secret_basic',
     scope: SCOPES,
+  }, {
+    client_id: 'mcp-interop-code',
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    redirect_uris: ['http://127.0.0.1:9/callback'],
+    scope: SCOPES,
   }],
   scopes: SCOPES.split(' '),
   features: {
-    devInteractions: { enabled: false },
+    devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
     introspection: { enabled: true },
     resourceIndicators: {

@@ -3,7 +3,9 @@
 # in package.json/package-lock.json here) issues JWT access tokens for
 # examples/protected, and the official TypeScript and Python SDK clients
 # complete their OAuth flows against both (401 -> metadata -> token -> calls
-# -> 403 insufficient_scope -> step-up). Starts both servers on free loopback ports,
+# -> 403 insufficient_scope -> step-up): TypeScript with client credentials
+# and with the authorization code flow (PKCE; this script's "browser" fills in
+# the server's login and consent pages), Python with client credentials. Starts both servers on free loopback ports,
 # stops them on exit; exits non-zero on any failure.
 #
 #   INTEROP_HOME=target/interop tests/interop/oauth/run.sh target/debug/examples
@@ -52,6 +54,7 @@ wait_for "$LOGS/protected.log" "MCP endpoint" "examples/protected"
 
 status=0
 node --import "$SHARED/interop/lib/preload.mjs" "$HERE/ts_client.mjs" "$RESOURCE" "$ISSUER" || status=$?
+node --import "$SHARED/interop/lib/preload.mjs" "$HERE/ts_client_code.mjs" "$RESOURCE" || status=$?
 "$INTEROP_HOME/.venv/bin/python" "$HERE/py_client.py" "$RESOURCE" "$ISSUER" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "-- authorization server log" >&2; cat "$LOGS/as.log" >&2
