@@ -43,6 +43,7 @@ impl McpServer {
         all
     }
 
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     /// True when a tool, resource or prompt declares scopes (a transport
     /// checks requests only then).
     #[inline]
@@ -50,6 +51,7 @@ impl McpServer {
         self.inner.scoped || self.inner.tools.scoped()
     }
 
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     /// The scopes a request for `method` with `params` needs (the tool,
     /// resource or prompt it names), or `None` when it needs none (another
     /// method, an unknown name: the method answers those). For a transport
@@ -83,6 +85,7 @@ impl McpServer {
     }
 }
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 /// What a request acts on, as a refusal names it: ``tool `x` ``.
 pub(crate) fn subject(method: &str, params: Option<&Map<String, Value>>) -> String {
     let field = |key: &str| {

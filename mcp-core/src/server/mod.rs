@@ -67,6 +67,7 @@ use features::{Completer, Subscriptions};
 use outcome::{Answer, Outcome};
 use registry::Registry;
 
+#[cfg(feature = "http")]
 pub(crate) use access::{insufficient as insufficient_scope, subject as scoped_subject};
 pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use decode::{parse_payload, Frame};
