@@ -77,6 +77,9 @@ struct ReadmeDoctests;
 
 #[doc(hidden)]
 pub mod __private;
+#[cfg(feature = "auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+pub mod auth;
 mod boxed;
 mod cancel;
 #[cfg(feature = "catalog")]
@@ -104,8 +107,8 @@ pub mod transport;
 pub use boxed::BoxFuture;
 pub use cancel::CancelToken;
 pub use context::{
-    CallContext, CallHeaders, Elicit, ElicitResponse, Elicitor, Extensions, HeaderValue, Headers,
-    InputRequest, InvokeContext, Outbound, Progress, ProgressSink, ProgressUpdate,
+    AuthInfo, CallContext, CallHeaders, Elicit, ElicitResponse, Elicitor, Extensions, HeaderValue,
+    Headers, InputRequest, InvokeContext, Outbound, Progress, ProgressSink, ProgressUpdate,
 };
 pub use handler::args::{describe, parse_args};
 pub use handler::prompt::{IntoPromptResult, McpPromptDef, PromptArgs};

@@ -21,6 +21,7 @@ pub(crate) enum Value {
     Str(LitStr),
     Bool(bool),
     Path(syn::Path),
+    StrList(Vec<LitStr>),
     /// Given, but of the wrong kind (already reported).
     Invalid,
 }
@@ -34,6 +35,8 @@ pub(crate) enum Kind {
     Flag,
     /// `key = "a::path"` (or `key = a::path`).
     Path,
+    /// `key = ["scope", ...]`: OAuth scope tokens.
+    Scopes,
 }
 
 /// Parsed attribute arguments.
@@ -174,6 +177,54 @@ fn path_value(key: &str, value: Option<&Expr>, span: Span) -> Result<syn::Path, 
     }
 }
 
+/// `key = ["a", "b"]`, each an OAuth scope token (RFC 6749 §3.3: visible
+/// ASCII but `"` and `\`, no spaces).
+fn scopes_value(key: &str, value: Option<&Expr>, span: Span) -> Result<Vec<LitStr>, syn::Error> {
+    let hint = format!("`{key}` takes an array of string literals: `{key} = [\"files:read\"]`");
+    let Some(Expr::Array(array)) = value else {
+        return Err(match value {
+            Some(other) => syn::Error::new_spanned(other, hint),
+            None => syn::Error::new(span, hint),
+        });
+    };
+    array
+        .elems
+        .iter()
+        .map(|e| match e {
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Str(s), ..
+            }) => {
+                let v = s.value();
+                let token = !v.is_empty()
+                    && v.bytes()
+                        .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E));
+                if token {
+                    Ok(s.clone())
+                } else {
+                    Err(syn::Error::new_spanned(
+                        s,
+                        format!(
+                            "`{v}` is not an OAuth scope: a scope is one word of visible \
+                             ASCII, without spaces, quotes or backslashes"
+                        ),
+                    ))
+                }
+            }
+            other => Err(syn::Error::new_spanned(other, hint.clone())),
+        })
+        .collect()
+}
+
+/// `.with_scopes([...])` when `scopes` was given, else nothing.
+pub(crate) fn scopes_call(args: &Args) -> TokenStream {
+    match args.values.get("scopes") {
+        Some(Value::StrList(scopes)) if !scopes.is_empty() => {
+            quote::quote!(.with_scopes([#(#scopes),*]))
+        }
+        _ => TokenStream::new(),
+    }
+}
+
 impl Args {
     /// Parses `tokens` for the attribute `what` (e.g. `#[mcp_tool(...)]`),
     /// accepting the keys in `accepted`.
@@ -221,6 +272,7 @@ impl Args {
                 Kind::Str => str_value(&name, value.as_ref(), key.span()).map(Value::Str),
                 Kind::Flag => flag_value(&name, value.as_ref()).map(Value::Bool),
                 Kind::Path => path_value(&name, value.as_ref(), key.span()).map(Value::Path),
+                Kind::Scopes => scopes_value(&name, value.as_ref(), key.span()).map(Value::StrList),
             };
             let parsed = parsed.unwrap_or_else(|e| {
                 errors.push(e);

@@ -15,6 +15,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("name", Kind::Str),
     ("title", Kind::Str),
     ("description", Kind::Str),
+    ("scopes", Kind::Scopes),
     ("crate", Kind::Path),
 ];
 
@@ -126,8 +127,9 @@ fn build(
         }
     };
     let states = sig.state_probes(krate);
+    let scopes = crate::attr::scopes_call(args);
     quote! {
         let __mcp_result = #result;
-        #krate::__private::DeclareState::declare_state(#register #chain, &[#(#states),*])
+        #krate::__private::DeclareState::declare_state(#register #chain, &[#(#states),*])#scopes
     }
 }

@@ -18,6 +18,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("title", Kind::Str),
     ("description", Kind::Str),
     ("mime_type", Kind::Str),
+    ("scopes", Kind::Scopes),
     ("crate", Kind::Path),
 ];
 
@@ -221,9 +222,10 @@ fn build(
         }
     };
     let states = sig.state_probes(krate);
+    let scopes = crate::attr::scopes_call(args);
     quote! {
         let __mcp_result = #result;
-        #krate::__private::DeclareState::declare_state(#register #chain, &[#(#states),*])
+        #krate::__private::DeclareState::declare_state(#register #chain, &[#(#states),*])#scopes
     }
 }
 

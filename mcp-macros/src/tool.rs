@@ -23,6 +23,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("meta", Kind::Str),
     ("keep_defs", Kind::Flag),
     ("task", Kind::Str),
+    ("scopes", Kind::Scopes),
     ("crate", Kind::Path),
 ];
 
@@ -227,6 +228,7 @@ fn build(
             let variant = format_ident!("{}", variant);
             quote!(.with_task_support(#krate::tasks::TaskSupport::#variant))
         });
+    let scopes = crate::attr::scopes_call(args);
     quote! {
         #items
         static META: #krate::__private::ToolMeta = #krate::__private::ToolMeta {
@@ -241,7 +243,7 @@ fn build(
         };
         #check_binding
         let __mcp_result = #result;
-        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])#task
+        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])#task #scopes
     }
 }
 

@@ -5,6 +5,7 @@
 //! Imports point one way: `outbound` ← `progress`, `elicit` ← `call` ←
 //! `interrupt` ← `invoke`.
 
+mod auth_info;
 mod call;
 mod elicit;
 mod extensions;
@@ -14,6 +15,12 @@ mod outbound;
 mod progress;
 pub(crate) mod state_map;
 
+pub(crate) use auth_info::allowed as scopes_allowed;
+#[cfg(feature = "auth")]
+pub(crate) use auth_info::quoted;
+#[cfg(feature = "http")]
+pub(crate) use auth_info::scope_challenge;
+pub use auth_info::AuthInfo;
 pub use call::{CallContext, CallHeaders, HeaderValue, Headers};
 pub use elicit::{Elicit, ElicitResponse, Elicitor, InputRequest};
 pub use extensions::Extensions;

@@ -37,6 +37,8 @@ type GetHandler = Arc<
 pub struct McpPromptDef {
     prompt: Prompt,
     handler: GetHandler,
+    /// OAuth scopes a caller needs (see [`with_scopes`](Self::with_scopes)).
+    scopes: Vec<String>,
     pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
 }
 
@@ -69,6 +71,7 @@ impl McpPromptDef {
                 let fut = get(args, ctx);
                 Box::pin(async move { fut.await.into_prompt_result() })
             }),
+            scopes: Vec::new(),
             required_state: Vec::new(),
         }
     }
@@ -88,6 +91,42 @@ impl McpPromptDef {
     /// The state types this handler needs, as `(TypeId, type name)`.
     pub fn required_state(&self) -> &[(std::any::TypeId, &'static str)] {
         &self.required_state
+    }
+
+    /// Declares the OAuth scopes a caller needs for this prompt (all of
+    /// them): a caller whose [`AuthInfo`](crate::AuthInfo) lacks one is
+    /// refused (over HTTP `403` with an `insufficient_scope` challenge,
+    /// elsewhere a `-32003` JSON-RPC error) and does not see it listed.
+    /// A caller with no `AuthInfo` at all lacks every scope. Repeats are
+    /// dropped; see the `auth` module for where scopes come from.
+    ///
+    /// ```
+    /// use mcp_core::{McpPromptDef, PromptArgs, InvokeContext};
+    ///
+    /// let admin = McpPromptDef::new("admin", |_args: PromptArgs, _ctx: InvokeContext| async {
+    ///     "You are the administrator's assistant.".to_owned()
+    /// })
+    /// .with_scopes(["admin"]);
+    /// assert_eq!(admin.scopes(), ["admin"]);
+    /// ```
+    #[must_use]
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        for scope in scopes {
+            let scope = scope.into();
+            if !self.scopes.contains(&scope) {
+                self.scopes.push(scope);
+            }
+        }
+        self
+    }
+
+    /// The scopes a caller needs (empty: open to every caller).
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     /// Sets the description.

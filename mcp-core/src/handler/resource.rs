@@ -50,6 +50,8 @@ pub struct McpResourceDef {
     handler: ReadHandler,
     template_error: Option<String>,
     pub(crate) cache: Option<crate::protocol::CacheHint>,
+    /// OAuth scopes a caller needs (see [`with_scopes`](Self::with_scopes)).
+    scopes: Vec<String>,
     pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
 }
 
@@ -86,6 +88,7 @@ impl McpResourceDef {
             handler: boxed(read),
             template_error: None,
             cache: None,
+            scopes: Vec::new(),
             required_state: Vec::new(),
         }
     }
@@ -126,6 +129,7 @@ impl McpResourceDef {
             handler: boxed(read),
             template_error,
             cache: None,
+            scopes: Vec::new(),
             required_state: Vec::new(),
         }
     }
@@ -145,6 +149,41 @@ impl McpResourceDef {
     /// The state types this handler needs, as `(TypeId, type name)`.
     pub fn required_state(&self) -> &[(std::any::TypeId, &'static str)] {
         &self.required_state
+    }
+
+    /// Declares the OAuth scopes a caller needs for this resource (all of
+    /// them): a caller whose [`AuthInfo`](crate::AuthInfo) lacks one is
+    /// refused (over HTTP `403` with an `insufficient_scope` challenge,
+    /// elsewhere a `-32003` JSON-RPC error) and does not see it listed.
+    /// A caller with no `AuthInfo` at all lacks every scope. Repeats are
+    /// dropped; see the `auth` module for where scopes come from.
+    ///
+    /// ```
+    /// use mcp_core::{McpResourceDef, ResourceRequest, InvokeContext};
+    ///
+    /// let secret = McpResourceDef::new("demo://secret", "Secret",
+    ///     |_req: ResourceRequest, _ctx: InvokeContext| async { "s3cret".to_owned() })
+    ///     .with_scopes(["secrets:read"]);
+    /// assert_eq!(secret.scopes(), ["secrets:read"]);
+    /// ```
+    #[must_use]
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        for scope in scopes {
+            let scope = scope.into();
+            if !self.scopes.contains(&scope) {
+                self.scopes.push(scope);
+            }
+        }
+        self
+    }
+
+    /// The scopes a caller needs (empty: open to every caller).
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     /// Sets the description.

@@ -37,6 +37,8 @@ pub struct McpToolDef {
     tool: Tool,
     handler: ToolHandler,
     visible: Option<VisibleHook>,
+    /// OAuth scopes a caller needs (see [`with_scopes`](Self::with_scopes)).
+    scopes: Vec<String>,
     pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
     /// False once [`never_asks`](Self::never_asks) said so.
     asks: bool,
@@ -100,6 +102,7 @@ impl McpToolDef {
                 })
             },
             visible: None,
+            scopes: Vec::new(),
             required_state: Vec::new(),
             asks: true,
             task: crate::tasks::TaskSupport::Forbidden,
@@ -188,6 +191,42 @@ impl McpToolDef {
     {
         self.visible = Some(Arc::new(visible));
         self
+    }
+
+    /// Declares the OAuth scopes a caller needs for this tool (all of
+    /// them): a caller whose [`AuthInfo`](crate::AuthInfo) lacks one is
+    /// refused (over HTTP `403` with an `insufficient_scope` challenge,
+    /// elsewhere a `-32003` JSON-RPC error) and does not see it listed.
+    /// A caller with no `AuthInfo` at all lacks every scope. Repeats are
+    /// dropped; see the `auth` module for where scopes come from.
+    ///
+    /// ```
+    /// use mcp_core::{McpToolDef, InvokeContext};
+    /// use serde_json::json;
+    ///
+    /// let save = McpToolDef::new("save", "Save a file", json!({"type": "object"}),
+    ///     |_args, _ctx: InvokeContext| async move { "saved" })
+    ///     .with_scopes(["files:write"]);
+    /// assert_eq!(save.scopes(), ["files:write"]);
+    /// ```
+    #[must_use]
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        for scope in scopes {
+            let scope = scope.into();
+            if !self.scopes.contains(&scope) {
+                self.scopes.push(scope);
+            }
+        }
+        self
+    }
+
+    /// The scopes a caller needs (empty: open to every caller).
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     /// True when a `visible` hook filters this tool per caller.

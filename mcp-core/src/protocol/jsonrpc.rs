@@ -38,6 +38,10 @@ impl ErrorCode {
     /// Too many requests are in flight; retry later (`-32000`, this
     /// framework's code for a request refused over a concurrency limit).
     pub const SERVER_BUSY: Self = Self(-32000);
+    /// The caller lacks an OAuth scope the tool, resource or prompt needs
+    /// (`-32003`, this framework's code; its `data.scopes` names them). Over
+    /// HTTP it comes with status 403 and an `insufficient_scope` challenge.
+    pub const INSUFFICIENT_SCOPE: Self = Self(-32003);
     /// A resource could not be found, as coded by the 2024-11-05 … 2025-11-25 revisions (`-32002`).
     pub const RESOURCE_NOT_FOUND: Self = Self(-32002);
     /// An HTTP header is missing or disagrees with the body (2026-07-28, `-32020`).

@@ -484,11 +484,19 @@ impl McpServerBuilder {
         };
         // Our own type always serializes; `null` keeps this total.
         let capabilities_json = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
-        let per_caller = tools.iter().any(McpToolDef::has_visible_hook);
+        // Scoped items are listed only to callers granted their scopes.
+        let scoped = resources.iter().any(|r| !r.scopes().is_empty())
+            || templates.iter().any(|r| !r.scopes().is_empty())
+            || prompts.iter().any(|p| !p.scopes().is_empty());
+        let per_caller = scoped
+            || tools
+                .iter()
+                .any(|t| t.has_visible_hook() || !t.scopes().is_empty());
         let catalog = super::catalog::ToolCatalog::new(tools);
         let live = self.live_tools;
         let tools = if live {
-            super::catalog::Tools::Live(std::sync::RwLock::new(Arc::new(catalog)))
+            let scoped = std::sync::atomic::AtomicBool::new(catalog.scoped);
+            super::catalog::Tools::Live(std::sync::RwLock::new(Arc::new(catalog)), scoped)
         } else {
             super::catalog::Tools::Fixed(catalog)
         };
@@ -543,6 +551,7 @@ impl McpServerBuilder {
                 capabilities_json,
                 shared_session: Session::new(),
                 state: Arc::new(self.state),
+                scoped,
             }),
         })
     }

@@ -3,6 +3,7 @@
 //! listing serialized once per catalog version, never per request; a live
 //! change swaps in a new version and tells the clients that listen.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use serde_json::value::RawValue;
@@ -22,17 +23,24 @@ pub(crate) struct ToolCatalog {
     /// The `tools` array of `tools/list`, serialized once (`None` when a
     /// tool's visibility depends on the caller).
     pub(crate) listing: Option<Arc<Box<RawValue>>>,
+    /// A tool declares OAuth scopes.
+    pub(crate) scoped: bool,
 }
 
 impl ToolCatalog {
     pub(crate) fn new(tools: Registry<McpToolDef>) -> Self {
-        let listing = if tools.iter().any(McpToolDef::has_visible_hook) {
+        let scoped = tools.iter().any(|t| !t.scopes().is_empty());
+        let listing = if scoped || tools.iter().any(McpToolDef::has_visible_hook) {
             None
         } else {
             let all: Vec<&Tool> = tools.iter().map(McpToolDef::tool).collect();
             serde_json::value::to_raw_value(&all).ok().map(Arc::new)
         };
-        Self { tools, listing }
+        Self {
+            tools,
+            listing,
+            scoped,
+        }
     }
 }
 
@@ -40,8 +48,9 @@ impl ToolCatalog {
 pub(crate) enum Tools {
     /// Set at build time: read without any lock.
     Fixed(ToolCatalog),
-    /// Changeable while serving: each request reads the current version.
-    Live(RwLock<Arc<ToolCatalog>>),
+    /// Changeable while serving: each request reads the current version
+    /// (the flag: whether it has a scoped tool, read without the lock).
+    Live(RwLock<Arc<ToolCatalog>>, AtomicBool),
 }
 
 /// The catalog version a request uses, held for its duration.
@@ -65,14 +74,23 @@ impl Tools {
     pub(crate) fn snapshot(&self) -> Snapshot<'_> {
         match self {
             Self::Fixed(c) => Snapshot::Fixed(c),
-            Self::Live(c) => Snapshot::Live(Arc::clone(
+            Self::Live(c, _) => Snapshot::Live(Arc::clone(
                 &c.read().unwrap_or_else(PoisonError::into_inner),
             )),
         }
     }
 
     pub(crate) fn is_live(&self) -> bool {
-        matches!(self, Self::Live(_))
+        matches!(self, Self::Live(..))
+    }
+
+    /// True when a tool declares scopes, without taking a snapshot.
+    #[inline]
+    pub(crate) fn scoped(&self) -> bool {
+        match self {
+            Self::Fixed(c) => c.scoped,
+            Self::Live(_, scoped) => scoped.load(Ordering::Relaxed),
+        }
     }
 
     /// Applies `change` to a copy of the current version and swaps it in;
@@ -81,13 +99,15 @@ impl Tools {
         &self,
         change: impl FnOnce(&mut Registry<McpToolDef>) -> R,
     ) -> Option<R> {
-        let Self::Live(current) = self else {
+        let Self::Live(current, scoped) = self else {
             return None;
         };
         let mut current = current.write().unwrap_or_else(PoisonError::into_inner);
         let mut tools = current.tools.clone();
         let result = change(&mut tools);
-        *current = Arc::new(ToolCatalog::new(tools));
+        let next = ToolCatalog::new(tools);
+        scoped.store(next.scoped, Ordering::Relaxed);
+        *current = Arc::new(next);
         Some(result)
     }
 }

@@ -21,6 +21,7 @@
 //! tool *resolved* before its arguments are parsed, the *handled* typed
 //! result, and the *final* outcome before encoding (see `methods/tools.rs`).
 
+mod access;
 mod batch;
 mod builder;
 mod builder_ext;
@@ -66,6 +67,8 @@ use features::{Completer, Subscriptions};
 use outcome::{Answer, Outcome};
 use registry::Registry;
 
+#[cfg(feature = "http")]
+pub(crate) use access::{insufficient as insufficient_scope, subject as scoped_subject};
 pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use decode::{parse_payload, Frame};
 pub use encode::Response;
@@ -134,6 +137,8 @@ pub(crate) struct Inner {
     pub(crate) tasks: Option<Arc<tasks::TaskEngine>>,
     /// The skills extension, when skills are published.
     pub(crate) skills: Option<Arc<skills::SkillCatalog>>,
+    /// A resource, template or prompt declares scopes (tools: see the catalog).
+    pub(crate) scoped: bool,
 }
 
 impl fmt::Debug for McpServer {

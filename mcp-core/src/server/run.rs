@@ -128,12 +128,14 @@ impl McpServer {
                         listing,
                     ))));
                 }
-                None => methods::tools::list(self, scope, &params)?,
+                None => methods::tools::list(self, scope, &params, &ext)?,
             },
-            Route::ResourcesList => methods::resources::list(self, scope, &params)?,
-            Route::ResourceTemplatesList => methods::resources::templates(self, scope, &params)?,
+            Route::ResourcesList => methods::resources::list(self, scope, &params, &ext)?,
+            Route::ResourceTemplatesList => {
+                methods::resources::templates(self, scope, &params, &ext)?
+            }
             Route::ResourcesRead => methods::resources::read(self, scope, params, ext).await?,
-            Route::PromptsList => methods::prompts::list(self, scope, &params)?,
+            Route::PromptsList => methods::prompts::list(self, scope, &params, &ext)?,
             Route::PromptsGet => methods::prompts::get(self, scope, params, ext).await?,
             Route::LoggingSetLevel => methods::features::set_level(scope, &params)?,
             Route::CompletionComplete => {

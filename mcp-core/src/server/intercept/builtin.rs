@@ -207,7 +207,8 @@ impl Interceptor for ConcurrencyLimit {
 }
 
 /// One `tracing` span per request (`mcp.request`, with the method, the
-/// tool/prompt name or URI, the era and the request id), and one event
+/// tool/prompt name or URI, the era, the request id and the principal —
+/// over HTTP with the `auth` feature, the token's subject), and one event
 /// when it ends with its outcome (`ok`, `tool_error`, `error` with the
 /// code, `input_required`, `no_reply`) and duration in microseconds.
 /// Events go to whatever subscriber the application installed; with none,
@@ -224,6 +225,7 @@ impl Interceptor for Trace {
             era = if req.is_modern() { "2026-07-28" } else { "legacy" },
             id = %req.id(),
             retry = req.is_retry(),
+            principal = req.principal(),
         );
         Hook::wrap(
             async move {

@@ -5,9 +5,10 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{listing, to_json};
-use crate::context::Extensions;
+use crate::context::{scopes_allowed, Extensions};
 use crate::panic::{catch_panic, panic_error};
 use crate::protocol::ErrorObject;
+use crate::server::access::insufficient;
 use crate::server::outcome::Stop;
 use crate::server::scope::RequestScope;
 use crate::server::McpServer;
@@ -17,8 +18,12 @@ pub(crate) fn list(
     server: &McpServer,
     scope: &RequestScope,
     params: &Map<String, Value>,
+    ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let items = server.inner.prompts.iter().map(|p| to_json(p.prompt()));
+    let items = server.inner.prompts.iter();
+    let items = items
+        .filter(|p| scopes_allowed(ext, p.scopes()))
+        .map(|p| to_json(p.prompt()));
     listing(server, scope, params, "prompts", items)
 }
 
@@ -40,6 +45,9 @@ pub(crate) async fn get(
         .prompts
         .get(&name)
         .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown prompt: {name}")))?;
+    if !scopes_allowed(&ext, prompt.scopes()) {
+        return Err(insufficient(&format!("prompt `{name}`"), prompt.scopes()).into());
+    }
     let raw_args = params.remove("arguments");
     let binding_args = raw_args
         .as_ref()

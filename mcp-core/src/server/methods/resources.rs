@@ -5,10 +5,11 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{listing, single, to_json};
-use crate::context::Extensions;
+use crate::context::{scopes_allowed, Extensions};
 use crate::handler::resource::ResourceRequest;
 use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{CacheHint, CacheScope, ErrorObject};
+use crate::server::access::insufficient;
 use crate::server::outcome::Stop;
 use crate::server::scope::RequestScope;
 use crate::server::McpServer;
@@ -18,8 +19,10 @@ pub(crate) fn list(
     server: &McpServer,
     scope: &RequestScope,
     params: &Map<String, Value>,
+    ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
     let items = server.inner.resources.iter();
+    let items = items.filter(|r| scopes_allowed(ext, r.scopes()));
     listing(
         server,
         scope,
@@ -34,8 +37,10 @@ pub(crate) fn templates(
     server: &McpServer,
     scope: &RequestScope,
     params: &Map<String, Value>,
+    ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
     let items = server.inner.templates.iter();
+    let items = items.filter(|r| scopes_allowed(ext, r.scopes()));
     let items = items.filter_map(|r| r.resource_template().map(to_json));
     listing(server, scope, params, "resourceTemplates", items)
 }
@@ -67,6 +72,9 @@ pub(crate) async fn read(
                     .with_data(serde_json::json!({ "uri": uri }))
             })?,
     };
+    if !scopes_allowed(&ext, def.scopes()) {
+        return Err(insufficient(&format!("resource `{uri}`"), def.scopes()).into());
+    }
     let round = server.round_trip(scope, &uri, &Map::new(), &params, true)?;
     let ctx = server.invoke_context(scope, &params, &round, ext)?;
     let cache = def.cache;

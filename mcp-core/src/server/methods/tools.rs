@@ -12,10 +12,11 @@
 use serde_json::{Map, Value};
 
 use super::{listing, to_json};
-use crate::context::Extensions;
+use crate::context::{scopes_allowed, Extensions};
 use crate::handler::tool::McpToolDef;
 use crate::panic::{catch_panic, panic_error};
 use crate::protocol::ErrorObject;
+use crate::server::access::insufficient;
 use crate::server::catalog::ToolCatalog;
 use crate::server::outcome::{Answer, Stop};
 use crate::server::scope::RequestScope;
@@ -30,9 +31,13 @@ pub(crate) fn list(
     server: &McpServer,
     scope: &RequestScope,
     params: &Map<String, Value>,
+    ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
     let catalog = server.inner.tools.snapshot();
-    let tools = catalog.tools.iter().filter(|t| t.is_visible(&scope.ctx));
+    let tools = catalog
+        .tools
+        .iter()
+        .filter(|t| scopes_allowed(ext, t.scopes()) && t.is_visible(&scope.ctx));
     listing(
         server,
         scope,
@@ -85,6 +90,9 @@ pub(crate) async fn call(
     // catalog changes while it runs.
     let catalog = server.inner.tools.snapshot();
     let (name, tool, args) = resolve(&catalog, &mut params)?;
+    if !scopes_allowed(&ext, tool.scopes()) {
+        return Err(insufficient(&format!("tool `{name}`"), tool.scopes()).into());
+    }
     if tool.task_support() != TaskSupport::Forbidden {
         if let Some(engine) = &server.inner.tasks {
             if tasks::declared(&scope.era) {

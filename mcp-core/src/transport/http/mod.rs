@@ -138,11 +138,14 @@ mod guard;
 mod halfclose;
 mod modern;
 mod names;
+#[cfg(feature = "auth")]
+mod oauth;
 mod options;
 mod outbound;
 mod post;
 mod queue;
 mod respond;
+mod scopes;
 mod server;
 mod service;
 mod sessions;

@@ -138,6 +138,12 @@ pub struct HttpOptions {
     pub allow_request: Option<Arc<AllowRequestFn>>,
     /// Authenticates a request that passed the guard; `false` answers 401.
     pub authorize: Option<Arc<AuthorizeFn>>,
+    /// This server as an OAuth resource server (feature `auth`): bearer
+    /// tokens required and verified, Protected Resource Metadata served,
+    /// the token's principal bound to sessions (see [`crate::auth`]).
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+    pub resource_server: Option<Arc<crate::auth::ResourceServer>>,
     /// Largest accepted request body (default 1 MiB); larger ones answer 413
     /// without being buffered. Before that answer, the rest of the body is
     /// read and discarded, up to 4× this limit and for at most 2 s, so that a
@@ -230,6 +236,8 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             allow_request: None,
             authorize: None,
+            #[cfg(feature = "auth")]
+            resource_server: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             sessions: Some(SessionOptions::default()),
             principal: None,
@@ -252,8 +260,10 @@ impl Default for HttpOptions {
 
 impl fmt::Debug for HttpOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HttpOptions")
-            .field("port", &self.port)
+        let mut f = f.debug_struct("HttpOptions");
+        #[cfg(feature = "auth")]
+        f.field("resource_server", &self.resource_server);
+        f.field("port", &self.port)
             .field("host", &self.host)
             .field("path", &self.path)
             .field("allowed_hosts", &self.allowed_hosts)
@@ -403,6 +413,19 @@ impl HttpOptions {
         self.authorize = Some(Arc::new(move |parts: &Parts| {
             Box::pin(check(parts)) as BoxFuture<bool>
         }));
+        self
+    }
+
+    /// Protects the endpoint as an OAuth resource server (see
+    /// [`crate::auth`]): every request needs a bearer token `server`
+    /// accepts, and its metadata is served at the well-known paths. It
+    /// counts as protection for binding a non-loopback host; a principal
+    /// hook is not asked for a request it authenticated.
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+    #[must_use]
+    pub fn resource_server(mut self, server: crate::auth::ResourceServer) -> Self {
+        self.resource_server = Some(Arc::new(server));
         self
     }
 

@@ -86,6 +86,12 @@ impl McpHttpService {
                 ),
             );
         }
+        // A call needing a scope its caller lacks: 403, before dispatch.
+        if self.shared.server.has_scoped_items() {
+            if let Err(response) = self.check_scopes(&parts, &payload) {
+                return response;
+            }
+        }
         let is_init = !modern && payload.method() == Some("initialize") && payload.is_request();
         let (session, entry) = match &self.shared.sessions {
             Some(table) if !is_init && !modern => match self.lookup(&parts, table) {

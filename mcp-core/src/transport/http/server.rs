@@ -74,7 +74,11 @@ impl HttpHandle {
 /// Dropping the future before it completes closes the listener it bound.
 pub async fn serve_http(server: McpServer, options: HttpOptions) -> io::Result<HttpHandle> {
     let addrs = resolve(&options.host, options.port).await?;
-    let protected = options.authorize.is_some() || options.allow_request.is_some();
+    #[cfg(feature = "auth")]
+    let authenticated = options.resource_server.is_some();
+    #[cfg(not(feature = "auth"))]
+    let authenticated = false;
+    let protected = authenticated || options.authorize.is_some() || options.allow_request.is_some();
     if !protected && !addrs.iter().all(|a| a.ip().is_loopback()) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

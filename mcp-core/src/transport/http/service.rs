@@ -175,6 +175,12 @@ impl McpHttpService {
                 "Forbidden: host/origin not allowed",
             );
         }
+        #[cfg(feature = "auth")]
+        if let Some(rs) = &opts.resource_server {
+            if let Some(response) = self.oauth(rs, &mut parts).await {
+                return response;
+            }
+        }
         if let Some(authorize) = &opts.authorize {
             let check = crate::panic::catch_panic(authorize(&parts)).await;
             if check != Ok(true) {
@@ -191,7 +197,7 @@ impl McpHttpService {
         // A principal hook is the user's code: asked once per request,
         // under a panic guard, and kept with it (the default principal is
         // ours and asked where needed).
-        if opts.principal.is_some() {
+        if opts.principal.is_some() && parts.extensions.get::<Principal>().is_none() {
             match catch_unwind(AssertUnwindSafe(|| self.principal_of(&parts))) {
                 Ok(principal) => {
                     parts.extensions.insert(Principal(principal));
@@ -378,9 +384,10 @@ impl McpHttpService {
     }
 }
 
-/// The principal of one request, computed once by [`McpHttpService::handle`].
+/// The principal of one request, computed once by [`McpHttpService::handle`]
+/// (or by the resource server, from the token).
 #[derive(Clone)]
-struct Principal(Option<Arc<str>>);
+pub(super) struct Principal(pub(super) Option<Arc<str>>);
 
 impl<B> hyper::service::Service<Request<B>> for McpHttpService
 where

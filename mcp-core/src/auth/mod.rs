@@ -1,0 +1,104 @@
+//! OAuth 2.1 authorization for HTTP deployments (feature `auth`): this
+//! server as a *resource server*, as the MCP authorization spec describes.
+//!
+//! | piece | what it does |
+//! |---|---|
+//! | [`ResourceServer`] | set on [`HttpOptions::resource_server`](crate::HttpOptions::resource_server): serves Protected Resource Metadata (RFC 9728) at `/.well-known/oauth-protected-resource` and `/.well-known/oauth-protected-resource/<mcp path>`, requires a bearer token on the MCP endpoint, answers `401` with `WWW-Authenticate: Bearer resource_metadata="…"` (`error="invalid_token"` for a refused token) |
+//! | [`TokenVerifier`] | checks a token, returns its [`AuthInfo`] or a [`Rejection`]; implement it for your own scheme |
+//! | [`JwtVerifier`] | JWT access tokens: keys from the issuer's metadata (RFC 8414, OIDC fallback), cached, fetched again on an unknown `kid` (rate-limited); `iss`, `aud` = this resource (RFC 8707), `exp`/`nbf` with bounded leeway, asymmetric algorithms only |
+//! | [`IntrospectionVerifier`] | opaque tokens through RFC 7662 introspection, answers cached (bounded) |
+//!
+//! # Principal and scopes
+//! A verified token's principal (its `sub`, else `client:<client_id>`)
+//! is the request's principal: sessions and sealed `requestState` are bound
+//! to it, so a session id replayed with another principal's token is
+//! answered `404` like an unknown one. Its [`AuthInfo`] (subject, client
+//! id, scopes, claims) is in the request's extensions, for handlers
+//! (`ctx.extensions().get::<AuthInfo>()`) and interceptors
+//! ([`Request::extensions`](crate::intercept::Request::extensions),
+//! [`Request::principal`](crate::intercept::Request::principal) for audit).
+//!
+//! Tools, resources and prompts declare the scopes they need
+//! (`#[mcp_tool(scopes = ["files:write"])]`, or
+//! [`McpToolDef::with_scopes`](crate::McpToolDef::with_scopes) and its
+//! resource and prompt equivalents). A call whose token lacks one is
+//! answered `403` with `WWW-Authenticate: Bearer error="insufficient_scope",
+//! scope="<needed>", resource_metadata="…"` and a `-32003` JSON-RPC error
+//! body naming the item, so a client can step up; listings show only what
+//! the caller may use; the metadata's `scopes_supported` is every scope the
+//! catalog declares (plus [`ResourceServer::scopes_supported`]).
+//!
+//! The token is used for verification only: the `Authorization` header is
+//! removed from the request once verified, so handlers and interceptors
+//! never see it (`ctx.headers()` lacks it), and a server that calls other
+//! servers must get tokens of its own for them.
+//!
+//! ```no_run
+//! use mcp_core::auth::ResourceServer;
+//! use mcp_core::{serve_http, HttpOptions, McpServer, McpToolDef, InvokeContext, AuthInfo};
+//! use serde_json::json;
+//!
+//! # #[tokio::main] async fn main() -> std::io::Result<()> {
+//! let server = McpServer::builder()
+//!     .tool(McpToolDef::new("whoami", "Who am I", json!({"type": "object"}),
+//!         |_args, ctx: InvokeContext| async move {
+//!             ctx.extensions().get::<AuthInfo>().map(|a| a.principal().to_owned()).unwrap_or_default()
+//!         }))
+//!     .tool(McpToolDef::new("wipe", "Erase everything", json!({"type": "object"}),
+//!         |_args, _ctx: InvokeContext| async move { "wiped" })
+//!         .with_scopes(["files:write"]))
+//!     .build()
+//!     .expect("valid server");
+//! let rs = ResourceServer::jwt("http://127.0.0.1:8000/mcp", "http://127.0.0.1:9000");
+//! let handle = serve_http(server, HttpOptions::new().port(8000).resource_server(rs)).await?;
+//! # handle.close().await; Ok(()) }
+//! ```
+//!
+//! # Fetching over `http://` only
+//! The metadata, JWKS and introspection fetches use hyper's client without
+//! TLS (a TLS stack would be a heavy dependency): reach the authorization
+//! server over a trusted network or a loopback address, or put a
+//! forward proxy that terminates TLS in between, or give
+//! [`JwtVerifier::fixed_keys`], or implement [`TokenVerifier`] with the
+//! HTTP client you already use. An `https://` URL is refused with an error
+//! saying so (a `503` for the request), never fetched in the clear.
+//!
+//! # stdio
+//! A stdio server has no OAuth: the spec has it take credentials from its
+//! environment. Put the caller's [`AuthInfo`] in the connection's
+//! extensions and the same scope checks apply (a refusal is a `-32003`
+//! JSON-RPC error there, as stdio has no HTTP status):
+//!
+//! ```no_run
+//! use mcp_core::{serve_stdio, AuthInfo, McpServer, StdioOptions};
+//!
+//! # async fn run(server: McpServer) -> std::io::Result<()> {
+//! // Whoever started this process decided what it may do.
+//! let user = std::env::var("MCP_USER").unwrap_or_else(|_| "local".to_owned());
+//! let scopes = std::env::var("MCP_SCOPES").unwrap_or_default();
+//! let who = AuthInfo::new(user.clone()).with_scopes(scopes.split_whitespace());
+//! let options = StdioOptions::default().principal(user).extension(who);
+//! serve_stdio(server, options).wait().await
+//! # }
+//! ```
+//!
+//! An interceptor can attach it instead (per request, from a header of the
+//! options or anything else) with
+//! [`Request::extensions_mut`](crate::intercept::Request::extensions_mut):
+//! the checks read the extensions as the last interceptor left them.
+
+mod cache;
+mod fetch;
+mod introspect;
+mod jwt;
+mod keys;
+mod resource;
+mod verifier;
+
+pub use crate::context::AuthInfo;
+pub use introspect::{IntrospectionVerifier, DEFAULT_INTROSPECTION_CACHE};
+pub use jsonwebtoken::Algorithm;
+pub use jwt::{JwtVerifier, DEFAULT_VERIFIED_CACHE, MAX_LEEWAY};
+pub(crate) use resource::Refusal;
+pub use resource::{ResourceServer, PROTECTED_RESOURCE_METADATA_PATH};
+pub use verifier::{Rejection, TokenVerifier};

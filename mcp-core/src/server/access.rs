@@ -1,0 +1,103 @@
+//! OAuth scopes of tools, resources and prompts: which scopes a request
+//! needs, the refusal when its caller lacks them, and the scopes the
+//! catalog declares (a resource server's `scopes_supported`).
+//!
+//! The caller's grants are the [`AuthInfo`](crate::AuthInfo) in the
+//! request's extensions; an item without scopes is open to every caller.
+
+use serde_json::{Map, Value};
+
+use super::McpServer;
+use crate::protocol::{ErrorCode, ErrorObject};
+
+/// The `-32003` refusal of a request whose caller lacks `needed` for `what`.
+pub(crate) fn insufficient(what: &str, needed: &[String]) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INSUFFICIENT_SCOPE,
+        format!(
+            "Insufficient scope: {what} needs the scope{} {}",
+            if needed.len() == 1 { "" } else { "s" },
+            needed.join(" ")
+        ),
+    )
+    .with_data(serde_json::json!({ "scopes": needed }))
+}
+
+impl McpServer {
+    /// Every scope a tool, resource or prompt of this server declares,
+    /// sorted, without repeats (what a resource server publishes as
+    /// `scopes_supported`). A live catalog's tools count as they are now.
+    pub fn declared_scopes(&self) -> Vec<String> {
+        let inner = &self.inner;
+        let catalog = inner.tools.snapshot();
+        let mut all: Vec<String> = catalog
+            .tools
+            .iter()
+            .flat_map(|t| t.scopes().iter().cloned())
+            .chain(inner.resources.iter().flat_map(|r| r.scopes().to_vec()))
+            .chain(inner.templates.iter().flat_map(|r| r.scopes().to_vec()))
+            .chain(inner.prompts.iter().flat_map(|p| p.scopes().to_vec()))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    /// True when a tool, resource or prompt declares scopes (a transport
+    /// checks requests only then).
+    #[inline]
+    pub(crate) fn has_scoped_items(&self) -> bool {
+        self.inner.scoped || self.inner.tools.scoped()
+    }
+
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    /// The scopes a request for `method` with `params` needs (the tool,
+    /// resource or prompt it names), or `None` when it needs none (another
+    /// method, an unknown name: the method answers those). For a transport
+    /// that refuses before dispatch (HTTP's 403).
+    pub(crate) fn scopes_needed(
+        &self,
+        method: &str,
+        params: Option<&Map<String, Value>>,
+    ) -> Option<Vec<String>> {
+        let field = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
+        let inner = &self.inner;
+        let scopes = match method {
+            "tools/call" if inner.tools.scoped() => {
+                let catalog = inner.tools.snapshot();
+                catalog.tools.get(field("name")?)?.scopes().to_vec()
+            }
+            "prompts/get" if inner.scoped => inner.prompts.get(field("name")?)?.scopes().to_vec(),
+            "resources/read" if inner.scoped => {
+                let uri = field("uri")?;
+                let def = inner.resources.get(uri).or_else(|| {
+                    inner
+                        .templates
+                        .iter()
+                        .find(|t| t.match_template(uri).is_some())
+                })?;
+                def.scopes().to_vec()
+            }
+            _ => return None,
+        };
+        (!scopes.is_empty()).then_some(scopes)
+    }
+}
+
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+/// What a request acts on, as a refusal names it: ``tool `x` ``.
+pub(crate) fn subject(method: &str, params: Option<&Map<String, Value>>) -> String {
+    let field = |key: &str| {
+        params
+            .and_then(|p| p.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    match method {
+        "tools/call" => format!("tool `{}`", field("name")),
+        "prompts/get" => format!("prompt `{}`", field("name")),
+        "resources/read" => format!("resource `{}`", field("uri")),
+        other => format!("`{other}`"),
+    }
+}
