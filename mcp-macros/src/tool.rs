@@ -24,6 +24,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("keep_defs", Kind::Flag),
     ("task", Kind::Str),
     ("scopes", Kind::Scopes),
+    ("timeout", Kind::Str),
     ("crate", Kind::Path),
 ];
 
@@ -33,6 +34,33 @@ const TASK_VALUES: &[(&str, &str)] = &[
     ("optional", "Optional"),
     ("required", "Required"),
 ];
+
+/// `timeout = "30s"`: a whole number of `ms`, `s`, `m` or `h`, above zero;
+/// the limit in milliseconds, or why the value is not one.
+pub(crate) fn timeout_millis(value: &str) -> Result<u64, String> {
+    let hint =
+        "use a whole number with a unit: `timeout = \"500ms\"`, `\"30s\"`, `\"5m\"` or `\"1h\"`";
+    let digits = value.trim().bytes().take_while(u8::is_ascii_digit).count();
+    let (number, unit) = value.trim().split_at(digits);
+    let scale: u64 = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(format!("`{value}` is not a duration; {hint}")),
+    };
+    match number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+    {
+        Some(0) => Err(format!(
+            "a timeout of `{value}` would end every call at once; {hint}"
+        )),
+        Some(ms) => Ok(ms),
+        None => Err(format!("`{value}` is not a duration; {hint}")),
+    }
+}
 
 /// The spec's tool-name rule: 1–128 characters of `A-Z a-z 0-9 _ - .`.
 pub(crate) fn tool_name_problem(name: &str) -> Option<String> {
@@ -106,6 +134,11 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                     lit.value()
                 ),
             );
+        }
+    }
+    if let Some(lit) = args.str("timeout") {
+        if let Err(why) = timeout_millis(&lit.value()) {
+            errors.spanned(lit, why);
         }
     }
     let description = args
@@ -229,6 +262,10 @@ fn build(
             quote!(.with_task_support(#krate::tasks::TaskSupport::#variant))
         });
     let scopes = crate::attr::scopes_call(args);
+    let timeout = args
+        .str("timeout")
+        .and_then(|lit| timeout_millis(&lit.value()).ok())
+        .map(|ms| quote!(.with_timeout(::core::time::Duration::from_millis(#ms))));
     quote! {
         #items
         static META: #krate::__private::ToolMeta = #krate::__private::ToolMeta {
@@ -243,7 +280,7 @@ fn build(
         };
         #check_binding
         let __mcp_result = #result;
-        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])#task #scopes
+        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])#task #scopes #timeout
     }
 }
 

@@ -44,6 +44,8 @@ pub struct McpToolDef {
     asks: bool,
     /// Whether it runs as a task (the tasks extension).
     task: crate::tasks::TaskSupport,
+    /// How long one call may run (see [`with_timeout`](Self::with_timeout)).
+    timeout: Option<std::time::Duration>,
 }
 
 impl fmt::Debug for McpToolDef {
@@ -106,6 +108,7 @@ impl McpToolDef {
             required_state: Vec::new(),
             asks: true,
             task: crate::tasks::TaskSupport::Forbidden,
+            timeout: None,
         }
     }
 
@@ -191,6 +194,31 @@ impl McpToolDef {
     {
         self.visible = Some(Arc::new(visible));
         self
+    }
+
+    /// Ends a call that runs longer than `limit` with a tool error the
+    /// model sees (`` `name` timed out after 30s ``); the handler's future
+    /// is dropped, so its work stops at its next `.await`. The macro form
+    /// is `#[mcp_tool(timeout = "30s")]`; a server-wide default is
+    /// [`McpServerBuilder::tool_timeout`](crate::McpServerBuilder::tool_timeout).
+    /// Not applied to a call run as a task (a task has its own TTL).
+    #[must_use]
+    pub fn with_timeout(mut self, limit: std::time::Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+
+    /// The call time limit set with [`with_timeout`](Self::with_timeout)
+    /// (or the server's [`tool_timeout`](crate::McpServerBuilder::tool_timeout)).
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.timeout
+    }
+
+    /// Sets the limit unless the tool has its own.
+    pub(crate) fn default_timeout(&mut self, limit: Option<std::time::Duration>) {
+        if self.timeout.is_none() {
+            self.timeout = limit;
+        }
     }
 
     /// Declares the OAuth scopes a caller needs for this tool (all of

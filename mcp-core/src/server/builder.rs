@@ -147,6 +147,7 @@ pub struct McpServerBuilder {
     pub(super) deferred: Option<BuildError>,
     max_subscriptions_per_session: Option<usize>,
     live_tools: bool,
+    tool_timeout: Option<std::time::Duration>,
     /// The extensions (tasks, skills) and their settings.
     pub(super) ext: super::extensions::ExtensionConfig,
 }
@@ -223,6 +224,16 @@ impl McpServerBuilder {
         self.resources.extend(child.resources);
         self.state.absorb(child.state);
         self.state_types.extend(child.state_types);
+        self
+    }
+
+    /// A time limit for every tool call, unless the tool has its own
+    /// ([`McpToolDef::with_timeout`], `#[mcp_tool(timeout = "…")]`): past it
+    /// the call ends with a tool error and its work is dropped. Tools added
+    /// to a live catalog get it too.
+    #[must_use]
+    pub fn tool_timeout(mut self, limit: std::time::Duration) -> Self {
+        self.tool_timeout = Some(limit);
         self
     }
 
@@ -408,6 +419,9 @@ impl McpServerBuilder {
                     })
                 })
         };
+        for t in &mut self.tools {
+            t.default_timeout(self.tool_timeout);
+        }
         for t in &self.tools {
             missing(&|| format!("tool `{}`", t.name()), &t.required_state)?;
             if let Some(found) = t.tool().input_schema.get("type") {
@@ -552,6 +566,7 @@ impl McpServerBuilder {
                 shared_session: Session::new(),
                 state: Arc::new(self.state),
                 scoped,
+                tool_timeout: self.tool_timeout,
             }),
         })
     }

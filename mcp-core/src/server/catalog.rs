@@ -194,7 +194,8 @@ impl McpServer {
     /// The tool is added before the first `.await`; dropping the future
     /// only skips notifying the remaining clients.
     pub async fn add_tool(&self, tool: impl Into<McpToolDef>) -> Result<usize, BuildError> {
-        let tool = tool.into();
+        let mut tool = tool.into();
+        tool.default_timeout(self.inner.tool_timeout);
         if !self.inner.tools.is_live() {
             return Err(BuildError::CatalogNotLive);
         }

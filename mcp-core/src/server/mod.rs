@@ -139,6 +139,8 @@ pub(crate) struct Inner {
     pub(crate) skills: Option<Arc<skills::SkillCatalog>>,
     /// A resource, template or prompt declares scopes (tools: see the catalog).
     pub(crate) scoped: bool,
+    /// The default call time limit of tools (also of tools added live).
+    pub(crate) tool_timeout: Option<std::time::Duration>,
 }
 
 impl fmt::Debug for McpServer {

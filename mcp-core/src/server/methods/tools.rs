@@ -111,6 +111,15 @@ pub(crate) async fn call(
     let ctx = server.invoke_context(scope, &params, &round, ext)?;
     let work = catch_panic(tool.invoke(args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).
-    let result = round.run(work).await?.map_err(panic_error)?;
-    Ok(Answer::Tool(result))
+    let result = match tool.timeout() {
+        None => round.run(work).await?,
+        // Boxed: the timer stays out of the futures of untimed calls.
+        Some(limit) => match Box::pin(tokio::time::timeout(limit, round.run(work))).await {
+            Ok(result) => result?,
+            Err(_) => Ok(crate::protocol::CallToolResult::error(format!(
+                "`{name}` timed out after {limit:?}"
+            ))),
+        },
+    };
+    Ok(Answer::Tool(result.map_err(panic_error)?))
 }
