@@ -231,7 +231,6 @@ impl McpServerBuilder {
     /// ([`McpToolDef::with_timeout`], `#[mcp_tool(timeout = "…")]`): past it
     /// the call ends with a tool error and its work is dropped. Tools added
     /// to a live catalog get it too.
-    #[must_use]
     pub fn tool_timeout(mut self, limit: std::time::Duration) -> Self {
         self.tool_timeout = Some(limit);
         self
