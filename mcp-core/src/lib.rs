@@ -78,6 +78,7 @@ struct ReadmeDoctests;
 #[doc(hidden)]
 pub mod __private;
 mod boxed;
+pub mod bus;
 mod cancel;
 #[cfg(feature = "client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
@@ -87,6 +88,9 @@ mod handler;
 mod panic;
 pub mod protocol;
 mod random;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub mod redis;
 mod request_state;
 mod schema;
 mod server;

@@ -510,7 +510,7 @@ impl McpServerBuilder {
             serde_json::value::to_raw_value(&*server_info_json)
                 .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
                 .into();
-        Ok(McpServer {
+        let server = McpServer {
             inner: Arc::new(Inner {
                 info,
                 server_info_json,
@@ -543,7 +543,10 @@ impl McpServerBuilder {
                 capabilities_json,
                 shared_session: Session::new(),
                 state: Arc::new(self.state),
+                bus: ext.bus,
             }),
-        })
+        };
+        super::fanout::attach(&server);
+        Ok(server)
     }
 }

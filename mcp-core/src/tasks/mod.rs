@@ -54,17 +54,24 @@ pub struct TaskLimits {
     /// The largest `inputResponses` a `tasks/update` may carry, in bytes
     /// (as serialized JSON).
     pub max_input_bytes: usize,
+    /// On a shared store ([`TaskStore::is_shared`]): how long a running
+    /// task's lease lasts, in milliseconds. Its process renews it every
+    /// third of that; a task whose process died is `failed` at most this
+    /// long (plus one poll) after its last renewal, on the next read.
+    pub lease_ms: u64,
 }
 
 impl TaskLimits {
     /// The defaults: one hour TTL, 500 ms polling, 64 running tasks per
-    /// principal, 128-byte task ids, 1 MiB of input per update.
+    /// principal, 128-byte task ids, 1 MiB of input per update, 15 s
+    /// leases.
     pub const DEFAULT: Self = Self {
         ttl_ms: 3_600_000,
         poll_interval_ms: 500,
         max_running_per_principal: 64,
         max_task_id_bytes: 128,
         max_input_bytes: 1 << 20,
+        lease_ms: 15_000,
     };
 }
 
