@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | tasks ([`TaskStore`](crate::tasks::TaskStore)) | [`RedisTaskStore`] | `{prefix}task:{id}` (a hash: `v` version, `rec` JSON record, `PEXPIRE` = the task's TTL), `{prefix}tasks` (a sorted set of ids by expiry, bounding how many live) |
 //! | notices ([`NotificationBus`](crate::bus::NotificationBus)) | [`RedisNotificationBus`] | pub/sub channel `{prefix}bus` |
-//! | legacy sessions (`SessionStore`, with `http`) | `RedisSessionStore` | `{prefix}session:{id}` (JSON, `PEXPIRE` = the session's idle TTL) |
+//! | legacy sessions ([`SessionStore`](crate::transport::http::SessionStore), with `http`) | `RedisSessionStore` | `{prefix}session:{id}` (JSON, `PEXPIRE` = the session's idle TTL) |
 //!
 //! **Atomicity.** Every task change is read–apply–compare-and-set: the
 //! record is read with its version, [`TaskChange::apply`](crate::tasks::TaskChange::apply)
@@ -27,7 +27,8 @@
 //! calls are served as usual, notices stay in their process, and the
 //! connection comes back by itself once Redis answers again.
 //!
-//! **What a legacy session keeps across replicas** (`RedisSessionStore`):
+//! **What a legacy session keeps across replicas** (`RedisSessionStore`,
+//! given to [`HttpOptions::session_store`](crate::HttpOptions::session_store)):
 //! its id, principal, negotiated protocol version, the client's
 //! capabilities and info, its `logging/setLevel` level and its resource
 //! subscriptions. What does not survive its replica: requests in flight
@@ -42,6 +43,8 @@
 //! bus.
 
 mod bus;
+#[cfg(feature = "http")]
+mod sessions;
 mod tasks;
 
 use std::fmt;
@@ -51,6 +54,9 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 pub use bus::RedisNotificationBus;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use sessions::RedisSessionStore;
 pub use tasks::RedisTaskStore;
 
 /// Why a [`RedisBackend`] could not be set up.
@@ -159,6 +165,13 @@ impl RedisBackend {
     /// runtime), resubscribing after any failure.
     pub fn notification_bus(&self) -> RedisNotificationBus {
         RedisNotificationBus::start(self.clone())
+    }
+
+    /// A store of legacy session metadata on this Redis (with `http`).
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+    pub fn session_store(&self) -> RedisSessionStore {
+        RedisSessionStore::new(self.clone())
     }
 
     pub(crate) fn key(&self, kind: &str, id: &str) -> String {

@@ -144,6 +144,7 @@ mod queue;
 mod respond;
 mod server;
 mod service;
+mod session_store;
 mod sessions;
 mod sse;
 
@@ -155,4 +156,5 @@ pub use options::{
 };
 pub use server::{serve_http, HttpHandle};
 pub use service::McpHttpService;
+pub use session_store::{SessionRecord, SessionStore};
 pub use sse::McpBody;

@@ -428,6 +428,7 @@ impl McpHttpService {
                         self.shared
                             .server
                             .listen_for_list_changes(&entry.session, Some(&outbound));
+                        super::session_store::persist(self, &id, &entry);
                         if let Ok(v) = HttpHeaderValue::from_str(&id) {
                             response.headers_mut().insert(SESSION_NAME.clone(), v);
                         }

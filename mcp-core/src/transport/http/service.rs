@@ -208,6 +208,14 @@ impl McpHttpService {
             }
         }
         let sessions_on = self.shared.sessions.is_some();
+        // A session another replica created: adopted from the store first.
+        if let (Some(table), Some(store)) = (&self.shared.sessions, &opts.session_store) {
+            super::session_store::restore(self, &parts, table, store).await;
+        }
+        // A DELETE's session is forgotten by the store once deleted here.
+        let deleting = (opts.session_store.is_some() && parts.method == Method::DELETE)
+            .then(|| parts.headers.get(&SESSION_NAME).cloned())
+            .flatten();
         let mut response = match parts.method {
             Method::POST => self.post(parts, body, activity).await,
             Method::GET if sessions_on => self.get(&parts, activity),
@@ -224,6 +232,11 @@ impl McpHttpService {
             }
             _ => not_found(&parts),
         };
+        if let (Some(store), Some(parts)) = (&opts.session_store, &deleting) {
+            if response.status() == StatusCode::NO_CONTENT {
+                super::session_store::forget(store, parts.to_str().unwrap_or_default()).await;
+            }
+        }
         // A connection holding an event stream counts apart (see `conns`).
         if let Some(activity) = &self.conn.activity {
             if response.body().is_stream() {

@@ -38,6 +38,11 @@ impl SessionEntry {
             .cloned()
     }
 
+    /// The principal the session is bound to.
+    pub(crate) fn principal(&self) -> Option<&str> {
+        self.principal.as_deref()
+    }
+
     /// Installs a new standalone stream, replacing (and so ending) any previous one.
     pub(crate) fn open_stream(&self, tx: StreamTx) {
         *self.stream.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
@@ -160,13 +165,52 @@ impl SessionTable {
             if t.held_by(principal.as_ref()) >= cap {
                 Err(TooMany(cap))
             } else {
-                Ok(self.insert_locked(&mut t, session, principal, now, &mut ended))
+                let id = mint_id().into();
+                Ok(self.insert_locked(&mut t, session, principal, now, &mut ended, id))
             }
         };
         for e in ended {
             e.end();
         }
         created
+    }
+
+    /// True when a session `id` is in the table (whoever owns it).
+    pub(crate) fn holds(&self, id: &str) -> bool {
+        self.table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .map
+            .contains_key(id)
+    }
+
+    /// Registers a session restored from a session store under its own
+    /// `id`, with the same bounds as [`create`](Self::create); `None` when
+    /// the principal holds its share, or when the id is here already (a
+    /// concurrent restore won).
+    pub(crate) fn adopt(
+        &self,
+        id: &str,
+        session: Session,
+        principal: Option<Arc<str>>,
+    ) -> Option<(Arc<str>, Arc<SessionEntry>)> {
+        let now = Instant::now();
+        let mut ended = Vec::new();
+        let adopted = {
+            let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+            self.sweep(&mut t, now, &mut ended);
+            let cap = self.options.max_per_principal.max(1);
+            if t.map.contains_key(id) || t.held_by(principal.as_ref()) >= cap {
+                None
+            } else {
+                let id: Arc<str> = id.into();
+                Some(self.insert_locked(&mut t, session, principal, now, &mut ended, id))
+            }
+        };
+        for e in ended {
+            e.end();
+        }
+        adopted
     }
 
     fn insert_locked(
@@ -176,8 +220,8 @@ impl SessionTable {
         principal: Option<Arc<str>>,
         now: Instant,
         ended: &mut Vec<Arc<SessionEntry>>,
+        id: Arc<str>,
     ) -> (Arc<str>, Arc<SessionEntry>) {
-        let id: Arc<str> = mint_id().into();
         let entry = Arc::new(SessionEntry {
             session,
             principal,
