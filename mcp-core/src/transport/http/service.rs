@@ -212,6 +212,11 @@ impl McpHttpService {
         if let (Some(table), Some(store)) = (&self.shared.sessions, &opts.session_store) {
             super::session_store::restore(self, &parts, table, store).await;
         }
+        // The session a request names: its saves settle before the response.
+        let named = opts
+            .session_store
+            .as_ref()
+            .and_then(|_| parts.headers.get(&SESSION_NAME).cloned());
         // A DELETE's session is forgotten by the store once deleted here.
         let deleting = (opts.session_store.is_some() && parts.method == Method::DELETE)
             .then(|| parts.headers.get(&SESSION_NAME).cloned())
@@ -232,6 +237,15 @@ impl McpHttpService {
             }
             _ => not_found(&parts),
         };
+        if let Some(table) = self
+            .shared
+            .sessions
+            .as_ref()
+            .filter(|_| opts.session_store.is_some())
+        {
+            let minted = response.headers().get(&SESSION_NAME);
+            super::session_store::settle(table, named.as_ref().or(minted)).await;
+        }
         if let (Some(store), Some(parts)) = (&opts.session_store, &deleting) {
             if response.status() == StatusCode::NO_CONTENT {
                 super::session_store::forget(store, parts.to_str().unwrap_or_default()).await;

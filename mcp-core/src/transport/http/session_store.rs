@@ -106,11 +106,34 @@ pub(super) fn persist(service: &McpHttpService, id: &Arc<str>, entry: &Arc<Sessi
     let hook = Arc::clone(&saver);
     entry.session.on_change(Arc::new(move || {
         let saver = Arc::clone(&hook);
+        let Some(entry) = saver.entry.upgrade() else {
+            return;
+        };
+        let generation = entry.saves.ask();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move { saver.save().await });
+            runtime.spawn(async move { saver.save(generation).await });
+        } else {
+            entry.saves.finish(generation);
         }
     }));
     entry.session.changed();
+}
+
+/// How long a response waits for its session's saves (a store that does
+/// not answer by then costs the session its survival, not the response).
+const SETTLE_BOUND: Duration = Duration::from_secs(5);
+
+/// Before a response goes out: waits until the saves its request caused
+/// (to session `id`, named by the request or minted by its `initialize`)
+/// are done, so another replica serving the next request sees them.
+pub(super) async fn settle(table: &SessionTable, id: Option<&hyper::header::HeaderValue>) {
+    let Some(entry) = id
+        .and_then(|v| v.to_str().ok())
+        .and_then(|id| table.peek(id))
+    else {
+        return;
+    };
+    entry.saves.settled(SETTLE_BOUND).await;
 }
 
 struct Saver {
@@ -125,19 +148,19 @@ struct Saver {
 }
 
 impl Saver {
-    async fn save(&self) {
+    /// Saves the session as it is now, then marks `generation` done.
+    async fn save(&self, generation: u64) {
         let _turn = self.order.lock().await;
         let Some(entry) = self.entry.upgrade() else {
             return;
         };
-        if entry.session.is_closed() {
-            return;
+        if !entry.session.is_closed() {
+            let record = record_of(&self.server, &entry);
+            if let Err(e) = self.store.save(&self.id, &record, self.ttl).await {
+                tracing::warn!(error = %e, "a legacy session was not saved to the session store");
+            }
         }
-        let record = record_of(&self.server, &entry);
-        drop(entry);
-        if let Err(e) = self.store.save(&self.id, &record, self.ttl).await {
-            tracing::warn!(error = %e, "a legacy session was not saved to the session store");
-        }
+        entry.saves.finish(generation);
     }
 }
 

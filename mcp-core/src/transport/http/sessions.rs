@@ -25,6 +25,45 @@ pub(crate) struct SessionEntry {
     stream: Mutex<Option<StreamTx>>,
     /// Cancelled when the session ends (DELETE, expiry, eviction).
     pub(crate) ended: CancelToken,
+    /// Saves of its metadata to a session store, asked and done.
+    pub(crate) saves: SaveProgress,
+}
+
+/// How far the saves of a session's metadata got: each change asks for
+/// one (a generation); a response waits until its own is done, so the
+/// client never sees an answer whose effect another replica would not.
+#[derive(Default)]
+pub(crate) struct SaveProgress {
+    asked: std::sync::atomic::AtomicU64,
+    done: tokio::sync::watch::Sender<u64>,
+}
+
+impl SaveProgress {
+    /// Asks for one more save; its generation.
+    pub(crate) fn ask(&self) -> u64 {
+        self.asked
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel)
+            .wrapping_add(1)
+    }
+
+    /// The save of generation `generation` (and so of every earlier one)
+    /// is done.
+    pub(crate) fn finish(&self, generation: u64) {
+        self.done.send_if_modified(|done| {
+            let newer = generation > *done;
+            if newer {
+                *done = generation;
+            }
+            newer
+        });
+    }
+
+    /// Waits, at most `bound`, until every save asked so far is done.
+    pub(crate) async fn settled(&self, bound: std::time::Duration) {
+        let asked = self.asked.load(std::sync::atomic::Ordering::Acquire);
+        let mut done = self.done.subscribe();
+        let _ = tokio::time::timeout(bound, done.wait_for(|d| *d >= asked)).await;
+    }
 }
 
 impl SessionEntry {
@@ -175,6 +214,16 @@ impl SessionTable {
         created
     }
 
+    /// The session `id`, whoever owns it, without touching its idle clock.
+    pub(crate) fn peek(&self, id: &str) -> Option<Arc<SessionEntry>> {
+        self.table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .map
+            .get(id)
+            .map(|slot| Arc::clone(&slot.entry))
+    }
+
     /// True when a session `id` is in the table (whoever owns it).
     pub(crate) fn holds(&self, id: &str) -> bool {
         self.table
@@ -227,6 +276,7 @@ impl SessionTable {
             principal,
             stream: Mutex::new(None),
             ended: CancelToken::new(),
+            saves: SaveProgress::default(),
         });
         {
             while t.map.len() >= self.options.max.max(1) {
