@@ -137,14 +137,9 @@ impl NotificationBus for InProcessBus {
 
     fn attach(&self, sink: BusSink) {
         let mut members = self.members.lock().unwrap_or_else(PoisonError::into_inner);
-        match self.me {
-            Some(i) => {
-                if let Some(slot) = members.get_mut(i) {
-                    *slot = Some(sink);
-                }
-            }
-            // The hub itself is no member: nothing to attach.
-            None => {}
+        // The hub itself is no member: nothing to attach.
+        if let Some(slot) = self.me.and_then(|i| members.get_mut(i)) {
+            *slot = Some(sink);
         }
     }
 }

@@ -55,7 +55,7 @@ impl TaskChange {
                 return;
             }
             Self::Orphaned(now) => {
-                if !record.lease_until_ms.is_some_and(|until| until < now) {
+                if record.lease_until_ms.is_none_or(|until| until >= now) {
                     return;
                 }
                 record.status = TaskStatus::Failed;

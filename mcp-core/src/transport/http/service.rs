@@ -209,8 +209,8 @@ impl McpHttpService {
         }
         let sessions_on = self.shared.sessions.is_some();
         // A session another replica created: adopted from the store first.
-        if let (Some(table), Some(store)) = (&self.shared.sessions, &opts.session_store) {
-            super::session_store::restore(self, &parts, table, store).await;
+        if let (Some(table), Some(sharing)) = (&self.shared.sessions, self.sharing()) {
+            super::session_store::restore(&sharing, table, &parts, || self.principal(&parts)).await;
         }
         // The session a request names: its saves settle before the response.
         let named = opts
@@ -276,6 +276,16 @@ impl McpHttpService {
                 activity.answer.dispatched();
             }
         }
+    }
+
+    /// What sharing sessions through a store needs, when one is set.
+    pub(super) fn sharing(&self) -> Option<super::session_store::Sharing<'_>> {
+        let opts = &self.shared.options;
+        Some(super::session_store::Sharing {
+            server: &self.shared.server,
+            store: opts.session_store.as_ref()?,
+            ttl: opts.sessions.as_ref()?.ttl,
+        })
     }
 
     /// Who is calling, as [`handle`](Self::handle) found it.

@@ -18,7 +18,6 @@ use serde_json::Value;
 
 use super::names::SESSION_NAME;
 use super::outbound::SessionOutbound;
-use super::service::McpHttpService;
 use super::sessions::{SessionEntry, SessionTable};
 use crate::context::Outbound;
 use crate::protocol::{ClientInfo, LoggingLevel, SUPPORTED_PROTOCOL_VERSIONS};
@@ -86,21 +85,23 @@ pub trait SessionStore: Send + Sync + 'static {
 /// The longest session id looked up in the store (ours are 64 bytes).
 const MAX_ID_BYTES: usize = 128;
 
-/// Saves a session's metadata now and whenever it changes, and refreshes
-/// it (its TTL) on use. Called once per session entry (created or
-/// restored).
-pub(super) fn persist(service: &McpHttpService, id: &Arc<str>, entry: &Arc<SessionEntry>) {
-    let shared = service.shared();
-    let (Some(store), Some(options)) = (&shared.options.session_store, &shared.options.sessions)
-    else {
-        return;
-    };
+/// What saving and restoring sessions needs of an endpoint: its server,
+/// its store and its sessions' idle TTL.
+pub(super) struct Sharing<'a> {
+    pub(super) server: &'a crate::McpServer,
+    pub(super) store: &'a Arc<dyn SessionStore>,
+    pub(super) ttl: Duration,
+}
+
+/// Saves a session's metadata now and whenever it changes. Called once
+/// per session entry (created or restored).
+pub(super) fn persist(sharing: &Sharing<'_>, id: &Arc<str>, entry: &Arc<SessionEntry>) {
     let saver = Arc::new(Saver {
-        store: Arc::clone(store),
-        server: shared.server.clone(),
+        store: Arc::clone(sharing.store),
+        server: sharing.server.clone(),
         id: Arc::clone(id),
         entry: Arc::downgrade(entry),
-        ttl: options.ttl,
+        ttl: sharing.ttl,
         order: tokio::sync::Mutex::new(()),
     });
     let hook = Arc::clone(&saver);
@@ -189,10 +190,10 @@ fn record_of(server: &crate::McpServer, entry: &SessionEntry) -> SessionRecord {
 /// it for this principal. Anything else leaves the table as it is (the
 /// request then meets the usual 404).
 pub(super) async fn restore(
-    service: &McpHttpService,
-    parts: &hyper::http::request::Parts,
+    sharing: &Sharing<'_>,
     table: &SessionTable,
-    store: &Arc<dyn SessionStore>,
+    parts: &hyper::http::request::Parts,
+    principal: impl FnOnce() -> Option<Arc<str>>,
 ) {
     let Some(id) = parts
         .headers
@@ -204,7 +205,7 @@ pub(super) async fn restore(
     if id.is_empty() || id.len() > MAX_ID_BYTES || table.holds(id) {
         return;
     }
-    let record = match store.load(id).await {
+    let record = match sharing.store.load(id).await {
         Ok(Some(record)) => record,
         Ok(None) => return,
         Err(e) => {
@@ -212,7 +213,7 @@ pub(super) async fn restore(
             return;
         }
     };
-    let principal = service.principal(parts);
+    let principal = principal();
     if record.principal.as_deref() != principal.as_deref() {
         return;
     }
@@ -230,7 +231,7 @@ pub(super) async fn restore(
     let Some((id, entry)) = table.adopt(id, session, principal) else {
         return;
     };
-    let server = &service.shared().server;
+    let server = sharing.server;
     let outbound: Arc<dyn Outbound> = Arc::new(SessionOutbound(Arc::clone(&entry)));
     for uri in &record.subscriptions {
         let _ = server
@@ -239,7 +240,7 @@ pub(super) async fn restore(
             .set_legacy(&entry.session, Some(&outbound), uri, true);
     }
     server.listen_for_list_changes(&entry.session, Some(&outbound));
-    persist(service, &id, &entry);
+    persist(sharing, &id, &entry);
 }
 
 /// Forgets a deleted session in the store.
