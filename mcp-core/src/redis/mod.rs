@@ -118,6 +118,9 @@ impl RedisBackend {
     ///
     /// # Errors
     /// A URL that does not parse.
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime (the connection's task needs one).
     pub fn open(url: &str) -> Result<Self, RedisSetupError> {
         Self::open_with(url, DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT)
     }
@@ -127,6 +130,9 @@ impl RedisBackend {
     ///
     /// # Errors
     /// A URL that does not parse.
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime (the connection's task needs one).
     pub fn open_with(url: &str, prefix: &str, timeout: Duration) -> Result<Self, RedisSetupError> {
         let client = redis::Client::open(url).map_err(|e| RedisSetupError(e.to_string()))?;
         let config = ConnectionManagerConfig::new()
@@ -163,6 +169,9 @@ impl RedisBackend {
     /// A notification bus on this Redis's pub/sub. Its subscriber runs on
     /// a task of its own (started here, so call this inside a Tokio
     /// runtime), resubscribing after any failure.
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime.
     pub fn notification_bus(&self) -> RedisNotificationBus {
         RedisNotificationBus::start(self.clone())
     }

@@ -98,7 +98,7 @@ pub(super) struct Sharing<'a> {
 pub(super) fn persist(sharing: &Sharing<'_>, id: &Arc<str>, entry: &Arc<SessionEntry>) {
     let saver = Arc::new(Saver {
         store: Arc::clone(sharing.store),
-        server: sharing.server.clone(),
+        server: Arc::downgrade(&sharing.server.inner),
         id: Arc::clone(id),
         entry: Arc::downgrade(entry),
         ttl: sharing.ttl,
@@ -139,7 +139,9 @@ pub(super) async fn settle(table: &SessionTable, id: Option<&hyper::header::Head
 
 struct Saver {
     store: Arc<dyn SessionStore>,
-    server: crate::McpServer,
+    /// Weak: the server holds its sessions (through their subscriptions),
+    /// a session's saver must not hold the server.
+    server: Weak<crate::server::Inner>,
     id: Arc<str>,
     entry: Weak<SessionEntry>,
     ttl: Duration,
@@ -155,8 +157,12 @@ impl Saver {
         let Some(entry) = self.entry.upgrade() else {
             return;
         };
-        if !entry.session.is_closed() {
-            let record = record_of(&self.server, &entry);
+        let server = self
+            .server
+            .upgrade()
+            .map(|inner| crate::McpServer { inner });
+        if let (false, Some(server)) = (entry.session.is_closed(), server) {
+            let record = record_of(&server, &entry);
             if let Err(e) = self.store.save(&self.id, &record, self.ttl).await {
                 tracing::warn!(error = %e, "a legacy session was not saved to the session store");
             }
