@@ -18,6 +18,16 @@
 //!   several replicas (Redis) can implement it.
 //! - [`TaskLimits`]: the bounds a server keeps (tasks per principal, sizes).
 //!
+//! **A task whose process died.** On a store other processes share
+//! ([`TaskStore::is_shared`]: [`FileTaskStore`], the `redis` feature's
+//! `RedisTaskStore`) each running task holds a lease
+//! ([`TaskRecord::lease_until_ms`]) that the process running it renews
+//! every third of [`TaskLimits::lease_ms`]; a `tasks/*` request that finds
+//! the lease lapsed fails the task (`-32603`, "the server process running
+//! this task stopped"), in one change of the store, so it never stays
+//! `working`. [`InMemoryTaskStore`] keeps no lease: its tasks live and die
+//! with the process that runs them.
+//!
 //! The server side (running the tool as a task, the `tasks/*` methods) is
 //! in the server pipeline; enable it with
 //! [`McpServerBuilder::tasks`](crate::McpServerBuilder::tasks).
