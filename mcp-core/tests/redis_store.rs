@@ -22,9 +22,19 @@ const GUARD: Duration = Duration::from_secs(10);
 
 /// The test's Redis under a prefix of its own, or `None` when not opted in.
 fn redis(name: &str) -> Option<(RedisBackend, Marker)> {
-    let url = std::env::var("MCP_TEST_REDIS")
+    let Some(url) = std::env::var("MCP_TEST_REDIS")
         .ok()
-        .filter(|u| !u.is_empty())?;
+        .filter(|u| !u.is_empty())
+    else {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            use std::io::Write as _;
+            let line = "\nredis_store: NOT RUN: the Redis store tests run only with \
+                        MCP_TEST_REDIS=redis://127.0.0.1:PORT (a running redis-server).\n";
+            let _ = std::io::stderr().write_all(line.as_bytes());
+        });
+        return None;
+    };
     let prefix = format!("mcp-unit:{name}:{}:", std::process::id());
     let backend = RedisBackend::open_with(&url, &prefix, Duration::from_secs(2))
         .unwrap_or_else(|e| panic!("MCP_TEST_REDIS={url}: {e}"));
