@@ -225,3 +225,44 @@ async fn a_task_whose_process_lives_keeps_its_lease() {
     assert_eq!(task["status"], "completed", "{task}");
     assert_eq!(task["result"]["content"][0]["text"], "slept 2");
 }
+
+#[tokio::test]
+async fn a_tool_catalog_change_on_one_server_reaches_a_listen_on_another() {
+    let hub = InProcessBus::new();
+    let live = |bus: InProcessBus| {
+        McpServer::builder()
+            .server_info("live", "1")
+            .live_tools()
+            .notification_bus(bus)
+            .build()
+            .expect("valid server")
+    };
+    let (a, b) = (live(hub.join()), live(hub.join()));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let ctx = CallContext::new()
+        .with_session(Session::new())
+        .with_outbound(Arc::new(Recorder(tx)));
+    let listen = mreq(
+        3,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+        json!({}),
+    );
+    let held = tokio::spawn(async move { b.handle_message(listen, &ctx).await });
+    let ack = next_of(&mut rx, "notifications/subscriptions/acknowledged").await;
+    assert_eq!(ack["params"]["notifications"]["toolsListChanged"], true);
+    let tool = mcp_core::McpToolDef::new(
+        "late",
+        "Added late",
+        json!({"type": "object"}),
+        |_args, _ctx| async { "late" },
+    );
+    // Nobody listens on A itself.
+    assert_eq!(a.add_tool(tool).await.expect("added"), 0);
+    let note = next_of(&mut rx, "notifications/tools/list_changed").await;
+    assert_eq!(
+        note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        3
+    );
+    held.abort();
+}
