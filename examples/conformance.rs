@@ -952,9 +952,11 @@ async fn test_custom_headers(#[args] args: HeaderArgs) -> String {
 /// Builds the fixture server; `shared_tasks` for one process per request
 /// (stdio), where tasks live in a shared directory and run in processes of
 /// their own.
-fn server(shared_tasks: bool) -> io::Result<McpServer> {
+fn server(shared_tasks: bool, redis: Option<&extensions::Replicated>) -> io::Result<McpServer> {
     let mut builder = McpServer::builder();
-    if shared_tasks {
+    if let Some(redis) = redis {
+        builder = redis.server(builder);
+    } else if shared_tasks {
         builder = extensions::shared_tasks(builder)?;
     }
     if let Some(keys) = state_keys()? {
@@ -1008,19 +1010,31 @@ fn server(shared_tasks: bool) -> io::Result<McpServer> {
 
 #[tokio::main]
 async fn main() -> io::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
     let run_task = args
         .iter()
         .position(|a| a == "--run-task")
-        .and_then(|i| args.get(i + 1));
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    // `--redis URL`: a replica sharing tasks, notices and legacy sessions.
+    let redis = extensions::Replicated::from_args(&mut args).await?;
     let shared_tasks = run_task.is_some() || !args.iter().any(|a| a == "--http");
-    let server = server(shared_tasks)?;
+    let server = server(shared_tasks, redis.as_ref())?;
     if let Some(task_id) = run_task {
         return server
-            .run_task(task_id)
+            .run_task(&task_id)
             .await
             .map_err(|e| io::Error::other(e.to_string()));
     }
     let _ = SERVER.set(server.clone());
-    common::serve(server).await
+    common::serve_args(
+        server,
+        mcp_core::StdioOptions::default(),
+        args,
+        |options| match &redis {
+            Some(redis) => redis.http(options),
+            None => options,
+        },
+    )
+    .await
 }

@@ -26,18 +26,17 @@
 //! test here passed: with `MCP_TEST_NGINX_MARKERS=DIR` set, each test that
 //! passes writes `DIR/<test name>`.
 
+#[path = "harness/nginx.rs"]
+mod nginx;
 #[path = "../mcp-core/tests/common/raw_http.rs"]
 mod raw_http;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use mcp_suite::{ensure_examples_built, example_path};
+use nginx::{spawn_example, KillOnDrop, LoadBalancer, NGINX};
 use raw_http::{parse_response, Resp};
 use serde_json::{json, Value};
 
@@ -45,7 +44,6 @@ use serde_json::{json, Value};
 /// one HTTP exchange).
 const GUARD: Duration = Duration::from_secs(60);
 
-const NGINX: &str = "/usr/sbin/nginx";
 /// `MCP_TEST_NGINX=1` runs these tests; unset (or `0`), they are not run.
 const OPT_IN_ENV: &str = "MCP_TEST_NGINX";
 /// A directory where each test that passes writes a file named after it.
@@ -113,26 +111,6 @@ impl ScaleOutTest {
     }
 }
 
-/// A child process killed (and reaped) when dropped.
-struct KillOnDrop {
-    what: String,
-    child: Child,
-}
-
-impl KillOnDrop {
-    fn assert_running(&mut self) {
-        let status = self.child.try_wait().expect("querying a child process");
-        assert!(status.is_none(), "{} exited: {status:?}", self.what);
-    }
-}
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// One example server serving Streamable HTTP statelessly on a port the OS
 /// picked.
 struct Replica {
@@ -151,202 +129,17 @@ enum Key {
 
 impl Replica {
     fn start(example: &str, key: Key) -> Self {
-        if let Err(e) = ensure_examples_built() {
-            panic!("{e}");
-        }
-        let path = example_path(example).expect("example path");
-        assert!(
-            path.exists(),
-            "example binary {} not found; build it with `cargo build --example {example}`",
-            path.display()
+        let key = match key {
+            Key::Env(hex) => Some(hex),
+            Key::PerProcess => None,
+        };
+        let (process, addr) = spawn_example(
+            example,
+            &["--http", "127.0.0.1:0", "--stateless"],
+            &[(STATE_KEY_ID_ENV, None), (STATE_KEY_ENV, key)],
         );
-        let mut command = Command::new(&path);
-        command
-            .args(["--http", "127.0.0.1:0", "--stateless"])
-            .env_remove(STATE_KEY_ID_ENV)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        match key {
-            Key::Env(hex) => command.env(STATE_KEY_ENV, hex),
-            Key::PerProcess => command.env_remove(STATE_KEY_ENV),
-        };
-        let mut child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {}: {e}", path.display()));
-        let stderr = child.stderr.take().expect("piped stderr");
-        let mut process = KillOnDrop {
-            what: format!("example `{example}` (pid {})", child.id()),
-            child,
-        };
-
-        // The first line naming the endpoint gives the port; every line is
-        // echoed to the test's stderr (and the pipe kept drained).
-        let (tx, rx) = mpsc::channel();
-        let tag = process.what.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                eprintln!("[{tag}] {line}");
-                if let Some(url) = line.strip_prefix("MCP endpoint: ") {
-                    let _ = tx.send(url.to_owned());
-                }
-            }
-        });
-        let url = rx.recv_timeout(GUARD).unwrap_or_else(|e| {
-            panic!(
-                "{} did not report its endpoint ({e}); exit status: {:?}",
-                process.what,
-                process.child.try_wait()
-            )
-        });
-        let addr = url
-            .strip_prefix("http://")
-            .and_then(|rest| rest.strip_suffix("/mcp"))
-            .and_then(|authority| authority.parse().ok())
-            .unwrap_or_else(|| panic!("unexpected endpoint URL {url:?}"));
-        process.what = format!("{} at {addr}", process.what);
         Self { process, addr }
     }
-}
-
-/// A private temporary directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> Self {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let path = std::env::temp_dir().join(format!(
-            "mcp-scale-out-{}-{}-{nanos}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&path).expect("creating a temporary directory");
-        Self(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// nginx in the foreground, balancing `/mcp` round-robin over the replicas.
-/// Field order matters: the process is killed before its directory goes.
-struct LoadBalancer {
-    process: KillOnDrop,
-    addr: SocketAddr,
-    _dir: TempDir,
-}
-
-impl LoadBalancer {
-    fn start(replicas: &[&Replica]) -> Self {
-        // The listening port is picked by binding port 0 and releasing it;
-        // should another process grab it meanwhile, try another.
-        let mut last_error = String::new();
-        for _ in 0..5 {
-            let dir = TempDir::new();
-            let port = TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .expect("picking a free port")
-                .port();
-            let addr = SocketAddr::from(([127, 0, 0, 1], port));
-            let conf = dir.0.join("nginx.conf");
-            std::fs::write(&conf, nginx_conf(&dir.0, addr, replicas)).expect("writing nginx.conf");
-            let error_log = dir.0.join("error.log");
-            let child = Command::new(NGINX)
-                .arg("-c")
-                .arg(&conf)
-                .arg("-p")
-                .arg(&dir.0)
-                .arg("-e")
-                .arg(&error_log)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .unwrap_or_else(|e| panic!("starting {NGINX}: {e}"));
-            let mut process = KillOnDrop {
-                what: format!("nginx (pid {}) on {addr}", child.id()),
-                child,
-            };
-            let deadline = Instant::now() + GUARD;
-            loop {
-                if let Some(status) = process.child.try_wait().expect("querying nginx") {
-                    last_error = format!(
-                        "nginx exited ({status}): {}",
-                        std::fs::read_to_string(&error_log).unwrap_or_default()
-                    );
-                    break;
-                }
-                // Connecting (without sending anything) reaches no upstream,
-                // so round robin is untouched.
-                if TcpStream::connect(addr).is_ok() {
-                    return Self {
-                        process,
-                        addr,
-                        _dir: dir,
-                    };
-                }
-                assert!(
-                    Instant::now() < deadline,
-                    "hang guard: nginx did not listen on {addr} within {GUARD:?}: {}",
-                    std::fs::read_to_string(&error_log).unwrap_or_default()
-                );
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if !last_error.contains("Address already in use") {
-                break;
-            }
-        }
-        panic!("{last_error}");
-    }
-}
-
-/// One process (one round-robin state; no workers to outlive a killed
-/// master), in the foreground, every path inside `dir`
-/// (so it runs as root or not without touching /var), and the upstream that
-/// served each response in `X-Upstream`. The replicas' Host check wants a
-/// loopback Host, so the client's is passed on rather than `mcp`.
-fn nginx_conf(dir: &Path, listen: SocketAddr, replicas: &[&Replica]) -> String {
-    let d = dir.display();
-    let servers: String = replicas
-        .iter()
-        .map(|r| format!("        server {};\n", r.addr))
-        .collect();
-    format!(
-        "daemon off;
-master_process off;
-pid {d}/nginx.pid;
-error_log {d}/error.log;
-events {{}}
-http {{
-    access_log off;
-    client_body_temp_path {d}/client_body;
-    proxy_temp_path {d}/proxy;
-    fastcgi_temp_path {d}/fastcgi;
-    uwsgi_temp_path {d}/uwsgi;
-    scgi_temp_path {d}/scgi;
-    upstream mcp {{
-{servers}    }}
-    server {{
-        listen {listen};
-        location /mcp {{
-            proxy_pass http://mcp;
-            proxy_http_version 1.1;
-            proxy_set_header Connection \"\";
-            proxy_set_header Host $http_host;
-            proxy_buffering off;
-            add_header X-Upstream $upstream_addr always;
-        }}
-    }}
-}}
-"
-    )
 }
 
 // ---------------------------------------------------------------- raw client
@@ -506,7 +299,7 @@ fn mrtr_round_trip_completes_across_two_replicas_sharing_a_key() {
     };
     let mut a = Replica::start("demo", Key::Env(SHARED_KEY));
     let mut b = Replica::start("demo", Key::Env(SHARED_KEY));
-    let mut lb = LoadBalancer::start(&[&a, &b]);
+    let mut lb = LoadBalancer::start(&[a.addr, b.addr]);
     let addrs = replica_addrs(&[&a, &b]);
 
     let (state, first) = ask_confirm(&lb, 1);
@@ -539,7 +332,7 @@ fn a_replica_with_a_different_key_rejects_the_state() {
     };
     let a = Replica::start("demo", Key::Env(SHARED_KEY));
     let b = Replica::start("demo", Key::Env(OTHER_KEY));
-    let lb = LoadBalancer::start(&[&a, &b]);
+    let lb = LoadBalancer::start(&[a.addr, b.addr]);
 
     let (state, first) = ask_confirm(&lb, 1);
     let resp = retry_confirm(&lb, 2, &state);
@@ -564,7 +357,7 @@ fn replicas_with_the_default_per_process_key_share_nothing() {
     };
     let a = Replica::start("demo", Key::PerProcess);
     let b = Replica::start("demo", Key::PerProcess);
-    let lb = LoadBalancer::start(&[&a, &b]);
+    let lb = LoadBalancer::start(&[a.addr, b.addr]);
 
     let (state, first) = ask_confirm(&lb, 1);
     assert!(
@@ -609,7 +402,7 @@ fn process_local_tool_state_is_not_seen_by_the_other_replica() {
     };
     let a = Replica::start("calendar", Key::PerProcess);
     let b = Replica::start("calendar", Key::PerProcess);
-    let lb = LoadBalancer::start(&[&a, &b]);
+    let lb = LoadBalancer::start(&[a.addr, b.addr]);
     let title = "Scale-out review";
 
     let created = post_modern(

@@ -171,6 +171,88 @@ pub(crate) fn shared_tasks(builder: McpServerBuilder) -> std::io::Result<McpServ
         }))
 }
 
+/// A replica sharing its state through Redis (`--redis URL`): tasks in a
+/// `RedisTaskStore`, notices on a `RedisNotificationBus`, legacy sessions
+/// in a `RedisSessionStore`. For the replica tests: `MCP_REDIS_PREFIX`
+/// sets the key prefix (one per test), `MCP_TASK_LEASE_MS` shortens the
+/// task lease (a replica is killed mid-task), `MCP_TASK_MAX_RUNNING` bounds
+/// the tasks running per principal.
+pub(crate) struct Replicated {
+    backend: mcp_core::redis::RedisBackend,
+    bus: mcp_core::redis::RedisNotificationBus,
+}
+
+impl Replicated {
+    /// Takes `--redis URL` out of `args`; `None` without it. Waits (up to
+    /// 5 s) for the bus to subscribe, so notices of the other replicas are
+    /// heard once the endpoint is announced.
+    pub(crate) async fn from_args(args: &mut Vec<String>) -> std::io::Result<Option<Self>> {
+        let Some(at) = args.iter().position(|a| a == "--redis") else {
+            return Ok(None);
+        };
+        let url = args
+            .get(at + 1)
+            .cloned()
+            .ok_or_else(|| std::io::Error::other("--redis needs a URL"))?;
+        args.drain(at..at + 2);
+        let prefix = std::env::var("MCP_REDIS_PREFIX")
+            .unwrap_or_else(|_| mcp_core::redis::DEFAULT_REDIS_PREFIX.to_owned());
+        let backend = mcp_core::redis::RedisBackend::open_with(
+            &url,
+            &prefix,
+            mcp_core::redis::DEFAULT_REDIS_TIMEOUT,
+        )
+        .map_err(std::io::Error::other)?;
+        let bus = backend.notification_bus();
+        if tokio::time::timeout(Duration::from_secs(5), bus.ready())
+            .await
+            .is_err()
+        {
+            eprintln!("conformance: Redis at {url} is not answering; serving anyway");
+        }
+        Ok(Some(Self { backend, bus }))
+    }
+
+    /// The server's share: tasks and notices.
+    pub(crate) fn server(&self, builder: McpServerBuilder) -> McpServerBuilder {
+        let env = |name: &str, default| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        };
+        let limits = TaskLimits {
+            ttl_ms: 120_000,
+            poll_interval_ms: 100,
+            lease_ms: env("MCP_TASK_LEASE_MS", TaskLimits::DEFAULT.lease_ms),
+            max_running_per_principal: usize::try_from(env("MCP_TASK_MAX_RUNNING", 64))
+                .unwrap_or(64),
+            ..TaskLimits::default()
+        };
+        builder
+            .tasks(self.backend.task_store())
+            .task_limits(limits)
+            .notification_bus(self.bus.clone())
+    }
+
+    /// The HTTP transport's share: legacy sessions, and a principal every
+    /// replica computes alike (the default one is keyed per process, so a
+    /// task or session would be another principal's on the next replica):
+    /// here a plain hash of the `Authorization` header, enough for a test
+    /// fixture; a real deployment names the principal its auth verified.
+    pub(crate) fn http(&self, options: mcp_core::HttpOptions) -> mcp_core::HttpOptions {
+        options
+            .session_store(self.backend.session_store())
+            .principal(|parts| {
+                use std::hash::{Hash as _, Hasher as _};
+                let auth = parts.headers.get("authorization")?;
+                let mut hasher = std::hash::DefaultHasher::new();
+                auth.as_bytes().hash(&mut hasher);
+                Some(format!("user:{:016x}", hasher.finish()))
+            })
+    }
+}
+
 /// The skills directory published by the fixture.
 const SKILLS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills");
 

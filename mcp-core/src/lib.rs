@@ -81,6 +81,7 @@ pub mod __private;
 #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
 pub mod auth;
 mod boxed;
+pub mod bus;
 mod cancel;
 #[cfg(feature = "catalog")]
 #[cfg_attr(docsrs, doc(cfg(feature = "catalog")))]
@@ -93,6 +94,9 @@ mod handler;
 mod panic;
 pub mod protocol;
 mod random;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub mod redis;
 mod request_state;
 mod schema;
 mod server;

@@ -119,6 +119,9 @@ struct Inner {
     log_level: std::sync::atomic::AtomicU8,
     /// Something server-wide refers to this session (a resource subscription).
     registered: std::sync::atomic::AtomicBool,
+    /// Called when what a session store keeps changes (HTTP sessions
+    /// shared through a store only).
+    on_change: std::sync::OnceLock<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -155,6 +158,20 @@ impl Session {
             .client
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(info));
+        self.changed();
+    }
+
+    /// Installs the hook told of changes to what a session store keeps
+    /// (the first one installed stays).
+    pub(crate) fn on_change(&self, hook: Arc<dyn Fn() + Send + Sync>) {
+        let _ = self.inner.on_change.set(hook);
+    }
+
+    /// Tells the hook, if any, that the session's metadata changed.
+    pub(crate) fn changed(&self) {
+        if let Some(hook) = self.inner.on_change.get() {
+            hook();
+        }
     }
 
     /// Registers an in-flight request. `None` when the id is already in flight.
@@ -226,6 +243,7 @@ impl Session {
             .and_then(|i| u8::try_from(i + 1).ok())
             .unwrap_or(0);
         self.inner.log_level.store(index, Ordering::Relaxed);
+        self.changed();
     }
 
     /// Notes that server-wide state refers to this session (until it closes).

@@ -531,7 +531,7 @@ impl McpServerBuilder {
             serde_json::value::to_raw_value(&*server_info_json)
                 .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
                 .into();
-        Ok(McpServer {
+        let server = McpServer {
             inner: Arc::new(Inner {
                 info,
                 server_info_json,
@@ -566,7 +566,10 @@ impl McpServerBuilder {
                 state: Arc::new(self.state),
                 scoped,
                 tool_timeout: self.tool_timeout,
+                bus: ext.bus,
             }),
-        })
+        };
+        super::fanout::attach(&server);
+        Ok(server)
     }
 }

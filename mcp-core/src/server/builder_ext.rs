@@ -47,6 +47,17 @@ impl McpServerBuilder {
         self
     }
 
+    /// Shares this server's notices with the other replicas of a
+    /// deployment through `bus` (see [`crate::bus`]): a
+    /// [`notify_resource_updated`](crate::McpServer::notify_resource_updated),
+    /// a change of a live tool catalog or of a task made here reaches the
+    /// listeners held by the other replicas, and theirs reach the ones held
+    /// here. Without it notices stay in this process.
+    pub fn notification_bus(mut self, bus: impl crate::bus::NotificationBus) -> Self {
+        self.ext.bus = Some(Arc::new(bus));
+        self
+    }
+
     /// Publishes a skill (the skills extension,
     /// `io.modelcontextprotocol/skills`): its files become resources under
     /// `skill://<skill-path>/`, and `skills/list`, `skills/get` and

@@ -218,7 +218,7 @@ impl McpServer {
         if !added {
             return Err(BuildError::DuplicateTool(name));
         }
-        Ok(self.inner.list_listeners.tools_changed().await)
+        Ok(self.tools_changed().await)
     }
 
     /// Removes a tool from a [live](crate::McpServerBuilder::live_tools)
@@ -232,7 +232,17 @@ impl McpServer {
             .tools
             .change(|tools| tools.remove(name).is_some())
             .filter(|removed| *removed)?;
-        Some(self.inner.list_listeners.tools_changed().await)
+        Some(self.tools_changed().await)
+    }
+
+    /// Tells the listeners here, and the other replicas through the bus,
+    /// that the catalog changed; how many listeners here took it.
+    async fn tools_changed(&self) -> usize {
+        let sent = self.inner.list_listeners.tools_changed().await;
+        if let Some(bus) = &self.inner.bus {
+            bus.publish(crate::bus::BusEvent::ToolsListChanged).await;
+        }
+        sent
     }
 
     /// Registers a legacy session that initialized (live catalogs only).

@@ -18,6 +18,7 @@ pub(crate) struct ExtensionConfig {
     pub(super) task_limits: Option<crate::tasks::TaskLimits>,
     pub(super) task_spawner: Option<TaskSpawner>,
     pub(super) skills: Vec<crate::skills::Skill>,
+    pub(super) bus: Option<Arc<dyn crate::bus::NotificationBus>>,
 }
 
 /// The extensions of a built server.
@@ -31,6 +32,8 @@ pub(super) struct Built {
     pub(super) resources: Vec<McpResourceDef>,
     /// `{"extensions": {...}}` for the capabilities (empty without any).
     pub(super) capabilities: Map<String, Value>,
+    /// The bus to the other replicas.
+    pub(super) bus: Option<Arc<dyn crate::bus::NotificationBus>>,
 }
 
 impl ExtensionConfig {
@@ -46,7 +49,9 @@ impl ExtensionConfig {
         };
         let limits = self.task_limits.unwrap_or_default();
         let spawner = self.task_spawner;
-        let tasks = store.map(|store| Arc::new(TaskEngine::new(store, limits, spawner)));
+        let bus = self.bus;
+        let tasks = store
+            .map(|store| Arc::new(TaskEngine::new(store, limits, spawner).with_bus(bus.clone())));
         let skills = (!self.skills.is_empty()).then(|| Arc::new(SkillCatalog::new(&self.skills)));
         let mut extensions = Map::new();
         if tasks.is_some() {
@@ -70,6 +75,7 @@ impl ExtensionConfig {
             skills,
             resources: super::skills::resources(&self.skills),
             capabilities,
+            bus,
         }
     }
 }

@@ -160,7 +160,7 @@ impl Subscriptions {
         on: bool,
     ) -> Result<(), ErrorObject> {
         let max = self.max_per_session;
-        self.with(|subs| {
+        let changed = self.with(|subs| {
             let existing = subs
                 .iter_mut()
                 .find(|s| s.listen.is_none() && s.session.same_as(session));
@@ -192,6 +192,20 @@ impl Subscriptions {
                 (None, _, _) => {}
             }
             Ok(())
+        });
+        if changed.is_ok() {
+            session.changed();
+        }
+        changed
+    }
+
+    /// The URIs of `session`'s legacy subscriptions (a session store keeps them).
+    pub(crate) fn legacy_uris(&self, session: &Session) -> Vec<String> {
+        self.with(|subs| {
+            subs.iter()
+                .find(|s| s.listen.is_none() && s.session.same_as(session))
+                .map(|s| s.uris.iter().cloned().collect())
+                .unwrap_or_default()
         })
     }
 

@@ -31,6 +31,7 @@ mod decode;
 mod encode;
 mod entry;
 mod extensions;
+mod fanout;
 pub(crate) mod features;
 mod inflight;
 mod info;
@@ -141,6 +142,8 @@ pub(crate) struct Inner {
     pub(crate) scoped: bool,
     /// The default call time limit of tools (also of tools added live).
     pub(crate) tool_timeout: Option<std::time::Duration>,
+    /// The bus to the other replicas, when one was given.
+    pub(crate) bus: Option<Arc<dyn crate::bus::NotificationBus>>,
 }
 
 impl fmt::Debug for McpServer {
@@ -180,12 +183,22 @@ impl McpServer {
 
     /// Tells every subscriber of `uri` (a legacy `resources/subscribe`, or a
     /// 2026-07-28 listen naming it or a URI above it) that it changed.
-    /// Returns how many subscribers were notified.
+    /// Returns how many subscribers of this process were notified; with a
+    /// [`notification_bus`](crate::McpServerBuilder::notification_bus) the
+    /// other replicas are told too (their subscribers are not counted).
     ///
     /// # Cancel safety
-    /// Dropping the future may leave later subscribers unnotified.
+    /// Dropping the future may leave later subscribers, or the other
+    /// replicas, unnotified.
     pub async fn notify_resource_updated(&self, uri: &str) -> usize {
-        self.inner.subscriptions.notify_updated(uri).await
+        let sent = self.inner.subscriptions.notify_updated(uri).await;
+        if let Some(bus) = &self.inner.bus {
+            bus.publish(crate::bus::BusEvent::ResourceUpdated {
+                uri: uri.to_owned(),
+            })
+            .await;
+        }
+        sent
     }
 
     /// Call after closing a [`Session`](crate::Session) (a custom

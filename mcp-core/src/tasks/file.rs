@@ -200,4 +200,9 @@ impl TaskStore for FileTaskStore {
         Self::write(&path, &record)?;
         Ok(Some(record))
     }
+
+    /// Shared: tasks here may run in other processes (leases apply).
+    fn is_shared(&self) -> bool {
+        true
+    }
 }

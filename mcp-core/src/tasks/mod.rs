@@ -18,6 +18,16 @@
 //!   several replicas (Redis) can implement it.
 //! - [`TaskLimits`]: the bounds a server keeps (tasks per principal, sizes).
 //!
+//! **A task whose process died.** On a store other processes share
+//! ([`TaskStore::is_shared`]: [`FileTaskStore`], the `redis` feature's
+//! `RedisTaskStore`) each running task holds a lease
+//! ([`TaskRecord::lease_until_ms`]) that the process running it renews
+//! every third of [`TaskLimits::lease_ms`]; a `tasks/*` request that finds
+//! the lease lapsed fails the task (`-32603`, "the server process running
+//! this task stopped"), in one change of the store, so it never stays
+//! `working`. [`InMemoryTaskStore`] keeps no lease: its tasks live and die
+//! with the process that runs them.
+//!
 //! The server side (running the tool as a task, the `tasks/*` methods) is
 //! in the server pipeline; enable it with
 //! [`McpServerBuilder::tasks`](crate::McpServerBuilder::tasks).
@@ -54,17 +64,24 @@ pub struct TaskLimits {
     /// The largest `inputResponses` a `tasks/update` may carry, in bytes
     /// (as serialized JSON).
     pub max_input_bytes: usize,
+    /// On a shared store ([`TaskStore::is_shared`]): how long a running
+    /// task's lease lasts, in milliseconds. Its process renews it every
+    /// third of that; a task whose process died is `failed` at most this
+    /// long (plus one poll) after its last renewal, on the next read.
+    pub lease_ms: u64,
 }
 
 impl TaskLimits {
     /// The defaults: one hour TTL, 500 ms polling, 64 running tasks per
-    /// principal, 128-byte task ids, 1 MiB of input per update.
+    /// principal, 128-byte task ids, 1 MiB of input per update, 15 s
+    /// leases.
     pub const DEFAULT: Self = Self {
         ttl_ms: 3_600_000,
         poll_interval_ms: 500,
         max_running_per_principal: 64,
         max_task_id_bytes: 128,
         max_input_bytes: 1 << 20,
+        lease_ms: 15_000,
     };
 }
 

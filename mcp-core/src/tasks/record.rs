@@ -98,6 +98,14 @@ pub struct TaskRecord {
     /// [`McpServerBuilder::task_spawner`](crate::McpServerBuilder::task_spawner)).
     #[serde(default)]
     pub request: Option<Value>,
+    /// While the task runs on a shared store: the time (milliseconds since
+    /// the Unix epoch) until which the process running it vouches for it.
+    /// That process renews it ([`TaskChange::Lease`](super::TaskChange::Lease)); once it has
+    /// passed, the task is failed ([`TaskChange::Orphaned`](super::TaskChange::Orphaned)) as its
+    /// process is gone. `None`: no lease (an in-process store, where the
+    /// task dies with the store).
+    #[serde(default)]
+    pub lease_until_ms: Option<u64>,
 }
 
 impl TaskRecord {
@@ -117,6 +125,7 @@ impl TaskRecord {
             result: None,
             error: None,
             request: None,
+            lease_until_ms: None,
         }
     }
 }

@@ -30,6 +30,16 @@ pub enum TaskChange {
     Fail(Value),
     /// The client cancelled the task: it is `cancelled` at once.
     Cancel,
+    /// The process running the task is alive: its lease now lasts until
+    /// this time (ms since the epoch). Not a change a client sees
+    /// (`lastUpdatedAt` stays).
+    Lease(u64),
+    /// Fails the task with a `-32603` naming a lost worker when its lease
+    /// ended before this time (ms since the epoch); a task whose lease was
+    /// renewed meanwhile, or that holds none, is left alone. Checked on
+    /// the store's side of the transaction, so a renewal racing with it
+    /// wins or loses as a whole.
+    Orphaned(u64),
 }
 
 impl TaskChange {
@@ -40,6 +50,19 @@ impl TaskChange {
             return;
         }
         match self {
+            Self::Lease(until) => {
+                record.lease_until_ms = Some(until);
+                return;
+            }
+            Self::Orphaned(now) => {
+                if record.lease_until_ms.is_none_or(|until| until >= now) {
+                    return;
+                }
+                record.status = TaskStatus::Failed;
+                record.error = Some(orphaned_error());
+                record.input_requests.clear();
+                record.lease_until_ms = None;
+            }
             Self::Ask(requests) => {
                 record.input_requests.extend(requests);
                 record.status = TaskStatus::InputRequired;
@@ -61,22 +84,34 @@ impl TaskChange {
             }
             Self::Message(message) => record.status_message = Some(message),
             Self::Complete(result) => {
+                record.lease_until_ms = None;
                 record.status = TaskStatus::Completed;
                 record.result = Some(result);
                 record.input_requests.clear();
             }
             Self::Fail(error) => {
+                record.lease_until_ms = None;
                 record.status = TaskStatus::Failed;
                 record.error = Some(error);
                 record.input_requests.clear();
             }
             Self::Cancel => {
+                record.lease_until_ms = None;
                 record.status = TaskStatus::Cancelled;
                 record.input_requests.clear();
             }
         }
         record.last_updated_at_ms = now_ms;
     }
+}
+
+/// The error of a task whose worker was lost (see [`TaskChange::Orphaned`]).
+fn orphaned_error() -> Value {
+    serde_json::json!({
+        "code": -32603,
+        "message": "the server process running this task stopped (its lease \
+                    expired without renewal); the task did not finish",
+    })
 }
 
 /// Why a store could not do what it was asked.
@@ -86,6 +121,14 @@ pub enum TaskStoreError {
     Full,
     /// The store is unreachable or failed (a shared store's connection).
     Unavailable(String),
+    /// The task, serialized, would be larger than the store keeps
+    /// (`bytes` over `max`): a result or an input too large.
+    TooLarge {
+        /// The serialized size.
+        bytes: usize,
+        /// The store's bound.
+        max: usize,
+    },
 }
 
 impl fmt::Display for TaskStoreError {
@@ -93,6 +136,12 @@ impl fmt::Display for TaskStoreError {
         match self {
             Self::Full => f.write_str("the task store is full"),
             Self::Unavailable(why) => write!(f, "the task store is unavailable: {why}"),
+            Self::TooLarge { bytes, max } => {
+                write!(
+                    f,
+                    "the task would take {bytes} bytes, over the store's {max}"
+                )
+            }
         }
     }
 }
@@ -144,4 +193,13 @@ pub trait TaskStore: Send + Sync + 'static {
         task_id: &str,
         change: TaskChange,
     ) -> Result<Option<TaskRecord>, TaskStoreError>;
+
+    /// True when other processes share this store (a task may run in a
+    /// process other than the one reading it). The server then gives each
+    /// running task a lease that its process renews, and a task whose
+    /// lease ran out is failed instead of staying `working` forever.
+    /// Default `false` (an in-process store: its tasks die with it).
+    fn is_shared(&self) -> bool {
+        false
+    }
 }

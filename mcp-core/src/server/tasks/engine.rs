@@ -21,6 +21,8 @@ pub(crate) struct TaskEngine {
     pub(crate) spawner: Option<TaskSpawner>,
     /// The listens watching tasks (`notifications/tasks`).
     pub(crate) watchers: super::notify::Watchers,
+    /// Tells the other replicas of each change, when set.
+    bus: Option<Arc<dyn crate::bus::NotificationBus>>,
 }
 
 /// Starts a stored task somewhere else (another process), by id.
@@ -51,7 +53,56 @@ impl TaskEngine {
             running: Mutex::new(HashMap::new()),
             spawner,
             watchers: super::notify::Watchers::default(),
+            bus: None,
         }
+    }
+
+    /// The same, telling `bus` of every change.
+    pub(crate) fn with_bus(mut self, bus: Option<Arc<dyn crate::bus::NotificationBus>>) -> Self {
+        self.bus = bus;
+        self
+    }
+
+    /// A task changed on another replica: the listens here watching it
+    /// hear its state as the store has it now.
+    pub(crate) async fn changed_elsewhere(&self, task_id: &str) {
+        if !self.watchers.watches(task_id) {
+            return;
+        }
+        if let Ok(Some(record)) = self.store.get(task_id).await {
+            self.watchers.changed(&record).await;
+        }
+    }
+
+    /// The lease a task running here starts with, or renews to: `None` on
+    /// a store no other process shares.
+    pub(crate) fn lease_from(&self, now_ms: u64) -> Option<u64> {
+        self.store
+            .is_shared()
+            .then(|| now_ms.saturating_add(self.limits.lease_ms))
+    }
+
+    /// `record` as it stands once a lapsed lease is judged: a task still
+    /// running on a shared store whose lease ended is failed here (its
+    /// process died), in one change of the store.
+    ///
+    /// # Errors
+    /// The store's failure, as the client sees it.
+    pub(crate) async fn judge_lease(
+        &self,
+        record: crate::tasks::TaskRecord,
+    ) -> Result<crate::tasks::TaskRecord, ErrorObject> {
+        let now = crate::tasks::time::now_ms();
+        let lapsed =
+            !record.status.is_terminal() && record.lease_until_ms.is_some_and(|until| until < now);
+        if !lapsed {
+            return Ok(record);
+        }
+        let task_id = record.task_id.clone();
+        Ok(self
+            .apply(&task_id, crate::tasks::TaskChange::Orphaned(now))
+            .await?
+            .unwrap_or(record))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
@@ -105,6 +156,12 @@ impl TaskEngine {
             .map_err(|e| store_error(&e))?;
         if let Some(record) = &record {
             self.watchers.changed(record).await;
+            if let Some(bus) = &self.bus {
+                bus.publish(crate::bus::BusEvent::TaskChanged {
+                    task_id: task_id.to_owned(),
+                })
+                .await;
+            }
         }
         Ok(record)
     }
@@ -127,6 +184,9 @@ pub(crate) fn store_error(e: &TaskStoreError) -> ErrorObject {
             crate::protocol::ErrorCode::SERVER_BUSY,
             "the server holds too many tasks; try again later",
         ),
+        TaskStoreError::TooLarge { .. } => {
+            ErrorObject::internal(format!("the task could not be stored: {e}"))
+        }
         TaskStoreError::Unavailable(_) => {
             tracing::error!(error = %e, "task store failed");
             ErrorObject::internal("the task store is unavailable")

@@ -38,6 +38,7 @@ async fn find(
         .map_err(|e| store_error(&e))?
         .filter(|r| r.owner.as_deref() == scope.ctx.principal.as_deref())
         .ok_or_else(|| unknown(task_id))?;
+    let record = engine.judge_lease(record).await?;
     Ok((task_id.clone(), record))
 }
 

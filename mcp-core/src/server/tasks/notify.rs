@@ -1,7 +1,8 @@
 //! Task status notifications (`notifications/tasks`): a
 //! `subscriptions/listen` naming task ids (`notifications.taskIds`) hears of
-//! each change to those tasks made in this process (a shared store's
-//! changes made by other processes are seen by polling `tasks/get`).
+//! each change to those tasks made in this process, and, with a
+//! [notification bus](crate::bus), of those made by the other replicas
+//! (without one, their changes are seen by polling `tasks/get`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -76,6 +77,11 @@ impl Watchers {
                 listen: listen.clone(),
                 outbound: Arc::clone(outbound),
             });
+    }
+
+    /// True when some listen here watches `task_id`.
+    pub(crate) fn watches(&self, task_id: &str) -> bool {
+        self.lock().contains_key(task_id)
     }
 
     /// The listen `listen` ended: it watches nothing any more.

@@ -101,6 +101,7 @@ pub(crate) async fn call(
     record.ttl_ms = Some(engine.limits.ttl_ms);
     record.poll_interval_ms = Some(engine.limits.poll_interval_ms);
     record.request = request;
+    record.lease_until_ms = engine.lease_from(now);
     if let Err(e) = engine.store.create(record.clone()).await {
         engine.forget(&task_id);
         return Err(store_error(&e).into());
@@ -165,6 +166,8 @@ async fn run(
         () = tokio::time::sleep_until(deadline) => None,
         // Cancelled or gone in a store other processes share.
         () = ended_in_store(&engine, &task_id) => None,
+        // Never ends: renews the lease of a task on a shared store.
+        () = keep_lease(&engine, &task_id) => None,
     };
     // The handler is dropped before the task is settled: its cleanup runs
     // first.
@@ -218,6 +221,22 @@ async fn ended_in_store(engine: &TaskEngine, task_id: &str) {
     }
 }
 
+/// Renews the task's lease every third of its length while the tool runs
+/// (on a shared store; never completes). A renewal that fails is retried
+/// at the next beat: a store that stays away long enough fails the task.
+async fn keep_lease(engine: &TaskEngine, task_id: &str) {
+    if !engine.store.is_shared() {
+        return std::future::pending().await;
+    }
+    let beat = Duration::from_millis((engine.limits.lease_ms / 3).max(10));
+    loop {
+        tokio::time::sleep(beat).await;
+        if let Some(until) = engine.lease_from(now_ms()) {
+            let _ = engine.store.update(task_id, TaskChange::Lease(until)).await;
+        }
+    }
+}
+
 /// When a resumed task expires: its creation plus its TTL (wall clock).
 async fn deadline_of(engine: &TaskEngine, task_id: &str) -> tokio::time::Instant {
     let now = tokio::time::Instant::now();
@@ -244,8 +263,23 @@ fn error_json(e: &ErrorObject) -> Value {
 }
 
 async fn settle(engine: &TaskEngine, task_id: &str, change: TaskChange) {
-    if let Err(e) = engine.apply(task_id, change).await {
-        tracing::error!(task_id, error = %e.message, "could not settle a task");
+    let completes = matches!(change, TaskChange::Complete(_));
+    match engine.apply(task_id, change).await {
+        Ok(_) => {}
+        // A result too large for the store: the task fails saying so,
+        // rather than staying `working`.
+        Err(e) if completes => {
+            tracing::error!(task_id, error = %e.message, "could not store a task's result");
+            let error =
+                ErrorObject::internal(format!("the task's result was not kept: {}", e.message));
+            if let Err(e) = engine
+                .apply(task_id, TaskChange::Fail(error_json(&error)))
+                .await
+            {
+                tracing::error!(task_id, error = %e.message, "could not settle a task");
+            }
+        }
+        Err(e) => tracing::error!(task_id, error = %e.message, "could not settle a task"),
     }
 }
 

@@ -148,6 +148,7 @@ mod respond;
 mod scopes;
 mod server;
 mod service;
+mod session_store;
 mod sessions;
 mod sse;
 
@@ -159,4 +160,5 @@ pub use options::{
 };
 pub use server::{serve_http, HttpHandle};
 pub use service::McpHttpService;
+pub use session_store::{SessionRecord, SessionStore};
 pub use sse::McpBody;

@@ -158,6 +158,10 @@ pub struct HttpOptions {
     /// Who a session is bound to; default: a keyed hash of the
     /// `Authorization` header (no header: anonymous).
     pub principal: Option<Arc<PrincipalFn>>,
+    /// Where legacy session metadata is shared with the other replicas
+    /// (default none: a session lives in the process that created it). See
+    /// [`session_store`](Self::session_store).
+    pub session_store: Option<Arc<dyn super::SessionStore>>,
     /// How long a client may take to send a request's headers (default 10 s).
     /// hyper starts this clock whenever a connection waits for its next
     /// request, so it also bounds how long a keep-alive connection may idle.
@@ -241,6 +245,7 @@ impl Default for HttpOptions {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             sessions: Some(SessionOptions::default()),
             principal: None,
+            session_store: None,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             keep_alive_timeout: Duration::from_secs(5),
@@ -273,6 +278,7 @@ impl fmt::Debug for HttpOptions {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("sessions", &self.sessions)
             .field("principal", &self.principal.is_some())
+            .field("session_store", &self.session_store.is_some())
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("keep_alive_timeout", &self.keep_alive_timeout)
@@ -460,6 +466,16 @@ impl HttpOptions {
         F: Fn(&Parts) -> Option<String> + Send + Sync + 'static,
     {
         self.principal = Some(Arc::new(principal));
+        self
+    }
+
+    /// Shares legacy session metadata through `store`, so that a session
+    /// created on one replica is served by another (after the first one
+    /// stopped, or when the balancer moves the client); see
+    /// [`SessionRecord`](super::SessionRecord) for what survives.
+    #[must_use]
+    pub fn session_store(mut self, store: impl super::SessionStore) -> Self {
+        self.session_store = Some(Arc::new(store));
         self
     }
 

@@ -453,6 +453,9 @@ impl McpHttpService {
                         self.shared
                             .server
                             .listen_for_list_changes(&entry.session, Some(&outbound));
+                        if let Some(sharing) = self.sharing() {
+                            super::session_store::persist(&sharing, &id, &entry);
+                        }
                         if let Ok(v) = HttpHeaderValue::from_str(&id) {
                             response.headers_mut().insert(SESSION_NAME.clone(), v);
                         }

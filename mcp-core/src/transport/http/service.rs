@@ -219,6 +219,19 @@ impl McpHttpService {
             }
         }
         let sessions_on = self.shared.sessions.is_some();
+        // A session another replica created: adopted from the store first.
+        if let (Some(table), Some(sharing)) = (&self.shared.sessions, self.sharing()) {
+            super::session_store::restore(&sharing, table, &parts, || self.principal(&parts)).await;
+        }
+        // The session a request names: its saves settle before the response.
+        let named = opts
+            .session_store
+            .as_ref()
+            .and_then(|_| parts.headers.get(&SESSION_NAME).cloned());
+        // A DELETE's session is forgotten by the store once deleted here.
+        let deleting = (opts.session_store.is_some() && parts.method == Method::DELETE)
+            .then(|| parts.headers.get(&SESSION_NAME).cloned())
+            .flatten();
         let mut response = match parts.method {
             Method::POST => self.post(parts, body, activity).await,
             Method::GET if sessions_on => self.get(&parts, activity),
@@ -235,6 +248,20 @@ impl McpHttpService {
             }
             _ => not_found(&parts),
         };
+        if let Some(table) = self
+            .shared
+            .sessions
+            .as_ref()
+            .filter(|_| opts.session_store.is_some())
+        {
+            let minted = response.headers().get(&SESSION_NAME);
+            super::session_store::settle(table, named.as_ref().or(minted)).await;
+        }
+        if let (Some(store), Some(parts)) = (&opts.session_store, &deleting) {
+            if response.status() == StatusCode::NO_CONTENT {
+                super::session_store::forget(store, parts.to_str().unwrap_or_default()).await;
+            }
+        }
         // A connection holding an event stream counts apart (see `conns`).
         if let Some(activity) = &self.conn.activity {
             if response.body().is_stream() {
@@ -260,6 +287,16 @@ impl McpHttpService {
                 activity.answer.dispatched();
             }
         }
+    }
+
+    /// What sharing sessions through a store needs, when one is set.
+    pub(super) fn sharing(&self) -> Option<super::session_store::Sharing<'_>> {
+        let opts = &self.shared.options;
+        Some(super::session_store::Sharing {
+            server: &self.shared.server,
+            store: opts.session_store.as_ref()?,
+            ttl: opts.sessions.as_ref()?.ttl,
+        })
     }
 
     /// Who is calling, as [`handle`](Self::handle) found it.

@@ -25,6 +25,45 @@ pub(crate) struct SessionEntry {
     stream: Mutex<Option<StreamTx>>,
     /// Cancelled when the session ends (DELETE, expiry, eviction).
     pub(crate) ended: CancelToken,
+    /// Saves of its metadata to a session store, asked and done.
+    pub(crate) saves: SaveProgress,
+}
+
+/// How far the saves of a session's metadata got: each change asks for
+/// one (a generation); a response waits until its own is done, so the
+/// client never sees an answer whose effect another replica would not.
+#[derive(Default)]
+pub(crate) struct SaveProgress {
+    asked: std::sync::atomic::AtomicU64,
+    done: tokio::sync::watch::Sender<u64>,
+}
+
+impl SaveProgress {
+    /// Asks for one more save; its generation.
+    pub(crate) fn ask(&self) -> u64 {
+        self.asked
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel)
+            .wrapping_add(1)
+    }
+
+    /// The save of generation `generation` (and so of every earlier one)
+    /// is done.
+    pub(crate) fn finish(&self, generation: u64) {
+        self.done.send_if_modified(|done| {
+            let newer = generation > *done;
+            if newer {
+                *done = generation;
+            }
+            newer
+        });
+    }
+
+    /// Waits, at most `bound`, until every save asked so far is done.
+    pub(crate) async fn settled(&self, bound: std::time::Duration) {
+        let asked = self.asked.load(std::sync::atomic::Ordering::Acquire);
+        let mut done = self.done.subscribe();
+        let _ = tokio::time::timeout(bound, done.wait_for(|d| *d >= asked)).await;
+    }
 }
 
 impl SessionEntry {
@@ -36,6 +75,11 @@ impl SessionEntry {
             .as_ref()
             .filter(|tx| !tx.is_closed())
             .cloned()
+    }
+
+    /// The principal the session is bound to.
+    pub(crate) fn principal(&self) -> Option<&str> {
+        self.principal.as_deref()
     }
 
     /// Installs a new standalone stream, replacing (and so ending) any previous one.
@@ -160,13 +204,62 @@ impl SessionTable {
             if t.held_by(principal.as_ref()) >= cap {
                 Err(TooMany(cap))
             } else {
-                Ok(self.insert_locked(&mut t, session, principal, now, &mut ended))
+                let id = mint_id().into();
+                Ok(self.insert_locked(&mut t, session, principal, now, &mut ended, id))
             }
         };
         for e in ended {
             e.end();
         }
         created
+    }
+
+    /// The session `id`, whoever owns it, without touching its idle clock.
+    pub(crate) fn peek(&self, id: &str) -> Option<Arc<SessionEntry>> {
+        self.table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .map
+            .get(id)
+            .map(|slot| Arc::clone(&slot.entry))
+    }
+
+    /// True when a session `id` is in the table (whoever owns it).
+    pub(crate) fn holds(&self, id: &str) -> bool {
+        self.table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .map
+            .contains_key(id)
+    }
+
+    /// Registers a session restored from a session store under its own
+    /// `id`, with the same bounds as [`create`](Self::create); `None` when
+    /// the principal holds its share, or when the id is here already (a
+    /// concurrent restore won).
+    pub(crate) fn adopt(
+        &self,
+        id: &str,
+        session: Session,
+        principal: Option<Arc<str>>,
+    ) -> Option<(Arc<str>, Arc<SessionEntry>)> {
+        let now = Instant::now();
+        let mut ended = Vec::new();
+        let adopted = {
+            let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+            self.sweep(&mut t, now, &mut ended);
+            let cap = self.options.max_per_principal.max(1);
+            if t.map.contains_key(id) || t.held_by(principal.as_ref()) >= cap {
+                None
+            } else {
+                let id: Arc<str> = id.into();
+                Some(self.insert_locked(&mut t, session, principal, now, &mut ended, id))
+            }
+        };
+        for e in ended {
+            e.end();
+        }
+        adopted
     }
 
     fn insert_locked(
@@ -176,13 +269,14 @@ impl SessionTable {
         principal: Option<Arc<str>>,
         now: Instant,
         ended: &mut Vec<Arc<SessionEntry>>,
+        id: Arc<str>,
     ) -> (Arc<str>, Arc<SessionEntry>) {
-        let id: Arc<str> = mint_id().into();
         let entry = Arc::new(SessionEntry {
             session,
             principal,
             stream: Mutex::new(None),
             ended: CancelToken::new(),
+            saves: SaveProgress::default(),
         });
         {
             while t.map.len() >= self.options.max.max(1) {

@@ -1,0 +1,302 @@
+//! The Redis stores against a real Redis (feature `redis`): the task
+//! store's records, atomic changes under contention, TTL expiry, bounds
+//! and leases; the notification bus between two members; the session
+//! store.
+//!
+//! Opt-in: they run when `MCP_TEST_REDIS=redis://HOST:PORT` names a running
+//! Redis (each test under a key prefix of its own); without it each returns
+//! at once. `.ci/run` starts a Redis, sets the variable and
+//! `MCP_TEST_REDIS_MARKERS=DIR`, where each test that passes writes
+//! `DIR/redis_store-<test name>`, and checks every test left its marker.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_core::bus::{BusEvent, NotificationBus};
+use mcp_core::redis::RedisBackend;
+use mcp_core::tasks::{TaskChange, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
+use mcp_core::transport::http::{SessionRecord, SessionStore};
+use serde_json::{json, Map, Value};
+
+const GUARD: Duration = Duration::from_secs(10);
+
+/// The test's Redis under a prefix of its own, or `None` when not opted in.
+fn redis(name: &str) -> Option<(RedisBackend, Marker)> {
+    let Some(url) = std::env::var("MCP_TEST_REDIS")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            use std::io::Write as _;
+            let line = "\nredis_store: NOT RUN: the Redis store tests run only with \
+                        MCP_TEST_REDIS=redis://127.0.0.1:PORT (a running redis-server).\n";
+            let _ = std::io::stderr().write_all(line.as_bytes());
+        });
+        return None;
+    };
+    let prefix = format!("mcp-unit:{name}:{}:", std::process::id());
+    let backend = RedisBackend::open_with(&url, &prefix, Duration::from_secs(2))
+        .unwrap_or_else(|e| panic!("MCP_TEST_REDIS={url}: {e}"));
+    Some((backend, Marker(format!("redis_store-{name}"))))
+}
+
+/// Written when the test passed (`MCP_TEST_REDIS_MARKERS`).
+struct Marker(String);
+
+impl Marker {
+    fn passed(self) {
+        if let Some(dir) = std::env::var_os("MCP_TEST_REDIS_MARKERS") {
+            let dir = std::path::PathBuf::from(dir);
+            std::fs::create_dir_all(&dir).expect("marker dir");
+            std::fs::write(dir.join(&self.0), "passed\n").expect("marker");
+        }
+    }
+}
+
+fn record(id: &str, ttl_ms: Option<u64>) -> TaskRecord {
+    let mut record = TaskRecord::new(id.into(), Some("alice".into()), 1);
+    record.ttl_ms = ttl_ms;
+    record
+}
+
+async fn within<F: std::future::Future>(fut: F) -> F::Output {
+    tokio::time::timeout(GUARD, fut).await.expect("hang guard")
+}
+
+#[tokio::test]
+async fn records_round_trip_and_changes_apply() {
+    let Some((redis, marker)) = redis("records_round_trip_and_changes_apply") else {
+        return;
+    };
+    let store = redis.task_store();
+    assert!(store.is_shared());
+    within(store.create(record("t1", Some(60_000))))
+        .await
+        .expect("created");
+    let got = within(store.get("t1")).await.expect("read").expect("found");
+    assert_eq!(got, record("t1", Some(60_000)));
+    assert_eq!(within(store.get("nope")).await.expect("read"), None);
+    assert_eq!(
+        within(store.update("nope", TaskChange::Cancel))
+            .await
+            .expect("update"),
+        None
+    );
+    let mut ask = Map::new();
+    ask.insert("q".into(), json!({"method": "elicitation/create"}));
+    let asked = within(store.update("t1", TaskChange::Ask(ask)))
+        .await
+        .expect("update")
+        .expect("found");
+    assert_eq!(asked.status, TaskStatus::InputRequired);
+    let mut answer = Map::new();
+    answer.insert("q".into(), json!({"action": "accept"}));
+    let answered = within(store.update("t1", TaskChange::Answer(answer)))
+        .await
+        .expect("update")
+        .expect("found");
+    assert_eq!(answered.status, TaskStatus::Working);
+    assert_eq!(answered.input_responses["q"], json!({"action": "accept"}));
+    let done = within(store.update("t1", TaskChange::Complete(json!({"content": []}))))
+        .await
+        .expect("update")
+        .expect("found");
+    assert_eq!(done.status, TaskStatus::Completed);
+    // Terminal: later changes leave it as it is, read back by anyone.
+    let after = within(store.update("t1", TaskChange::Cancel))
+        .await
+        .expect("update")
+        .expect("found");
+    assert_eq!(after.status, TaskStatus::Completed);
+    assert_eq!(within(store.get("t1")).await.expect("read"), Some(after));
+    marker.passed();
+}
+
+#[tokio::test]
+async fn concurrent_changes_are_never_lost() {
+    let Some((redis, marker)) = redis("concurrent_changes_are_never_lost") else {
+        return;
+    };
+    let store = Arc::new(redis.task_store());
+    within(store.create(record("busy", Some(60_000))))
+        .await
+        .expect("created");
+    // 24 writers, each adding its own question: a lost update would drop one.
+    let writers: Vec<_> = (0..24)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let mut ask = Map::new();
+                ask.insert(format!("q{i}"), json!({"method": "elicitation/create"}));
+                store.update("busy", TaskChange::Ask(ask)).await
+            })
+        })
+        .collect();
+    for writer in writers {
+        within(writer).await.expect("joined").expect("applied");
+    }
+    let got = within(store.get("busy"))
+        .await
+        .expect("read")
+        .expect("found");
+    assert_eq!(
+        got.input_requests.len(),
+        24,
+        "{:?}",
+        got.input_requests.keys()
+    );
+    marker.passed();
+}
+
+#[tokio::test]
+async fn tasks_expire_with_their_ttl_and_bounds_hold() {
+    let Some((redis, marker)) = redis("tasks_expire_with_their_ttl_and_bounds_hold") else {
+        return;
+    };
+    let store = redis.task_store().with_limits(2, 4096);
+    within(store.create(record("short", Some(150))))
+        .await
+        .expect("created");
+    within(store.create(record("long", Some(60_000))))
+        .await
+        .expect("created");
+    assert_eq!(
+        within(store.create(record("third", Some(60_000)))).await,
+        Err(TaskStoreError::Full)
+    );
+    // Gone once its TTL passed (Redis expires the key)…
+    within(async {
+        while store.get("short").await.expect("read").is_some() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    // …which makes room again.
+    within(store.create(record("third", Some(60_000))))
+        .await
+        .expect("room again");
+    // A record over the size bound is refused, the stored one unchanged.
+    let big = Value::String("x".repeat(8192));
+    let refused = within(store.update("long", TaskChange::Complete(big))).await;
+    assert!(
+        matches!(refused, Err(TaskStoreError::TooLarge { max: 4096, .. })),
+        "{refused:?}"
+    );
+    let kept = within(store.get("long"))
+        .await
+        .expect("read")
+        .expect("found");
+    assert_eq!(kept.status, TaskStatus::Working);
+    marker.passed();
+}
+
+#[tokio::test]
+async fn a_lapsed_lease_fails_the_task_and_a_renewed_one_does_not() {
+    let Some((redis, marker)) = redis("a_lapsed_lease_fails_the_task_and_a_renewed_one_does_not")
+    else {
+        return;
+    };
+    let store = redis.task_store();
+    let mut leased = record("leased", Some(60_000));
+    leased.lease_until_ms = Some(1_000);
+    within(store.create(leased)).await.expect("created");
+    // Judged before the lease's end: nothing changes.
+    let early = within(store.update("leased", TaskChange::Orphaned(500)))
+        .await
+        .expect("update")
+        .expect("found");
+    assert_eq!(early.status, TaskStatus::Working);
+    // Renewed, then judged between the old and the new end: still working.
+    within(store.update("leased", TaskChange::Lease(5_000)))
+        .await
+        .expect("update");
+    let renewed = within(store.update("leased", TaskChange::Orphaned(2_000)))
+        .await
+        .expect("update")
+        .expect("found");
+    assert_eq!(renewed.status, TaskStatus::Working);
+    assert_eq!(renewed.lease_until_ms, Some(5_000));
+    // Past it: failed, saying why.
+    let failed = within(store.update("leased", TaskChange::Orphaned(6_000)))
+        .await
+        .expect("update")
+        .expect("found");
+    assert_eq!(failed.status, TaskStatus::Failed);
+    assert_eq!(
+        failed.error.as_ref().and_then(|e| e["code"].as_i64()),
+        Some(-32603)
+    );
+    marker.passed();
+}
+
+/// A sink collecting what a bus delivers.
+fn collector() -> (
+    mcp_core::bus::BusSink,
+    tokio::sync::mpsc::UnboundedReceiver<BusEvent>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    (Arc::new(move |event| drop(tx.send(event))), rx)
+}
+
+#[tokio::test]
+async fn the_bus_carries_notices_to_the_other_members_only() {
+    let Some((redis, marker)) = redis("the_bus_carries_notices_to_the_other_members_only") else {
+        return;
+    };
+    let (a, b) = (redis.notification_bus(), redis.notification_bus());
+    within(async { tokio::join!(a.ready(), b.ready()) }).await;
+    let (sink_a, mut heard_a) = collector();
+    let (sink_b, mut heard_b) = collector();
+    a.attach(sink_a);
+    b.attach(sink_b);
+    let event = BusEvent::ResourceUpdated {
+        uri: "test://x".into(),
+    };
+    within(a.publish(event.clone())).await;
+    assert_eq!(within(heard_b.recv()).await, Some(event));
+    within(b.publish(BusEvent::ToolsListChanged)).await;
+    assert_eq!(
+        within(heard_a.recv()).await,
+        Some(BusEvent::ToolsListChanged)
+    );
+    // Neither heard its own.
+    assert!(heard_a.try_recv().is_err());
+    assert!(heard_b.try_recv().is_err());
+    marker.passed();
+}
+
+#[tokio::test]
+async fn session_records_are_saved_loaded_and_removed() {
+    let Some((redis, marker)) = redis("session_records_are_saved_loaded_and_removed") else {
+        return;
+    };
+    let store = redis.session_store();
+    let record: SessionRecord = serde_json::from_value(json!({
+        "principal": "alice", "protocol_version": "2025-11-25", "capabilities": {"roots": {}},
+        "client_info": {"name": "c", "version": "1"}, "log_level": "debug",
+        "subscriptions": ["test://a"],
+    }))
+    .expect("a record");
+    within(store.save("s1", &record, Duration::from_secs(60)))
+        .await
+        .expect("saved");
+    assert_eq!(
+        within(store.load("s1")).await.expect("loaded"),
+        Some(record.clone())
+    );
+    assert_eq!(within(store.load("s2")).await.expect("loaded"), None);
+    within(store.remove("s1")).await.expect("removed");
+    assert_eq!(within(store.load("s1")).await.expect("loaded"), None);
+    // Expires with its TTL.
+    within(store.save("s3", &record, Duration::from_millis(100)))
+        .await
+        .expect("saved");
+    within(async {
+        while store.load("s3").await.expect("loaded").is_some() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    marker.passed();
+}
