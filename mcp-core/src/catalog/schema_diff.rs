@@ -17,6 +17,25 @@ pub(super) enum Flow {
     Output,
 }
 
+/// The severity of a change that lets fewer values through: breaking for
+/// arguments (a client's value may now be refused), compatible for results.
+fn narrowing(flow: Flow) -> Severity {
+    match flow {
+        Flow::Input => Severity::Breaking,
+        Flow::Output => Severity::Compatible,
+    }
+}
+
+/// The severity of a change that lets more values through: compatible for
+/// arguments, breaking for results (a client may get a value it does not
+/// expect).
+fn widening(flow: Flow) -> Severity {
+    match flow {
+        Flow::Input => Severity::Compatible,
+        Flow::Output => Severity::Breaking,
+    }
+}
+
 /// One change found: its severity, path and description.
 pub(super) type Found = (Severity, String, String);
 
@@ -146,11 +165,7 @@ fn enums(
                 .map(Value::to_string)
                 .collect();
             if !removed.is_empty() {
-                let severity = if flow == Flow::Input {
-                    Severity::Breaking
-                } else {
-                    Severity::Compatible
-                };
+                let severity = narrowing(flow);
                 out.push((
                     severity,
                     at.clone(),
@@ -158,11 +173,7 @@ fn enums(
                 ));
             }
             if !added.is_empty() {
-                let severity = if flow == Flow::Input {
-                    Severity::Compatible
-                } else {
-                    Severity::Breaking
-                };
+                let severity = widening(flow);
                 out.push((
                     severity,
                     at,
@@ -171,19 +182,11 @@ fn enums(
             }
         }
         (None, Some(_)) => {
-            let severity = if flow == Flow::Input {
-                Severity::Breaking
-            } else {
-                Severity::Compatible
-            };
+            let severity = narrowing(flow);
             out.push((severity, at, "restricted to a list of values".into()));
         }
         (Some(_), None) => {
-            let severity = if flow == Flow::Input {
-                Severity::Compatible
-            } else {
-                Severity::Breaking
-            };
+            let severity = widening(flow);
             out.push((
                 severity,
                 at,
@@ -293,11 +296,7 @@ fn properties(
             Some(new) => {
                 match (or.contains(name), nr.contains(name)) {
                     (false, true) => {
-                        let severity = if flow == Flow::Input {
-                            Severity::Breaking
-                        } else {
-                            Severity::Compatible
-                        };
+                        let severity = narrowing(flow);
                         out.push((
                             severity,
                             at.clone(),
@@ -305,11 +304,7 @@ fn properties(
                         ));
                     }
                     (true, false) => {
-                        let severity = if flow == Flow::Input {
-                            Severity::Compatible
-                        } else {
-                            Severity::Breaking
-                        };
+                        let severity = widening(flow);
                         out.push((
                             severity,
                             at.clone(),

@@ -115,12 +115,7 @@ impl McpPromptDef {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        for scope in scopes {
-            let scope = scope.into();
-            if !self.scopes.contains(&scope) {
-                self.scopes.push(scope);
-            }
-        }
+        super::add_scopes(&mut self.scopes, scopes);
         self
     }
 

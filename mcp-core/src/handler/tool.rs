@@ -243,12 +243,7 @@ impl McpToolDef {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        for scope in scopes {
-            let scope = scope.into();
-            if !self.scopes.contains(&scope) {
-                self.scopes.push(scope);
-            }
-        }
+        super::add_scopes(&mut self.scopes, scopes);
         self
     }
 
