@@ -2,18 +2,12 @@
 //! [`McpServer`] in process (over an in-memory stream, through the same
 //! pipeline a client meets).
 
-use std::collections::HashSet;
-
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{Catalog, Surface};
-use crate::client::{Client, ClientBuilder, ClientError, Protocol, RequestOptions};
+use crate::client::{Client, ClientBuilder, ClientError, Protocol};
 use crate::transport::stdio::{serve_io, StdioOptions};
 use crate::McpServer;
-
-/// Listings longer than this many pages are refused (a server that never
-/// stops paginating).
-const MAX_PAGES: usize = 1000;
 
 /// `-32601`: a listing the server does not offer.
 const METHOD_NOT_FOUND: i64 = -32601;
@@ -71,38 +65,11 @@ impl Catalog {
     }
 }
 
-/// Every item of one paginated listing, as raw JSON.
+/// Every item of one paginated listing, as raw JSON; a listing the server
+/// does not offer (`-32601`) is empty.
 async fn list(client: &Client, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
-    let mut items = Vec::new();
-    let mut cursor: Option<String> = None;
-    let mut seen = HashSet::new();
-    for _ in 0..MAX_PAGES {
-        let params = match &cursor {
-            Some(c) => json!({ "cursor": c }),
-            None => Value::Null,
-        };
-        let page = match client.request(method, params, &RequestOptions::new()).await {
-            Ok(page) => page,
-            // Not offered by this server: nothing listed.
-            Err(e) if e.code() == Some(METHOD_NOT_FOUND) => return Ok(items),
-            Err(e) => return Err(e),
-        };
-        match page.get(key) {
-            Some(Value::Array(list)) => items.extend(list.iter().cloned()),
-            None => {}
-            Some(other) => {
-                return Err(ClientError::protocol(format!(
-                    "{method}: `{key}` is not an array: {other}"
-                )))
-            }
-        }
-        match page.get("nextCursor").and_then(Value::as_str) {
-            Some(next) if seen.insert(next.to_owned()) => cursor = Some(next.to_owned()),
-            Some(_) => return Err(ClientError::protocol(format!("{method} repeated a cursor"))),
-            None => return Ok(items),
-        }
+    match client.list_all::<Value>(method, key).await {
+        Err(e) if e.code() == Some(METHOD_NOT_FOUND) => Ok(Vec::new()),
+        other => other,
     }
-    Err(ClientError::protocol(format!(
-        "{method} has more than {MAX_PAGES} pages"
-    )))
 }

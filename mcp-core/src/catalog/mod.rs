@@ -176,6 +176,15 @@ impl Catalog {
     }
 }
 
+/// The tools `server` lists at the newest of [`DEFAULT_REVISIONS`], for
+/// the one-line test assertions (which panic when the listing fails).
+async fn newest_tools(server: &crate::McpServer) -> Vec<Value> {
+    match Catalog::of_server(server, DEFAULT_REVISIONS).await {
+        Ok(catalog) => catalog.latest().map(Surface::tool_list).unwrap_or_default(),
+        Err(e) => panic!("reading the server's catalog failed: {e}"),
+    }
+}
+
 fn keyed(items: &[Value], key: &str) -> BTreeMap<String, Value> {
     items
         .iter()

@@ -137,14 +137,7 @@ impl fmt::Display for TokenReport {
 /// # Cancel safety
 /// Dropping the future only stops reading the catalog.
 pub async fn assert_token_budget(server: &crate::McpServer, budget: usize) {
-    let catalog = match super::Catalog::of_server(server, super::DEFAULT_REVISIONS).await {
-        Ok(catalog) => catalog,
-        Err(e) => panic!("reading the server's catalog failed: {e}"),
-    };
-    let tools = catalog
-        .latest()
-        .map(super::Surface::tool_list)
-        .unwrap_or_default();
+    let tools = super::newest_tools(server).await;
     if let Err(message) = TokenReport::of(&tools).within(budget) {
         panic!("{message}");
     }

@@ -215,7 +215,7 @@ impl Client {
     }
 
     /// Every item of a paginated listing (`tools/list` → `tools`, …).
-    async fn list_all<T: DeserializeOwned>(
+    pub(crate) async fn list_all<T: DeserializeOwned>(
         &self,
         method: &str,
         key: &str,

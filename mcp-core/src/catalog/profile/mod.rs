@@ -121,14 +121,7 @@ impl Profile {
 /// # Cancel safety
 /// Dropping the future only stops reading the catalog.
 pub async fn assert_profile(server: &crate::McpServer, profile: Profile) {
-    let catalog = match super::Catalog::of_server(server, super::DEFAULT_REVISIONS).await {
-        Ok(catalog) => catalog,
-        Err(e) => panic!("reading the server's catalog failed: {e}"),
-    };
-    let tools = catalog
-        .latest()
-        .map(super::Surface::tool_list)
-        .unwrap_or_default();
+    let tools = super::newest_tools(server).await;
     let issues = profile.check(&tools, &server.info().name);
     if !issues.is_empty() {
         let lines: Vec<String> = issues.iter().map(ToString::to_string).collect();
