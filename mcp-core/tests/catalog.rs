@@ -692,3 +692,22 @@ async fn the_lockfile_round_trips_and_reports_drift() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_required_profile_fails_the_build_naming_each_issue() {
+    let err = McpServer::builder()
+        .require_profile(Profile::OpenAiStrict)
+        .tool(forecast::tool())
+        .build()
+        .expect_err("the macro schema is not strict");
+    let text = err.to_string();
+    assert!(
+        text.contains("openai-strict") && text.contains("openai.strict.required"),
+        "{text}"
+    );
+    let ok = McpServer::builder()
+        .require_profile(Profile::Anthropic)
+        .tool(forecast::tool())
+        .build();
+    assert!(ok.is_ok(), "{:?}", ok.err());
+}

@@ -72,6 +72,14 @@ pub enum BuildError {
     InvalidMountPrefix(String),
     /// A skill (or a skills directory) is not valid: the reason.
     InvalidSkill(String),
+    /// The tools break a profile the server requires
+    /// (`McpServerBuilder::require_profile`, feature `catalog`).
+    ProfileIssues {
+        /// The profile's name (`openai-strict`, …).
+        profile: String,
+        /// Every issue, one line each.
+        issues: Vec<String>,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -108,6 +116,12 @@ impl fmt::Display for BuildError {
                 "mount prefix `{p}`: use 1 to 64 of A-Z a-z 0-9 _ - . (it starts every mounted tool and prompt name)"
             ),
             Self::InvalidSkill(why) => write!(f, "invalid skill: {why}"),
+            Self::ProfileIssues { profile, issues } => write!(
+                f,
+                "the tools break the {profile} profile this server requires ({} issue(s)):\n{}",
+                issues.len(),
+                issues.join("\n")
+            ),
             Self::UnknownTool(n) => write!(
                 f,
                 "an interceptor is registered for tool `{n}`, but no tool has that name"
@@ -129,6 +143,9 @@ pub struct McpServerBuilder {
     info: Option<Implementation>,
     instructions: Option<String>,
     tools: Vec<McpToolDef>,
+    /// Profiles the tools must satisfy (checked by `build`).
+    #[cfg(feature = "catalog")]
+    profiles: Vec<crate::catalog::profile::Profile>,
     resources: Vec<McpResourceDef>,
     prompts: Vec<McpPromptDef>,
     state: StateMap,
@@ -224,6 +241,18 @@ impl McpServerBuilder {
         self.resources.extend(child.resources);
         self.state.absorb(child.state);
         self.state_types.extend(child.state_types);
+        self
+    }
+
+    /// Fails [`build`](Self::build) with [`BuildError::ProfileIssues`] when
+    /// a tool breaks `profile` (every issue listed, with its path and rule):
+    /// the build-time form of
+    /// [`assert_profile`](crate::catalog::profile::assert_profile).
+    #[cfg(feature = "catalog")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "catalog")))]
+    #[must_use]
+    pub fn require_profile(mut self, profile: crate::catalog::profile::Profile) -> Self {
+        self.profiles.push(profile);
         self
     }
 
@@ -420,6 +449,22 @@ impl McpServerBuilder {
         };
         for t in &mut self.tools {
             t.default_timeout(self.tool_timeout);
+        }
+        #[cfg(feature = "catalog")]
+        for profile in &self.profiles {
+            let tools: Vec<serde_json::Value> = self
+                .tools
+                .iter()
+                .filter_map(|t| serde_json::to_value(t.tool()).ok())
+                .collect();
+            let server = self.info.as_ref().map_or("", |i| i.name.as_str());
+            let issues = profile.check(&tools, server);
+            if !issues.is_empty() {
+                return Err(BuildError::ProfileIssues {
+                    profile: profile.name().to_owned(),
+                    issues: issues.iter().map(ToString::to_string).collect(),
+                });
+            }
         }
         for t in &self.tools {
             missing(&|| format!("tool `{}`", t.name()), &t.required_state)?;
