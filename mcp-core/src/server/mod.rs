@@ -23,6 +23,7 @@
 
 mod access;
 mod batch;
+mod build_error;
 mod builder;
 mod builder_ext;
 mod catalog;
