@@ -27,6 +27,13 @@ async fn lookup(name: String) -> Result<String, ToolError> {
     })
 }
 
+/// Fails the same way as `lookup`; called only by the metrics test, so the
+/// counts it reads (the recorder is global to this test binary) are its own.
+#[mcp_tool]
+async fn counted() -> Result<String, ToolError> {
+    Err(ToolError::new("NOT_FOUND", "nothing to count"))
+}
+
 /// Fails with an internal error whose text must not reach the model.
 #[mcp_tool]
 async fn explode() -> Result<String, String> {
@@ -39,6 +46,7 @@ fn server() -> McpServer {
         .interceptor(ErrorMapping::new())
         .tool(lookup::tool())
         .tool(explode::tool())
+        .tool(counted::tool())
         .build()
         .expect("builds")
 }
@@ -166,17 +174,19 @@ async fn metrics_count_requests_by_tool_and_outcome() {
     let _ = counters();
     let server = server();
     server
-        .call_tool("lookup", json!({"name": "bob"}))
+        .call_tool("counted", json!({}))
         .await
         .expect("answer");
     server
-        .call_tool("lookup", json!({"name": "carol"}))
+        .call_tool("counted", json!({}))
         .await
         .expect("answer");
-    let _ = server.call_tool("no_such_tool", json!({})).await;
+    let _ = server
+        .call_tool("no_such_tool_for_metrics", json!({}))
+        .await;
     assert_eq!(
         count(&format!(
-            "{REQUESTS}{{key=lookup,method=tools/call,outcome=tool_error}}"
+            "{REQUESTS}{{key=counted,method=tools/call,outcome=tool_error}}"
         )),
         2,
         "{:?}",
@@ -187,7 +197,7 @@ async fn metrics_count_requests_by_tool_and_outcome() {
     );
     assert_eq!(
         count(&format!(
-            "{REQUESTS}{{key=no_such_tool,method=tools/call,outcome=error}}"
+            "{REQUESTS}{{key=no_such_tool_for_metrics,method=tools/call,outcome=error}}"
         )),
         1
     );
