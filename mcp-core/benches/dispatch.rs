@@ -162,8 +162,9 @@ fn main() {
             black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
         });
     }
-    if wants("http") {
-        http_cases(&rt, &server, budget);
+    // `http` runs both HTTP cases; `http service tools/call 2026` one of them.
+    if wants("http") || filter.as_deref().is_some_and(|f| f.starts_with("http")) {
+        http_cases(&rt, &server, budget, &wants);
     }
     if wants("batch") {
         let batch: Vec<Value> = (0..16)
@@ -179,15 +180,24 @@ fn main() {
 /// The HTTP service without sockets: a POST built in memory through
 /// `McpHttpService::handle` to the collected response body. What this costs
 /// beyond the matching bytes-to-bytes case is the HTTP layer's own work.
-fn http_cases(rt: &tokio::runtime::Runtime, server: &McpServer, budget: Duration) {
+fn http_cases(
+    rt: &tokio::runtime::Runtime,
+    server: &McpServer,
+    budget: Duration,
+    wants: &dyn Fn(&str) -> bool,
+) {
     use http_body_util::BodyExt;
     use mcp_core::{HttpOptions, McpHttpService};
 
     let service = McpHttpService::new(server.clone(), HttpOptions::stateless())
         .for_connection(Some(([127, 0, 0, 1], 40000).into()));
     for (name, is_modern) in [("legacy", false), ("2026-07-28", true)] {
+        let case = format!("http service tools/call {name}");
+        if !wants(&case) && !wants("http") {
+            continue;
+        }
         let body = echo_request::echo_body(is_modern);
-        measure(&format!("http service tools/call {name}"), budget, || {
+        measure(&case, budget, || {
             let req = echo_request::echo_post(&body, is_modern);
             let bytes = rt.block_on(async {
                 let response = service.handle(req).await;

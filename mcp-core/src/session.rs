@@ -122,6 +122,9 @@ struct Inner {
     /// Called when what a session store keeps changes (HTTP sessions
     /// shared through a store only).
     on_change: std::sync::OnceLock<Arc<dyn Fn() + Send + Sync>>,
+    /// The session of one request alone: nothing can name its id from
+    /// elsewhere, so it is never entered in `inflight`.
+    single_request: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -136,6 +139,19 @@ impl Session {
     /// A fresh session with nothing in flight.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The session of one request that nothing else can reach (a stateless
+    /// HTTP POST that is not a batch): its id is not entered in the
+    /// in-flight table, since no `notifications/cancelled` can arrive in
+    /// it and no other request can reuse the id.
+    pub(crate) fn single_request() -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                single_request: true,
+                ..Inner::default()
+            }),
+        }
     }
 
     /// True when both handles are the same session.
@@ -176,6 +192,13 @@ impl Session {
 
     /// Registers an in-flight request. `None` when the id is already in flight.
     pub(crate) fn begin(&self, id: &RequestId, token: CancelToken) -> Option<InflightGuard> {
+        if self.inner.single_request {
+            return Some(InflightGuard {
+                session: self.clone(),
+                id: id.clone(),
+                token,
+            });
+        }
         let mut map = self
             .inner
             .inflight
@@ -330,6 +353,9 @@ impl InflightGuard {
 
 impl Drop for InflightGuard {
     fn drop(&mut self) {
+        if self.session.inner.single_request {
+            return;
+        }
         let mut map = self
             .session
             .inner

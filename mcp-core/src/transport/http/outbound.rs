@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::queue::StreamTx;
+use super::queue::LazyStream;
 use super::sessions::SessionEntry;
 use crate::cancel::CancelToken;
 use crate::context::Outbound;
@@ -16,7 +16,7 @@ use crate::session::Session;
 /// the call's outbound for its updates) onto the session's GET stream, when
 /// one is open, as messages unrelated to a live request belong there.
 pub(super) struct StreamOutbound {
-    pub(super) stream: StreamTx,
+    pub(super) stream: LazyStream,
     /// Set by the call's task, under this lock, before its reply goes onto
     /// `stream`: nothing is queued behind the reply (the stream ends there).
     pub(super) answered: tokio::sync::Mutex<bool>,
@@ -29,7 +29,7 @@ impl Outbound for StreamOutbound {
         {
             let answered = self.answered.lock().await;
             if !*answered {
-                return self.stream.message(&message).await;
+                return self.stream.tx().message(&message).await;
             }
         }
         match &self.session {

@@ -21,7 +21,7 @@ use super::fair::{evicted_error, FairPermit, Holder};
 use super::modern::{self};
 use super::names::{accepts_sse, check_protocol_version, collect_headers, is_json, SESSION_NAME};
 use super::outbound::{DisconnectGuard, EndsWithRequest, SessionOutbound, StreamOutbound};
-use super::queue::{self, Event};
+use super::queue::{self, Event, LazyStream};
 use super::respond::{
     busy, error_response, json_response, replies_response, reply_status, sse_response, status_only,
 };
@@ -98,7 +98,10 @@ impl McpHttpService {
                 Ok(entry) => (entry.session.clone(), Some(entry)),
                 Err(response) => return response,
             },
-            _ => (Session::new(), None),
+            // An `initialize` makes the session of the exchanges to come,
+            // and a batch's entries can name each other's ids.
+            _ if is_init || payload.is_batch() => (Session::new(), None),
+            _ => (Session::single_request(), None),
         };
         // A session of this request alone ends with it (what it registered,
         // a legacy subscription, is released then).
@@ -134,7 +137,10 @@ impl McpHttpService {
         if !payload.has_request() {
             // Notifications and responses (an elicitation answer, a
             // cancel): cheap, never refused, answered 202.
-            return match self.shared.server.accept(payload, &ctx, None).run().await {
+            // Boxed: this rare path's future would otherwise double the
+            // size of every POST's (moved and copied with it).
+            let run = Box::pin(self.shared.server.accept(payload, &ctx, None).run());
+            return match run.await {
                 None => status_only(StatusCode::ACCEPTED),
                 Some(reply) => replies_response(reply_status(&reply, modern), &reply),
             };
@@ -144,20 +150,17 @@ impl McpHttpService {
         // The call's messages (only an event-stream POST carries them;
         // past the stream's byte budget the call is cancelled and the
         // connection closed) and its reply.
-        let (tx, mut rx) = if wants_sse {
-            queue::channel(
-                opts.stream_queue,
-                opts.stream_budget_bytes,
-                Some(signal.clone()),
-                self.conn.activity.clone(),
-            )
-        } else {
-            queue::replies_only()
-        };
-        // Only an event-stream POST carries the call's messages itself.
+        // Only an event-stream POST carries the call's messages itself. Its
+        // channel, like a JSON POST's, is made only if the call talks or
+        // outlives its first poll (most do neither): see below.
         let answered = wants_sse.then(|| {
             Arc::new(StreamOutbound {
-                stream: tx.clone(),
+                stream: LazyStream::new(
+                    opts.stream_queue,
+                    opts.stream_budget_bytes,
+                    Some(signal.clone()),
+                    self.conn.activity.clone(),
+                ),
                 answered: tokio::sync::Mutex::new(false),
                 session: entry.clone(),
             })
@@ -173,16 +176,16 @@ impl McpHttpService {
         let reply_id = payload.id_value();
         // Set when a full server gives a slot of this batch to another
         // client (see `super::fair`); a single request asks its permit.
-        let batch_evicted = Arc::new(AtomicBool::new(false));
+        let batch_evicted = payload.is_batch().then(|| Arc::new(AtomicBool::new(false)));
 
         let (work, admission) = if payload.is_batch() {
             // Each entry of a batch is admitted (or refused inline) on its own.
             let this = self.clone();
             let who = principal.clone();
-            let flag = Arc::clone(&batch_evicted);
+            let flag = batch_evicted.clone();
             let signal = signal.clone();
             let admit: Admit = Arc::new(move || {
-                this.admit(who.as_ref(), &signal, Some(&flag))
+                this.admit(who.as_ref(), &signal, flag.as_ref())
                     .map(|admitted| Box::new(admitted) as Admission)
             });
             let call = self.shared.server.accept(payload, &ctx, Some(&admit));
@@ -227,7 +230,9 @@ impl McpHttpService {
                 tokio::task::yield_now().await;
             }
             match call.start().await {
-                Started::Done(Some(reply)) if rx.is_empty() => {
+                Started::Done(Some(reply))
+                    if answered.as_ref().is_none_or(|s| s.stream.untouched()) =>
+                {
                     // Later messages of this call (a subscription it
                     // made) go to the session stream, never to this POST.
                     let sealed = answered
@@ -244,6 +249,10 @@ impl McpHttpService {
             }
         };
 
+        let (tx, mut rx) = match &answered {
+            Some(stream) => stream.stream.split(),
+            None => queue::replies_only(),
+        };
         let this = self.clone();
         let ended = entry.as_ref().map(|e| e.ended.clone());
         let track = self.shared.calls.enter();
@@ -284,7 +293,9 @@ impl McpHttpService {
             // A call stopped because a full server gave its slot to
             // another client ends with the error saying so.
             let evicted = || {
-                batch_evicted.load(Ordering::Acquire)
+                batch_evicted
+                    .as_ref()
+                    .is_some_and(|flag| flag.load(Ordering::Acquire))
                     || admission.as_ref().is_some_and(|a| a.fair.was_evicted())
             };
             let event = match event {

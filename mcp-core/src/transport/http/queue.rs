@@ -126,6 +126,68 @@ pub(crate) fn channel(
     )
 }
 
+/// An event-stream POST's [`channel`], made when first needed: by the
+/// call's first message, or by the POST once the call outlives its first
+/// poll. Most calls do neither (they answer at once, with nothing to say
+/// before), and then no channel is ever made.
+pub(crate) struct LazyStream {
+    made: std::sync::OnceLock<StreamTx>,
+    /// The receiving end, until the POST takes it.
+    rx: std::sync::Mutex<Option<StreamRx>>,
+    queue: usize,
+    limit: usize,
+    call: Option<CancelToken>,
+    conn: Option<Arc<Activity>>,
+}
+
+impl LazyStream {
+    /// What [`channel`] would be made with.
+    pub(crate) fn new(
+        queue: usize,
+        limit: usize,
+        call: Option<CancelToken>,
+        conn: Option<Arc<Activity>>,
+    ) -> Self {
+        Self {
+            made: std::sync::OnceLock::new(),
+            rx: std::sync::Mutex::new(None),
+            queue,
+            limit,
+            call,
+            conn,
+        }
+    }
+
+    /// The sending end, made on first use.
+    pub(crate) fn tx(&self) -> &StreamTx {
+        self.made.get_or_init(|| {
+            let (tx, rx) = channel(self.queue, self.limit, self.call.clone(), self.conn.clone());
+            *self
+                .rx
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(rx);
+            tx
+        })
+    }
+
+    /// True while nothing was ever queued (the channel was never made).
+    pub(crate) fn untouched(&self) -> bool {
+        self.made.get().is_none()
+    }
+
+    /// Both ends, made now if they were not (the receiver can be taken once).
+    pub(crate) fn split(&self) -> (StreamTx, StreamRx) {
+        let tx = self.tx().clone();
+        let rx = self
+            .rx
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+            .unwrap_or_else(StreamRx::empty);
+        (tx, rx)
+    }
+}
+
 /// A channel for a call's reply alone (a POST that cannot stream): no
 /// message is ever accepted, so there is no budget to keep.
 pub(crate) fn replies_only() -> (StreamTx, StreamRx) {
@@ -213,11 +275,6 @@ impl StreamRx {
         if let Some(budget) = &self.budget {
             budget.queued.fetch_sub(bytes.len(), Ordering::AcqRel);
         }
-    }
-
-    /// True when no event is waiting.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.rx.is_empty()
     }
 
     /// No more events are accepted.
