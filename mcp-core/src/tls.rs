@@ -178,9 +178,12 @@ fn current() -> Result<Arc<ClientConfig>, TlsError> {
         .clone()
 }
 
-/// The connector of [`crate::outbound::client`]: `https://` on rustls,
+/// The connector of the crate's outbound client: `https://` on rustls,
 /// `http://` as plain TCP, HTTP/1.1 (ALPN `http/1.1`).
-pub(crate) fn connector() -> Result<crate::outbound::Connector, TlsError> {
+pub(crate) fn connector() -> Result<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    TlsError,
+> {
     Ok(hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(ClientConfig::clone(&*current()?))
         .https_or_http()
