@@ -47,17 +47,26 @@ async fn echo_scoped(text: String) -> String {
 /// Times the cases interleaved: each round runs a batch of every case in
 /// turn, so a slower stretch of the machine (it is shared) weighs on all
 /// cases alike; prints and returns each case's median per request.
+///
+/// A batch lasts about 0.4 ms whatever the case costs (5 to 50 requests):
+/// on a loaded machine a longer batch is nearly always preempted, which
+/// would inflate the costly cases' medians by the scheduler's slices.
 fn measure(budget: Duration, cases: &mut [(&str, &mut dyn FnMut())]) -> Vec<Duration> {
+    let mut batches = Vec::new();
     for (_, op) in cases.iter_mut() {
+        let t = Instant::now();
         for _ in 0..200 {
             op();
         }
+        let each = t.elapsed() / 200;
+        let fit = Duration::from_micros(400).as_nanos() / each.as_nanos().max(1);
+        batches.push(u32::try_from(fit.clamp(5, 50)).unwrap_or(50));
     }
     let mut per_op: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
     let start = Instant::now();
     while start.elapsed() < budget || per_op[0].len() < 5 {
         for (i, (_, op)) in cases.iter_mut().enumerate() {
-            let batch = 50;
+            let batch = batches[i];
             let t = Instant::now();
             for _ in 0..batch {
                 op();
