@@ -18,7 +18,7 @@
 //! ```
 //! JWT access tokens are verified against the issuer's JWKS (from its
 //! metadata); with `--introspect`, tokens are introspected (RFC 7662)
-//! instead. The issuer is reached over plain `http://` (see `mcp_core::auth`).
+//! instead. The issuer is reached over `http://` or `https://` (see `mcp_core::auth`).
 
 use std::sync::{Arc, Mutex};
 

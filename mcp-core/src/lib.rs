@@ -91,6 +91,8 @@ pub mod catalog;
 pub mod client;
 mod context;
 mod handler;
+#[cfg(any(feature = "client", feature = "auth", feature = "tls"))]
+mod outbound;
 mod panic;
 pub mod protocol;
 mod random;
@@ -106,6 +108,9 @@ pub mod tasks;
 #[cfg(feature = "stdio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
 pub mod testing;
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub mod tls;
 pub mod transport;
 
 pub use boxed::BoxFuture;

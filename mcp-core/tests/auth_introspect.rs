@@ -163,10 +163,17 @@ async fn wrong_client_credentials_or_no_server_are_unavailable_never_a_pass() {
         bad.verify("t").await,
         Err(Rejection::Unavailable(_))
     ));
-    let https = IntrospectionVerifier::new("https://as.example/introspect", "c", "s", RESOURCE);
-    match https.verify("t").await {
+    // Nobody listens on port 1 of loopback: unavailable, over https too
+    // (feature `tls`, which `auth` implies).
+    let gone = IntrospectionVerifier::new("https://127.0.0.1:1/introspect", "c", "s", RESOURCE);
+    match gone.verify("t").await {
+        Err(Rejection::Unavailable(why)) => assert!(why.contains("127.0.0.1:1"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    let ftp = IntrospectionVerifier::new("ftp://127.0.0.1/introspect", "c", "s", RESOURCE);
+    match ftp.verify("t").await {
         Err(Rejection::Unavailable(why)) => {
-            assert!(why.contains("https is not supported"), "{why}")
+            assert!(why.contains("unsupported URL scheme `ftp`"), "{why}")
         }
         other => panic!("{other:?}"),
     }

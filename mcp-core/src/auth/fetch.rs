@@ -1,7 +1,7 @@
 //! The resource server's own HTTP client: GETs of authorization-server
 //! metadata and JWKS, POSTs to an introspection endpoint. Bodies are
-//! bounded in bytes and every exchange in time; `http://` only (see the
-//! `auth` feature's docs).
+//! bounded in bytes and every exchange in time; `https://` through the
+//! crate's one TLS connector ([`crate::tls`]), or `http://`.
 
 use std::time::Duration;
 
@@ -9,10 +9,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use hyper::{Method, Request, Uri};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
+
+use crate::outbound::{self, Outbound};
 
 /// Largest metadata, JWKS or introspection answer read (256 KiB).
 const MAX_ANSWER_BYTES: usize = 256 * 1024;
@@ -22,13 +21,13 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 /// A small JSON-over-HTTP client (cheap to clone).
 #[derive(Clone)]
 pub(crate) struct Fetcher {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Outbound<Full<Bytes>>,
 }
 
 impl Default for Fetcher {
     fn default() -> Self {
         Self {
-            client: Client::builder(TokioExecutor::new()).build_http(),
+            client: outbound::client(),
         }
     }
 }
@@ -69,11 +68,11 @@ impl Fetcher {
 
     async fn exchange(&self, url: &str, request: Request<Full<Bytes>>) -> Result<Value, String> {
         let work = async {
-            let response = self
-                .client
+            let client = self.client.as_ref().map_err(|e| format!("{url}: {e}"))?;
+            let response = client
                 .request(request)
                 .await
-                .map_err(|e| format!("{url}: {e}"))?;
+                .map_err(|e| format!("{url}: {}", outbound::describe(&e)))?;
             let status = response.status();
             let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
                 .collect()
@@ -93,15 +92,8 @@ impl Fetcher {
 
 fn parse(url: &str) -> Result<Uri, String> {
     let uri: Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
-    match uri.scheme_str() {
-        Some("http") => Ok(uri),
-        Some("https") => Err(format!(
-            "{url}: https is not supported by the built-in fetcher; reach the \
-             authorization server over http on a trusted network, or supply your \
-             own TokenVerifier"
-        )),
-        _ => Err(format!("{url}: not an http URL")),
-    }
+    outbound::check_scheme(uri.scheme_str()).map_err(|e| format!("{url}: {e}"))?;
+    Ok(uri)
 }
 
 /// `application/x-www-form-urlencoded` encoding of one value.

@@ -54,14 +54,22 @@
 //! # handle.close().await; Ok(()) }
 //! ```
 //!
-//! # Fetching over `http://` only
-//! The metadata, JWKS and introspection fetches use hyper's client without
-//! TLS (a TLS stack would be a heavy dependency): reach the authorization
-//! server over a trusted network or a loopback address, or put a
-//! forward proxy that terminates TLS in between, or give
-//! [`JwtVerifier::fixed_keys`], or implement [`TokenVerifier`] with the
-//! HTTP client you already use. An `https://` URL is refused with an error
-//! saying so (a `503` for the request), never fetched in the clear.
+//! # Fetching over `https://`
+//! The metadata, JWKS and introspection fetches use hyper's client with
+//! the crate's rustls connector (the `tls` feature, which `auth` implies):
+//! `https://` authorization servers are reached with Mozilla's and the
+//! platform's roots trusted, plus any root installed with
+//! [`crate::tls::TlsConfig`]. A server whose certificate does not verify
+//! is never trusted: the fetch fails with the reason (a `503` for the
+//! request). `http://` works too (a loopback or trusted network);
+//! [`JwtVerifier::fixed_keys`] fetches nothing.
+//!
+//! # CORS
+//! The Protected Resource Metadata is served to any origin
+//! (`Access-Control-Allow-Origin: *`, the `OPTIONS` preflight answered),
+//! ahead of the endpoint's Host/Origin guard: browser-based clients read it
+//! from their own origin, and it is the same public document for everyone.
+//! The MCP endpoint itself keeps the guard.
 //!
 //! # stdio
 //! A stdio server has no OAuth: the spec has it take credentials from its

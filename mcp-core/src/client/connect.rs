@@ -67,7 +67,8 @@ impl ClientBuilder {
         .await
     }
 
-    /// Speaks Streamable HTTP to the endpoint at `url` (`http://` only).
+    /// Speaks Streamable HTTP to the endpoint at `url` (`http://`, and
+    /// `https://` with the `tls` feature: see [`crate::tls`] for the roots).
     ///
     /// # Errors
     /// A malformed URL or header, a refused connection, or a failed handshake.
@@ -79,11 +80,8 @@ impl ClientBuilder {
         let url: hyper::Uri = url
             .parse()
             .map_err(|e| ClientError::transport(format!("invalid URL {url:?}: {e}")))?;
-        if url.scheme_str() != Some("http") {
-            return Err(ClientError::transport(format!(
-                "unsupported URL scheme in {url} (this client speaks http:// only; put TLS in front)"
-            )));
-        }
+        crate::outbound::check_scheme(url.scheme_str())
+            .map_err(|e| ClientError::transport(format!("{url}: {e}")))?;
         let mut headers = HeaderMap::new();
         for (name, value) in &self.headers {
             let name = HeaderName::from_bytes(name.as_bytes())

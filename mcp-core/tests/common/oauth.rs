@@ -1,7 +1,7 @@
 //! A stand-in authorization server for the auth tests, on an ephemeral
 //! loopback port: RFC 8414 metadata, a JWKS (swappable, its fetches
 //! counted) and an RFC 7662 introspection endpoint. Tokens are signed with
-//! Ed25519 keys made at test time (ed25519-dalek, seeded from the OS).
+//! Ed25519 keys made at test time (AWS-LC, seeded from the OS).
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -11,9 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use aws_lc_rs::signature::{Ed25519KeyPair, KeyPair};
 use bytes::Bytes;
-use ed25519_dalek::pkcs8::EncodePrivateKey;
-use ed25519_dalek::SigningKey;
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper::{Request, Response};
@@ -29,16 +28,20 @@ pub const CLIENT_SECRET: &str = "s3cret:with&odd=chars";
 /// An Ed25519 signing key and its key id.
 pub struct TestKey {
     pub kid: String,
-    signing: SigningKey,
+    /// PKCS#8 v2 DER (what jsonwebtoken's encoder reads).
+    pkcs8: Vec<u8>,
+    public: Vec<u8>,
 }
 
 impl TestKey {
     pub fn new(kid: &str) -> Self {
-        let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed).expect("OS random source");
+        let rng = aws_lc_rs::rand::SystemRandom::new();
+        let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).expect("Ed25519 key");
+        let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).expect("Ed25519 key");
         Self {
             kid: kid.to_owned(),
-            signing: SigningKey::from_bytes(&seed),
+            pkcs8: pkcs8.as_ref().to_vec(),
+            public: pair.public_key().as_ref().to_vec(),
         }
     }
 
@@ -47,13 +50,13 @@ impl TestKey {
         json!({
             "kty": "OKP", "crv": "Ed25519", "use": "sig", "alg": "EdDSA",
             "kid": self.kid,
-            "x": encode_url(self.signing.verifying_key().as_bytes()),
+            "x": encode_url(&self.public),
         })
     }
 
     /// The raw public key bytes (for the HMAC-with-public-key attack).
     pub fn public_bytes(&self) -> Vec<u8> {
-        self.signing.verifying_key().as_bytes().to_vec()
+        self.public.clone()
     }
 
     /// A token with `claims`, signed by this key, naming its kid.
@@ -63,11 +66,9 @@ impl TestKey {
 
     /// A token signed by this key but naming `kid`.
     pub fn sign_as(&self, kid: &str, claims: &Value) -> String {
-        let der = self.signing.to_pkcs8_der().expect("pkcs8");
         let mut header = Header::new(Algorithm::EdDSA);
         header.kid = Some(kid.to_owned());
-        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ed_der(der.as_bytes()))
-            .expect("sign")
+        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ed_der(&self.pkcs8)).expect("sign")
     }
 }
 

@@ -12,9 +12,6 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode, Uri};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -22,6 +19,7 @@ use super::sse::{Event, Parser};
 use super::{Inbound, Inbox, Link, Outgoing};
 use crate::cancel::CancelToken;
 use crate::client::error::ClientError;
+use crate::outbound::{self, Outbound};
 use crate::protocol::RequestId;
 
 const SESSION: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -49,7 +47,7 @@ pub(crate) struct HttpConfig {
 }
 
 struct Shared {
-    client: HyperClient<HttpConnector, Full<Bytes>>,
+    client: Outbound<Full<Bytes>>,
     config: HttpConfig,
     session: Mutex<Option<HeaderValue>>,
     /// The legacy negotiated version, for the GET stream and DELETE.
@@ -63,7 +61,7 @@ pub(crate) struct Http(Arc<Shared>);
 
 impl Http {
     pub(crate) fn new(config: HttpConfig, inbox: Inbox) -> Self {
-        let client = HyperClient::builder(TokioExecutor::new()).build_http();
+        let client = outbound::client();
         Self(Arc::new(Shared {
             client,
             config,
@@ -165,10 +163,14 @@ impl Shared {
         body: Bytes,
         recover: bool,
     ) -> Result<Response<Incoming>, ClientError> {
+        let client = self
+            .client
+            .as_ref()
+            .map_err(|e| ClientError::transport(e.clone()))?;
         #[cfg(feature = "client-oauth")]
         if let Some(oauth) = &self.config.oauth {
             return crate::client::oauth::link::send(
-                &self.client,
+                client,
                 oauth,
                 &self.config.url,
                 req,
@@ -179,10 +181,9 @@ impl Shared {
         }
         let _ = (body, recover);
         let method = req.method().clone();
-        self.client
-            .request(req)
-            .await
-            .map_err(|e| ClientError::transport(format!("{method} failed: {e}")))
+        client.request(req).await.map_err(|e| {
+            ClientError::transport(format!("{method} failed: {}", outbound::describe(&e)))
+        })
     }
 
     fn remember_session(&self, response: &Response<Incoming>) {

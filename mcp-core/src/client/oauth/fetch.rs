@@ -9,12 +9,10 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION};
 use hyper::{Method, Request, StatusCode};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::rt::TokioExecutor;
 use serde::de::DeserializeOwned;
 
 use crate::client::ClientError;
+use crate::outbound::{self, Outbound};
 
 /// An HTTP answer: status, `Location`, and the body (bounded).
 #[derive(Debug)]
@@ -75,7 +73,7 @@ pub(crate) enum Body {
 /// The flow's HTTP client.
 #[derive(Clone)]
 pub(crate) struct Fetcher {
-    client: HyperClient<HttpConnector, Full<Bytes>>,
+    client: Outbound<Full<Bytes>>,
     /// The largest body accepted from an authorization or resource server.
     pub(crate) max_bytes: usize,
     timeout: Duration,
@@ -84,7 +82,7 @@ pub(crate) struct Fetcher {
 impl Fetcher {
     pub(crate) fn new(max_bytes: usize, timeout: Duration) -> Self {
         Self {
-            client: HyperClient::builder(TokioExecutor::new()).build_http(),
+            client: outbound::client(),
             max_bytes,
             timeout,
         }
@@ -117,6 +115,8 @@ impl Fetcher {
         dpop: Option<&str>,
     ) -> Result<Answer, ClientError> {
         let uri = super::urls::parse(url)?;
+        outbound::check_scheme(uri.scheme_str())
+            .map_err(|e| ClientError::Authorization(format!("{url}: {e}")))?;
         let mut req = Request::builder()
             .method(method.clone())
             .uri(uri)
@@ -150,10 +150,16 @@ impl Fetcher {
             .body(Full::new(bytes))
             .map_err(|e| ClientError::Authorization(format!("building a request to {url}: {e}")))?;
         let exchange = async {
-            let response =
-                self.client.request(req).await.map_err(|e| {
-                    ClientError::Authorization(format!("{method} {url} failed: {e}"))
-                })?;
+            let client = self
+                .client
+                .as_ref()
+                .map_err(|e| ClientError::Authorization(format!("{method} {url} failed: {e}")))?;
+            let response = client.request(req).await.map_err(|e| {
+                ClientError::Authorization(format!(
+                    "{method} {url} failed: {}",
+                    outbound::describe(&e)
+                ))
+            })?;
             let status = response.status();
             let location = response
                 .headers()

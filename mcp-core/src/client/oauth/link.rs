@@ -8,7 +8,6 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use hyper::{Request, Response, StatusCode, Uri};
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client as HyperClient;
 
 use super::challenge::Challenge;
@@ -22,7 +21,7 @@ use crate::client::ClientError;
 /// refusal the flow runs and the request goes again, unless `recover` is
 /// false (the closing DELETE).
 pub(crate) async fn send(
-    client: &HyperClient<HttpConnector, Full<Bytes>>,
+    client: &HyperClient<crate::outbound::Connector, Full<Bytes>>,
     oauth: &OAuth,
     endpoint: &Uri,
     req: Request<Full<Bytes>>,
@@ -51,10 +50,12 @@ pub(crate) async fn send(
                 next.headers_mut().insert(DPOP, proof);
             }
         }
-        let response = client
-            .request(next)
-            .await
-            .map_err(|e| ClientError::transport(format!("{method} failed: {e}")))?;
+        let response = client.request(next).await.map_err(|e| {
+            ClientError::transport(format!(
+                "{method} failed: {}",
+                crate::outbound::describe(&e)
+            ))
+        })?;
         let status = response.status();
         let challenge = response
             .headers()

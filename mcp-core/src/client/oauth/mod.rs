@@ -61,8 +61,8 @@
 //!
 //! Every document fetched is bounded ([`OAuth::max_document_bytes`], 64
 //! KiB by default) and every exchange timed out. Like the rest of the
-//! client, this speaks `http://` only: put a TLS-terminating proxy in
-//! front of `https://` authorization servers.
+//! client, this speaks `https://` with the `tls` feature (see
+//! `mcp_core::tls` for the trusted roots), else `http://` only.
 
 #[cfg(feature = "client-oauth-jwt")]
 mod assertion;

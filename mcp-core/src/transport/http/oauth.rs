@@ -3,7 +3,9 @@
 //! request to the MCP path, verified before anything else reads the request.
 
 use hyper::header::{
-    HeaderValue, ALLOW, AUTHORIZATION, CACHE_CONTROL, RETRY_AFTER, WWW_AUTHENTICATE,
+    HeaderValue, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
+    ACCESS_CONTROL_ALLOW_ORIGIN, ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CACHE_CONTROL,
+    RETRY_AFTER, WWW_AUTHENTICATE,
 };
 use hyper::http::request::Parts;
 use hyper::{Method, Response, StatusCode};
@@ -16,9 +18,9 @@ use crate::context::Extensions;
 use crate::protocol::ErrorCode;
 
 impl McpHttpService {
-    /// Answers a metadata request, or verifies the request's token and
-    /// attaches its principal and [`AuthInfo`](crate::AuthInfo); `Some` is
-    /// the answer when the request goes no further.
+    /// Verifies the token of a request to the MCP path and attaches its
+    /// principal and [`AuthInfo`](crate::AuthInfo); `Some` is the answer
+    /// when the request goes no further.
     pub(super) async fn oauth(
         &self,
         rs: &ResourceServer,
@@ -26,9 +28,6 @@ impl McpHttpService {
     ) -> Option<Response<McpBody>> {
         let endpoint = &self.shared.options.path;
         let path = parts.uri.path();
-        if rs.is_metadata_path(path, endpoint) {
-            return Some(self.metadata(rs, &parts.method));
-        }
         if path != endpoint {
             return None;
         }
@@ -76,6 +75,40 @@ impl McpHttpService {
         }
     }
 
+    /// The Protected Resource Metadata when `parts` asks for it. Asked
+    /// before the Host/Origin guard: the document is public and the same
+    /// for every caller, and browser-based clients read it from their own
+    /// origin, so it is served to any origin (CORS `*`, with the OPTIONS
+    /// preflight answered).
+    pub(super) fn metadata_route(
+        &self,
+        rs: &ResourceServer,
+        parts: &Parts,
+    ) -> Option<Response<McpBody>> {
+        if !rs.is_metadata_path(parts.uri.path(), &self.shared.options.path) {
+            return None;
+        }
+        let mut r = if parts.method == Method::OPTIONS {
+            let mut r = Response::new(McpBody::empty());
+            *r.status_mut() = StatusCode::NO_CONTENT;
+            let h = r.headers_mut();
+            h.insert(
+                ACCESS_CONTROL_ALLOW_METHODS,
+                HeaderValue::from_static("GET, HEAD, OPTIONS"),
+            );
+            // No credentials are involved, so `*` is honoured for headers
+            // too (say the MCP-Protocol-Version a client sends).
+            h.insert(ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("*"));
+            h.insert(ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
+            r
+        } else {
+            self.metadata(rs, &parts.method)
+        };
+        r.headers_mut()
+            .insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+        Some(r)
+    }
+
     fn metadata(&self, rs: &ResourceServer, method: &Method) -> Response<McpBody> {
         if method != Method::GET && method != Method::HEAD {
             let mut r = error_response(
@@ -84,7 +117,7 @@ impl McpHttpService {
                 "Method Not Allowed: GET the protected resource metadata",
             );
             r.headers_mut()
-                .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+                .insert(ALLOW, HeaderValue::from_static("GET, HEAD, OPTIONS"));
             return r;
         }
         let doc = rs.metadata(self.shared.server.declared_scopes());

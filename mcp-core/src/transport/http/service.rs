@@ -167,6 +167,12 @@ impl McpHttpService {
         // User hooks run under a panic guard: a panicking `allow_request`
         // refuses the request as `authorize` does, a panicking `principal`
         // answers 500; neither drops the connection without a response.
+        #[cfg(feature = "auth")]
+        if let Some(rs) = &opts.resource_server {
+            if let Some(response) = self.metadata_route(rs, &parts) {
+                return response;
+            }
+        }
         let allowed = catch_unwind(AssertUnwindSafe(|| guard::allowed(opts, &parts)));
         if !matches!(allowed, Ok(true)) {
             return error_response(
