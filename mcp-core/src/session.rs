@@ -122,6 +122,27 @@ struct Inner {
     /// Called when what a session store keeps changes (HTTP sessions
     /// shared through a store only).
     on_change: std::sync::OnceLock<Arc<dyn Fn() + Send + Sync>>,
+    /// Run once when the session closes, or is dropped unclosed (the open
+    /// sessions gauge of `intercept::Metrics`).
+    #[cfg(feature = "metrics")]
+    on_end: Mutex<Option<OnEnd>>,
+}
+
+#[cfg(feature = "metrics")]
+type OnEnd = Box<dyn FnOnce() + Send>;
+
+#[cfg(feature = "metrics")]
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let hook = self
+            .on_end
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(hook) = hook {
+            hook();
+        }
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -208,6 +229,35 @@ impl Session {
     /// long-lived requests such as `subscriptions/listen` finish.
     pub fn close(&self) {
         self.inner.closing.cancel();
+        #[cfg(feature = "metrics")]
+        {
+            let hook = self
+                .inner
+                .on_end
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            if let Some(hook) = hook {
+                hook();
+            }
+        }
+    }
+
+    /// Installs `hook`, run once when the session closes (or is dropped
+    /// without closing); false, and `hook` dropped unrun, when one is
+    /// installed already or the session is closed.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn on_end(&self, hook: OnEnd) -> bool {
+        let mut slot = self
+            .inner
+            .on_end
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if slot.is_some() || self.is_closed() {
+            return false;
+        }
+        *slot = Some(hook);
+        true
     }
 
     /// Completes once [`close`](Self::close) was called.
