@@ -50,7 +50,7 @@ pub struct McpServerBuilder {
     pub(super) interceptors: Vec<std::sync::Arc<dyn super::intercept::Interceptor>>,
     pub(super) tool_interceptors: Vec<(String, std::sync::Arc<dyn super::intercept::Interceptor>)>,
     /// A mounted server's interceptors, for its resources and prompts.
-    pub(super) entry_interceptors: super::mount::EntryInterceptors,
+    pub(super) entry_interceptors: super::entry_chains::EntryInterceptors,
     /// A `Metrics` interceptor was registered.
     #[cfg(feature = "metrics")]
     count_sessions: bool,

@@ -31,6 +31,7 @@ mod classify;
 mod decode;
 mod encode;
 mod entry;
+mod entry_chains;
 mod extensions;
 mod fanout;
 pub(crate) mod features;
@@ -141,7 +142,7 @@ pub(crate) struct Inner {
     pub(crate) tool_chains: std::collections::HashMap<String, intercept::Chain>,
     /// The resources (by URI or template) and prompts (by name) that have
     /// interceptors of their own (a mounted server's), and theirs.
-    pub(crate) entry_chains: mount::EntryChains,
+    pub(crate) entry_chains: entry_chains::EntryChains,
     /// The tasks extension, when offered.
     pub(crate) tasks: Option<Arc<tasks::TaskEngine>>,
     /// The skills extension, when skills are published.
