@@ -50,6 +50,13 @@ pub(crate) struct EntryChains {
     prompts: HashMap<String, Chain>,
 }
 
+impl EntryChains {
+    /// No entry has interceptors of its own.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.resources.is_empty() && self.prompts.is_empty()
+    }
+}
+
 impl McpServer {
     /// Runs `resources/read` or `prompts/get` through the interceptors of
     /// the entry it names, when it has any (inside the server's chain);

@@ -142,10 +142,16 @@ impl McpServer {
                 }
             }
             Route::ResourcesRead | Route::PromptsGet => {
-                // A mounted server's own interceptors for the entry, if any.
-                let (params, ext) = match self.run_entry_chain(scope, route, params, ext).await {
-                    Ok(answer) => return answer,
-                    Err(unchanged) => unchanged,
+                // A mounted server's own interceptors for the entry, if any
+                // (boxed: their state stays out of every other request's
+                // future).
+                let (params, ext) = if self.inner.entry_chains.is_empty() {
+                    (params, ext)
+                } else {
+                    match Box::pin(self.run_entry_chain(scope, route, params, ext)).await {
+                        Ok(answer) => return answer,
+                        Err(unchanged) => unchanged,
+                    }
                 };
                 if route == Route::ResourcesRead {
                     methods::resources::read(self, scope, params, ext).await?
