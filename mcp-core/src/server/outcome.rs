@@ -12,8 +12,9 @@ use crate::protocol::{CallToolResult, ErrorObject};
 /// A successful answer, in the form it is cheapest to write.
 #[derive(Debug, Clone)]
 pub enum Answer {
-    /// A result in JSON form (every method but `tools/call`, and a
-    /// `tools/list` computed per caller).
+    /// A result in JSON form (every method but `tools/call` and the
+    /// listings served as serialized once, and a listing computed per
+    /// caller).
     Json(Value),
     /// A `tools/call` result, still typed (`is_error: Some(true)` is a tool
     /// error the model sees).
