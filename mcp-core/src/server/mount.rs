@@ -18,7 +18,8 @@ impl McpServerBuilder {
     /// entries like to any other): onion order, this server's outermost.
     /// Extensions attached by this server's interceptors reach the mounted
     /// handlers. (The mounted server's completer, logging and
-    /// server info are not carried over.)
+    /// server info are not carried over; its listing hooks, such as
+    /// `on_list_prompts`, do not run for the merged listings.)
     ///
     /// ```
     /// use mcp_core::{McpServer, McpToolDef};
