@@ -125,6 +125,27 @@ struct Inner {
     /// The session of one request alone: nothing can name its id from
     /// elsewhere, so it is never entered in `inflight`.
     single_request: bool,
+    /// Run once when the session closes, or is dropped unclosed (the open
+    /// sessions gauge of `intercept::Metrics`).
+    #[cfg(feature = "metrics")]
+    on_end: Mutex<Option<OnEnd>>,
+}
+
+#[cfg(feature = "metrics")]
+type OnEnd = Box<dyn FnOnce() + Send>;
+
+#[cfg(feature = "metrics")]
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let hook = self
+            .on_end
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(hook) = hook {
+            hook();
+        }
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -146,11 +167,10 @@ impl Session {
     /// in-flight table, since no `notifications/cancelled` can arrive in
     /// it and no other request can reuse the id.
     pub(crate) fn single_request() -> Self {
+        let mut inner = Inner::default();
+        inner.single_request = true;
         Self {
-            inner: Arc::new(Inner {
-                single_request: true,
-                ..Inner::default()
-            }),
+            inner: Arc::new(inner),
         }
     }
 
@@ -231,6 +251,35 @@ impl Session {
     /// long-lived requests such as `subscriptions/listen` finish.
     pub fn close(&self) {
         self.inner.closing.cancel();
+        #[cfg(feature = "metrics")]
+        {
+            let hook = self
+                .inner
+                .on_end
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            if let Some(hook) = hook {
+                hook();
+            }
+        }
+    }
+
+    /// Installs `hook`, run once when the session closes (or is dropped
+    /// without closing); false, and `hook` dropped unrun, when one is
+    /// installed already or the session is closed.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn on_end(&self, hook: OnEnd) -> bool {
+        let mut slot = self
+            .inner
+            .on_end
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if slot.is_some() || self.is_closed() {
+            return false;
+        }
+        *slot = Some(hook);
+        true
     }
 
     /// Completes once [`close`](Self::close) was called.

@@ -1,8 +1,8 @@
 //! The notification bus: server-wide notices shared by the replicas of one
 //! deployment.
 //!
-//! A server's notices (a resource changed, its tool list changed, a task
-//! changed) reach the listeners held by the process that made them. With
+//! A server's notices (a resource changed, its tool, resource or prompt
+//! list changed, a task changed) reach the listeners held by the process that made them. With
 //! several replicas behind a load balancer, a `subscriptions/listen` held
 //! by replica B must also hear of a
 //! [`notify_resource_updated`](crate::McpServer::notify_resource_updated)
@@ -41,6 +41,15 @@ pub enum BusEvent {
     /// that asked for `toolsListChanged` hear
     /// `notifications/tools/list_changed`.
     ToolsListChanged,
+    /// The resources or resource templates changed (`add_resource`,
+    /// `remove_resource`, `remove_resource_template`): listeners that asked
+    /// for `resourcesListChanged` hear
+    /// `notifications/resources/list_changed`.
+    ResourcesListChanged,
+    /// The prompts changed (`add_prompt`, `remove_prompt`): listeners that
+    /// asked for `promptsListChanged` hear
+    /// `notifications/prompts/list_changed`.
+    PromptsListChanged,
     /// A task changed in the shared task store: listens watching it
     /// (`taskIds`) hear `notifications/tasks` with its new state, read
     /// from the store.

@@ -34,9 +34,21 @@ impl McpServer {
             .tools
             .iter()
             .flat_map(|t| t.scopes().iter().cloned())
-            .chain(inner.resources.iter().flat_map(|r| r.scopes().to_vec()))
-            .chain(inner.templates.iter().flat_map(|r| r.scopes().to_vec()))
-            .chain(inner.prompts.iter().flat_map(|p| p.scopes().to_vec()))
+            .chain(
+                inner
+                    .resources
+                    .snapshot()
+                    .iter()
+                    .flat_map(|r| r.scopes().to_vec()),
+            )
+            .chain(
+                inner
+                    .prompts
+                    .snapshot()
+                    .prompts
+                    .iter()
+                    .flat_map(|p| p.scopes().to_vec()),
+            )
             .collect();
         all.sort_unstable();
         all.dedup();
@@ -48,7 +60,8 @@ impl McpServer {
     /// checks requests only then).
     #[inline]
     pub(crate) fn has_scoped_items(&self) -> bool {
-        self.inner.scoped || self.inner.tools.scoped()
+        let inner = &self.inner;
+        inner.tools.scoped() || inner.resources.scoped() || inner.prompts.scoped()
     }
 
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
@@ -68,16 +81,13 @@ impl McpServer {
                 let catalog = inner.tools.snapshot();
                 catalog.tools.get(field("name")?)?.scopes().to_vec()
             }
-            "prompts/get" if inner.scoped => inner.prompts.get(field("name")?)?.scopes().to_vec(),
-            "resources/read" if inner.scoped => {
-                let uri = field("uri")?;
-                let def = inner.resources.get(uri).or_else(|| {
-                    inner
-                        .templates
-                        .iter()
-                        .find(|t| t.match_template(uri).is_some())
-                })?;
-                def.scopes().to_vec()
+            "prompts/get" if inner.prompts.scoped() => {
+                let catalog = inner.prompts.snapshot();
+                catalog.prompts.get(field("name")?)?.scopes().to_vec()
+            }
+            "resources/read" if inner.resources.scoped() => {
+                let catalog = inner.resources.snapshot();
+                catalog.find(field("uri")?)?.0.scopes().to_vec()
             }
             _ => return None,
         };

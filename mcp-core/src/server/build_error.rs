@@ -43,8 +43,12 @@ pub enum BuildError {
     /// [`McpServerBuilder::tool_interceptor`](super::McpServerBuilder::tool_interceptor) names a tool the server does
     /// not have.
     UnknownTool(String),
-    /// [`McpServer::add_tool`](super::McpServer::add_tool) on a server not built with
-    /// [`live_tools`](super::McpServerBuilder::live_tools).
+    /// A live change ([`McpServer::add_tool`](super::McpServer::add_tool),
+    /// [`add_resource`](super::McpServer::add_resource),
+    /// [`add_prompt`](super::McpServer::add_prompt)) to a part of the catalog
+    /// that is fixed: build the server with
+    /// [`live_tools`](super::McpServerBuilder::live_tools) or
+    /// [`live_catalog`](super::McpServerBuilder::live_catalog).
     CatalogNotLive,
     /// A [`mount`](super::McpServerBuilder::mount) prefix that would make invalid
     /// tool or prompt names: 1 to 64 of `A-Z a-z 0-9 _ - .`.
@@ -88,7 +92,7 @@ impl fmt::Display for BuildError {
             ),
             Self::CatalogNotLive => write!(
                 f,
-                "this server's tools are fixed: build it with McpServer::builder().live_tools() to add or remove tools while serving"
+                "this part of the server's catalog is fixed: build it with McpServer::builder().live_catalog() (or .live_tools() for tools only) to add or remove entries while serving"
             ),
             Self::InvalidMountPrefix(p) => write!(
                 f,

@@ -31,15 +31,15 @@ pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: std::time::Duration = std::time::Durat
 pub struct McpServerBuilder {
     info: Option<Implementation>,
     instructions: Option<String>,
-    tools: Vec<McpToolDef>,
+    pub(super) tools: Vec<McpToolDef>,
     /// Profiles the tools must satisfy (checked by `build`).
     #[cfg(feature = "catalog")]
     profiles: Vec<crate::catalog::profile::Profile>,
-    resources: Vec<McpResourceDef>,
-    prompts: Vec<McpPromptDef>,
-    state: StateMap,
+    pub(super) resources: Vec<McpResourceDef>,
+    pub(super) prompts: Vec<McpPromptDef>,
+    pub(super) state: StateMap,
     /// The types in `state`, to check handlers' `required_state`.
-    state_types: std::collections::HashSet<std::any::TypeId>,
+    pub(super) state_types: std::collections::HashSet<std::any::TypeId>,
     state_keys: Option<StateKeys>,
     client_request_timeout: Option<std::time::Duration>,
     list_cache: Option<CacheHint>,
@@ -47,12 +47,19 @@ pub struct McpServerBuilder {
     logging: bool,
     completer: Option<Completer>,
     resource_subscriptions: bool,
-    interceptors: Vec<std::sync::Arc<dyn super::intercept::Interceptor>>,
-    tool_interceptors: Vec<(String, std::sync::Arc<dyn super::intercept::Interceptor>)>,
+    pub(super) interceptors: Vec<std::sync::Arc<dyn super::intercept::Interceptor>>,
+    pub(super) tool_interceptors: Vec<(String, std::sync::Arc<dyn super::intercept::Interceptor>)>,
+    /// A mounted server's interceptors, for its resources and prompts.
+    pub(super) entry_interceptors: super::entry_chains::EntryInterceptors,
+    /// A `Metrics` interceptor was registered.
+    #[cfg(feature = "metrics")]
+    count_sessions: bool,
     /// An error found while the builder was being filled, reported by `build`.
     pub(super) deferred: Option<BuildError>,
     max_subscriptions_per_session: Option<usize>,
     live_tools: bool,
+    /// Resources and prompts are live too.
+    live_catalog: bool,
     tool_timeout: Option<std::time::Duration>,
     /// The extensions (tasks, skills) and their settings.
     pub(super) ext: super::extensions::ExtensionConfig,
@@ -73,63 +80,18 @@ impl McpServerBuilder {
     /// Adds an interceptor around every request's method (see
     /// [`intercept`](crate::intercept)). The first one added is the
     /// outermost.
-    pub fn interceptor(mut self, interceptor: impl super::intercept::Interceptor) -> Self {
+    ///
+    /// A [`Metrics`](crate::intercept::Metrics) interceptor registered here
+    /// also keeps the open sessions gauge (feature `metrics`).
+    pub fn interceptor<I: super::intercept::Interceptor>(mut self, interceptor: I) -> Self {
+        #[cfg(feature = "metrics")]
+        {
+            use std::any::TypeId;
+            let metrics = TypeId::of::<super::intercept::Metrics>();
+            let arc_metrics = TypeId::of::<Arc<super::intercept::Metrics>>();
+            self.count_sessions |= [metrics, arc_metrics].contains(&TypeId::of::<I>());
+        }
         self.interceptors.push(std::sync::Arc::new(interceptor));
-        self
-    }
-
-    /// Mounts another server's catalog into this one under `prefix`: its
-    /// tools and prompts are served as `{prefix}_{name}`, its resources and
-    /// templates under their own URIs (a URI both servers have is a
-    /// [`BuildError::DuplicateResource`]), its state is added where this
-    /// server has none of that type, and its interceptors run for its
-    /// tools, inside this server's (which apply to mounted entries like to
-    /// any other). Extensions attached by this server's interceptors reach
-    /// the mounted handlers. (The mounted server's completer, logging and
-    /// server info are not carried over.)
-    ///
-    /// ```
-    /// use mcp_core::{McpServer, McpToolDef};
-    ///
-    /// let weather = McpServer::builder().tool(McpToolDef::new(
-    ///     "forecast", "Tomorrow's weather", serde_json::json!({"type": "object"}),
-    ///     |_args, _ctx: mcp_core::InvokeContext| async { "sunny" },
-    /// ));
-    /// let server = McpServer::builder().mount("weather", weather).build().expect("builds");
-    /// assert_eq!(server.list_tools()[0].name, "weather_forecast");
-    /// ```
-    pub fn mount(mut self, prefix: &str, child: McpServerBuilder) -> Self {
-        let valid = (1..=64).contains(&prefix.len())
-            && prefix
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
-        if !valid {
-            self.deferred
-                .get_or_insert(BuildError::InvalidMountPrefix(prefix.to_owned()));
-            return self;
-        }
-        if let Some(e) = child.deferred {
-            self.deferred.get_or_insert(e);
-        }
-        let named = |name: &str| format!("{prefix}_{name}");
-        for tool in child.tools {
-            let name = named(tool.name());
-            for interceptor in &child.interceptors {
-                self.tool_interceptors
-                    .push((name.clone(), std::sync::Arc::clone(interceptor)));
-            }
-            self.tools.push(tool.renamed(name));
-        }
-        for (tool, interceptor) in child.tool_interceptors {
-            self.tool_interceptors.push((named(&tool), interceptor));
-        }
-        self.prompts.extend(child.prompts.into_iter().map(|p| {
-            let name = named(p.name());
-            p.renamed(name)
-        }));
-        self.resources.extend(child.resources);
-        self.state.absorb(child.state);
-        self.state_types.extend(child.state_types);
         self
     }
 
@@ -165,6 +127,35 @@ impl McpServerBuilder {
     /// was created.
     pub fn live_tools(mut self) -> Self {
         self.live_tools = true;
+        self
+    }
+
+    /// Makes the whole catalog live: tools as with
+    /// [`live_tools`](Self::live_tools), and resources, resource templates
+    /// and prompts ([`McpServer::add_resource`],
+    /// [`McpServer::remove_resource`],
+    /// [`McpServer::remove_resource_template`], [`McpServer::add_prompt`],
+    /// [`McpServer::remove_prompt`]). The `resources` and `prompts`
+    /// capabilities are then advertised (even while empty) with
+    /// `listChanged: true`; legacy sessions get
+    /// `notifications/resources/list_changed` and
+    /// `notifications/prompts/list_changed` after each change (as do
+    /// 2026-07-28 listens asking for `resourcesListChanged` or
+    /// `promptsListChanged`); the 2026-07-28 listing cache hints default to
+    /// `ttlMs: 0`. Each listing is serialized once per change.
+    ///
+    /// ```
+    /// use mcp_core::McpServer;
+    ///
+    /// let server = McpServer::builder().live_catalog().build().expect("builds");
+    /// let caps = server.capabilities();
+    /// assert_eq!(caps["resources"]["listChanged"], true);
+    /// assert_eq!(caps["prompts"]["listChanged"], true);
+    /// assert_eq!(caps["tools"]["listChanged"], true);
+    /// ```
+    pub fn live_catalog(mut self) -> Self {
+        self.live_tools = true;
+        self.live_catalog = true;
         self
     }
 
@@ -234,7 +225,9 @@ impl McpServerBuilder {
 
     /// Sets the caching hint of `tools/list`, `prompts/list`,
     /// `resources/list` and `resources/templates/list` results (2026-07-28).
-    /// Default: 60 s, `public` — or `private` when a tool has a `visible` hook.
+    /// Default: 60 s, `public` — or `private` when a tool has a `visible`
+    /// hook or an entry declares scopes; `ttlMs: 0` for a listing that is
+    /// live ([`live_tools`](Self::live_tools), [`live_catalog`](Self::live_catalog)).
     pub fn list_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
         self.list_cache = Some(CacheHint::new(ttl_ms, scope));
         self
@@ -380,33 +373,11 @@ impl McpServerBuilder {
                 return Err(BuildError::DuplicateTool(name));
             }
         }
-        let mut prompts = Registry::default();
-        for p in self.prompts {
-            let name = p.name().to_owned();
-            if !prompts.insert(name.clone(), p) {
-                return Err(BuildError::DuplicatePrompt(name));
-            }
-        }
-        let mut resources = Registry::default();
-        let mut templates: Vec<McpResourceDef> = Vec::new();
-        for r in self.resources {
-            let key = r.key().to_owned();
-            if let Some(reason) = r.template_error() {
-                return Err(BuildError::InvalidUriTemplate {
-                    template: key,
-                    reason: reason.to_owned(),
-                });
-            }
-            if r.is_template() {
-                if templates.iter().any(|t| t.key() == key) {
-                    return Err(BuildError::DuplicateResource(key));
-                }
-                templates.push(r);
-            } else if !resources.insert(key.clone(), r) {
-                return Err(BuildError::DuplicateResource(key));
-            }
-        }
-        let has_resources = !resources.is_empty() || !templates.is_empty();
+        let prompts = super::catalog::PromptCatalog::build(self.prompts)?;
+        let resources = super::catalog::ResourceCatalog::build(self.resources)?;
+        let live_catalog = self.live_catalog;
+        let has_resources = live_catalog || !resources.is_empty();
+        let has_prompts = live_catalog || !prompts.prompts.is_empty();
         let mut tool_chains: std::collections::HashMap<String, super::intercept::Chain> =
             std::collections::HashMap::new();
         for (name, interceptor) in self.tool_interceptors {
@@ -421,9 +392,11 @@ impl McpServerBuilder {
             }),
             resources: has_resources.then_some(ResourcesCapability {
                 subscribe: self.resource_subscriptions,
-                list_changed: false,
+                list_changed: live_catalog,
             }),
-            prompts: (!prompts.is_empty()).then(ListCapability::default),
+            prompts: has_prompts.then_some(ListCapability {
+                list_changed: live_catalog,
+            }),
             logging: self.logging.then(Map::new),
             completions: self.completer.is_some().then(Map::new),
             extra: ext.capabilities,
@@ -431,31 +404,31 @@ impl McpServerBuilder {
         // Our own type always serializes; `null` keeps this total.
         let capabilities_json = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
         // Scoped items are listed only to callers granted their scopes.
-        let scoped = resources.iter().any(|r| !r.scopes().is_empty())
-            || templates.iter().any(|r| !r.scopes().is_empty())
-            || prompts.iter().any(|p| !p.scopes().is_empty());
-        let per_caller = scoped
+        let per_caller = resources.scoped
+            || prompts.scoped
             || tools
                 .iter()
                 .any(|t| t.has_visible_hook() || !t.scopes().is_empty());
         let catalog = super::catalog::ToolCatalog::new(tools);
-        let live = self.live_tools;
-        let tools = if live {
-            let scoped = std::sync::atomic::AtomicBool::new(catalog.scoped);
-            super::catalog::Tools::Live(std::sync::RwLock::new(Arc::new(catalog)), scoped)
-        } else {
-            super::catalog::Tools::Fixed(catalog)
-        };
         // A live listing may change at any time: by default clients are
         // told not to cache it (they hear of changes instead).
-        let list_cache = self.list_cache.unwrap_or(CacheHint::new(
-            if live { 0 } else { 60_000 },
-            if per_caller {
-                CacheScope::Private
-            } else {
-                CacheScope::Public
-            },
-        ));
+        let hint = |live: bool| {
+            self.list_cache.unwrap_or(CacheHint::new(
+                if live { 0 } else { 60_000 },
+                if per_caller {
+                    CacheScope::Private
+                } else {
+                    CacheScope::Public
+                },
+            ))
+        };
+        let list_cache = hint(self.live_tools);
+        let resource_list_cache = hint(live_catalog);
+        let prompt_list_cache = hint(live_catalog);
+        let tools = super::catalog::Tools::new(catalog, self.live_tools);
+        let resources = super::catalog::Resources::new(resources, live_catalog);
+        let prompts = super::catalog::Prompts::new(prompts, live_catalog);
+        let entry_chains = self.entry_interceptors.chains();
         // None set: the framework's name, and a warning naming the fix.
         let info = self.info.unwrap_or_else(super::info::unnamed);
         let server_info_json = Arc::new(serde_json::to_value(&info).unwrap_or(Value::Null));
@@ -482,22 +455,25 @@ impl McpServerBuilder {
                     .map_or_else(Subscriptions::default, Subscriptions::new),
                 interceptors: super::intercept::Chain(self.interceptors),
                 tool_chains,
+                entry_chains,
                 tasks: ext.tasks,
                 skills: ext.skills,
                 list_cache,
+                resource_list_cache,
+                prompt_list_cache,
                 discover_cache: self
                     .discover_cache
                     .unwrap_or(CacheHint::new(3_600_000, CacheScope::Public)),
                 instructions: self.instructions,
                 tools,
                 resources,
-                templates,
                 prompts,
                 capabilities,
                 capabilities_json,
                 shared_session: Session::new(),
                 state: Arc::new(self.state),
-                scoped,
+                #[cfg(feature = "metrics")]
+                count_sessions: self.count_sessions,
                 tool_timeout: self.tool_timeout,
                 bus: ext.bus,
             }),

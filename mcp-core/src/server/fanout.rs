@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Weak};
 
+use super::catalog::ListKind;
 use super::{Inner, McpServer};
 use crate::bus::{BusEvent, BusSink};
 
@@ -35,7 +36,17 @@ async fn deliver(server: McpServer, event: BusEvent) {
             server.inner.subscriptions.notify_updated(&uri).await;
         }
         BusEvent::ToolsListChanged => {
-            server.inner.list_listeners.tools_changed().await;
+            server.inner.list_listeners.changed(ListKind::Tools).await;
+        }
+        BusEvent::ResourcesListChanged => {
+            server
+                .inner
+                .list_listeners
+                .changed(ListKind::Resources)
+                .await;
+        }
+        BusEvent::PromptsListChanged => {
+            server.inner.list_listeners.changed(ListKind::Prompts).await;
         }
         BusEvent::TaskChanged { task_id } => {
             if let Some(engine) = &server.inner.tasks {

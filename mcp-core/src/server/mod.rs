@@ -26,11 +26,12 @@ mod batch;
 mod build_error;
 mod builder;
 mod builder_ext;
-mod catalog;
+pub(crate) mod catalog;
 mod classify;
 mod decode;
 mod encode;
 mod entry;
+mod entry_chains;
 mod extensions;
 mod fanout;
 pub(crate) mod features;
@@ -39,6 +40,7 @@ mod info;
 pub mod intercept;
 mod lifecycle;
 mod methods;
+mod mount;
 mod outcome;
 mod prepare;
 mod registry;
@@ -56,8 +58,6 @@ use serde_json::{Map, Value};
 
 use crate::context::state_map::StateMap;
 use crate::context::CallContext;
-use crate::handler::prompt::McpPromptDef;
-use crate::handler::resource::McpResourceDef;
 use crate::protocol::{
     CacheHint, CallToolResult, Era, ErrorObject, Implementation, RequestId, ServerCapabilities,
     Tool,
@@ -67,7 +67,6 @@ use crate::session::Session;
 use decode::RequestParts;
 use features::{Completer, Subscriptions};
 use outcome::{Answer, Outcome};
-use registry::Registry;
 
 #[cfg(feature = "http")]
 pub(crate) use access::{insufficient as insufficient_scope, subject as scoped_subject};
@@ -111,16 +110,22 @@ pub(crate) struct Inner {
     pub(crate) tools: catalog::Tools,
     /// Who hears of changes to a live catalog.
     pub(crate) list_listeners: catalog::ListListeners,
-    pub(crate) resources: Registry<McpResourceDef>,
-    pub(crate) templates: Vec<McpResourceDef>,
-    pub(crate) prompts: Registry<McpPromptDef>,
+    /// The resources and templates, fixed or live, with their listings.
+    pub(crate) resources: catalog::Resources,
+    /// The prompts, fixed or live, with their listing.
+    pub(crate) prompts: catalog::Prompts,
     pub(crate) capabilities: ServerCapabilities,
     /// The same, as `initialize` and `server/discover` send it.
     pub(crate) capabilities_json: Value,
     pub(crate) shared_session: Session,
     pub(crate) state: Arc<StateMap>,
     pub(crate) state_keys: StateKeys,
+    /// The cache hint of `tools/list` (and of the skills listing).
     pub(crate) list_cache: CacheHint,
+    /// The cache hint of `resources/list` and `resources/templates/list`.
+    pub(crate) resource_list_cache: CacheHint,
+    /// The cache hint of `prompts/list`.
+    pub(crate) prompt_list_cache: CacheHint,
     pub(crate) discover_cache: CacheHint,
     pub(crate) server_info_json: Arc<Value>,
     /// The same, serialized once: written verbatim into typed results.
@@ -135,12 +140,16 @@ pub(crate) struct Inner {
     pub(crate) interceptors: intercept::Chain,
     /// The tools that have interceptors of their own, and theirs.
     pub(crate) tool_chains: std::collections::HashMap<String, intercept::Chain>,
+    /// The resources (by URI or template) and prompts (by name) that have
+    /// interceptors of their own (a mounted server's), and theirs.
+    pub(crate) entry_chains: entry_chains::EntryChains,
     /// The tasks extension, when offered.
     pub(crate) tasks: Option<Arc<tasks::TaskEngine>>,
     /// The skills extension, when skills are published.
     pub(crate) skills: Option<Arc<skills::SkillCatalog>>,
-    /// A resource, template or prompt declares scopes (tools: see the catalog).
-    pub(crate) scoped: bool,
+    /// A `Metrics` interceptor is registered: open sessions are counted.
+    #[cfg(feature = "metrics")]
+    pub(crate) count_sessions: bool,
     /// The default call time limit of tools (also of tools added live).
     pub(crate) tool_timeout: Option<std::time::Duration>,
     /// The bus to the other replicas, when one was given.
@@ -152,9 +161,15 @@ impl fmt::Debug for McpServer {
         f.debug_struct("McpServer")
             .field("info", &self.inner.info)
             .field("tools", &self.inner.tools.snapshot().tools.len())
-            .field("resources", &self.inner.resources.len())
-            .field("templates", &self.inner.templates.len())
-            .field("prompts", &self.inner.prompts.len())
+            .field(
+                "resources",
+                &self.inner.resources.snapshot().resources.len(),
+            )
+            .field(
+                "templates",
+                &self.inner.resources.snapshot().templates.len(),
+            )
+            .field("prompts", &self.inner.prompts.snapshot().prompts.len())
             .finish_non_exhaustive()
     }
 }

@@ -12,14 +12,18 @@ use crate::protocol::{CallToolResult, ErrorObject};
 /// A successful answer, in the form it is cheapest to write.
 #[derive(Debug, Clone)]
 pub enum Answer {
-    /// A result in JSON form (every method but `tools/call`, and a
-    /// `tools/list` computed per caller).
+    /// A result in JSON form (every method but `tools/call` and the
+    /// listings served as serialized once, and a listing computed per
+    /// caller).
     Json(Value),
     /// A `tools/call` result, still typed (`is_error: Some(true)` is a tool
     /// error the model sees).
     Tool(CallToolResult),
     /// `tools/list` served from the listing serialized at build time.
     ToolListing(ToolListing),
+    /// `resources/list`, `resources/templates/list` or `prompts/list`
+    /// served from the listing serialized once per catalog version.
+    Listing(Listing),
 }
 
 /// The `tools` array of `tools/list` as serialized once at build time
@@ -31,6 +35,30 @@ impl ToolListing {
     /// The listed tools, as JSON (parsed from the serialized listing).
     pub fn to_json(&self) -> Value {
         serde_json::from_str(self.0.get()).unwrap_or(Value::Array(Vec::new()))
+    }
+}
+
+/// A listing's array as serialized once per catalog version (written to
+/// the client as it is): the `resources` of `resources/list`, the
+/// `resourceTemplates` of `resources/templates/list`, or the `prompts` of
+/// `prompts/list`.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    pub(crate) key: &'static str,
+    pub(crate) items: Arc<Box<RawValue>>,
+    /// The 2026-07-28 cache hint it is sent with.
+    pub(crate) cache: crate::protocol::CacheHint,
+}
+
+impl Listing {
+    /// The result's key: `resources`, `resourceTemplates` or `prompts`.
+    pub fn key(&self) -> &str {
+        self.key
+    }
+
+    /// The listed items, as JSON (parsed from the serialized listing).
+    pub fn to_json(&self) -> Value {
+        serde_json::from_str(self.items.get()).unwrap_or(Value::Array(Vec::new()))
     }
 }
 

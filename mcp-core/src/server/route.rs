@@ -177,8 +177,11 @@ pub(crate) fn route(inner: &Inner, method: &str, era: &Era) -> Result<Route, Err
         })
         .filter(|e| match e.needs {
             Needs::Nothing => true,
-            Needs::Resources => !inner.resources.is_empty() || !inner.templates.is_empty(),
-            Needs::Prompts => !inner.prompts.is_empty(),
+            // A live part is there even while empty (entries may come).
+            Needs::Resources => inner.resources.is_live() || !inner.resources.snapshot().is_empty(),
+            Needs::Prompts => {
+                inner.prompts.is_live() || !inner.prompts.snapshot().prompts.is_empty()
+            }
             Needs::Logging => inner.logging,
             Needs::Completion => inner.completer.is_some(),
             Needs::Subscriptions => inner.resource_subscriptions,

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::encode::{Body, Reply};
 use super::intercept::{LocalBoxed, Method, Request};
 use super::methods;
-use super::outcome::{Answer, Outcome, Stop, ToolListing};
+use super::outcome::{Answer, Listing, Outcome, Stop, ToolListing};
 use super::route::{route, Route};
 use super::scope::RequestScope;
 use super::McpServer;
@@ -130,13 +130,35 @@ impl McpServer {
                 }
                 None => methods::tools::list(self, scope, &params, &ext)?,
             },
-            Route::ResourcesList => methods::resources::list(self, scope, &params, &ext)?,
-            Route::ResourceTemplatesList => {
-                methods::resources::templates(self, scope, &params, &ext)?
+            Route::ResourcesList | Route::ResourceTemplatesList | Route::PromptsList => {
+                if let Some(listing) = self.prebuilt_listing(route) {
+                    methods::check_cursor(&params)?;
+                    return Ok(Answer::Listing(listing));
+                }
+                match route {
+                    Route::ResourcesList => methods::resources::list(self, scope, &params, &ext)?,
+                    Route::PromptsList => methods::prompts::list(self, scope, &params, &ext)?,
+                    _ => methods::resources::templates(self, scope, &params, &ext)?,
+                }
             }
-            Route::ResourcesRead => methods::resources::read(self, scope, params, ext).await?,
-            Route::PromptsList => methods::prompts::list(self, scope, &params, &ext)?,
-            Route::PromptsGet => methods::prompts::get(self, scope, params, ext).await?,
+            Route::ResourcesRead | Route::PromptsGet => {
+                // A mounted server's own interceptors for the entry, if any
+                // (boxed: their state stays out of every other request's
+                // future).
+                let (params, ext) = if self.inner.entry_chains.is_empty() {
+                    (params, ext)
+                } else {
+                    match Box::pin(self.run_entry_chain(scope, route, params, ext)).await {
+                        Ok(answer) => return answer,
+                        Err(unchanged) => unchanged,
+                    }
+                };
+                if route == Route::ResourcesRead {
+                    methods::resources::read(self, scope, params, ext).await?
+                } else {
+                    methods::prompts::get(self, scope, params, ext).await?
+                }
+            }
             Route::LoggingSetLevel => methods::features::set_level(scope, &params)?,
             Route::CompletionComplete => {
                 methods::features::complete(self, scope, &params, ext).await?
@@ -177,11 +199,48 @@ impl McpServer {
                 };
             }
         };
-        let mut json = json;
+        self.json_answer(scope, Ok(json))
+    }
+
+    /// A method's JSON result as the answer (a 2026-07-28 result decorated).
+    pub(crate) fn json_answer(
+        &self,
+        scope: &RequestScope,
+        json: Result<Value, Stop>,
+    ) -> Result<Answer, Stop> {
+        let mut json = json?;
         if let (true, Value::Object(map)) = (scope.is_modern(), &mut json) {
             self.decorate(map);
         }
         Ok(Answer::Json(json))
+    }
+
+    /// The listing of a resources or prompts listing route serialized for
+    /// the current catalog version, when it does not depend on the caller.
+    fn prebuilt_listing(&self, route: Route) -> Option<Listing> {
+        let inner = &self.inner;
+        let (key, items, cache) = match route {
+            Route::PromptsList => (
+                "prompts",
+                inner.prompts.snapshot().listing.clone(),
+                inner.prompt_list_cache,
+            ),
+            Route::ResourcesList => (
+                "resources",
+                inner.resources.snapshot().listing.clone(),
+                inner.resource_list_cache,
+            ),
+            _ => (
+                "resourceTemplates",
+                inner.resources.snapshot().templates_listing.clone(),
+                inner.resource_list_cache,
+            ),
+        };
+        Some(Listing {
+            key,
+            items: items?,
+            cache,
+        })
     }
 
     /// The last point a request's outcome can be seen before it is written:
@@ -206,6 +265,11 @@ impl McpServer {
                         inner.list_cache,
                     )
                 }),
+            },
+            Outcome::Answer(Answer::Listing(Listing { key, items, cache })) => Body::Listing {
+                key,
+                items,
+                modern: modern.then(|| (std::sync::Arc::clone(&inner.server_info_raw), cache)),
             },
             Outcome::Answer(Answer::Tool(result)) => Body::Tool {
                 result,

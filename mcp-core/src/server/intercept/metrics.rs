@@ -7,6 +7,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use super::{Answer, Hook, Interceptor, Next, Outcome, Request};
+use crate::session::Session;
 
 /// `mcp_requests_total` (counter): requests by `method`, `key` (the tool,
 /// prompt or resource URI) and `outcome` (`ok`, `tool_error`, `error`,
@@ -19,6 +20,10 @@ pub const ERRORS: &str = "mcp_request_errors_total";
 pub const DURATION: &str = "mcp_request_duration_seconds";
 /// `mcp_requests_in_flight` (gauge): requests running now, by `method`.
 pub const IN_FLIGHT: &str = "mcp_requests_in_flight";
+/// `mcp_sessions` (gauge): legacy sessions open now (stdio connections
+/// and HTTP sessions that initialized, until they end, expire or are
+/// deleted). Kept by a server a [`Metrics`] interceptor is registered on.
+pub const SESSIONS: &str = "mcp_sessions";
 
 /// Distinct `key` label values kept before others are counted as `(other)`:
 /// keys come from clients (an unknown tool's name), so the label set is
@@ -26,7 +31,10 @@ pub const IN_FLIGHT: &str = "mcp_requests_in_flight";
 pub const MAX_KEYS: usize = 1000;
 
 /// Records every request that reaches the interceptors (see the metric
-/// names above). With no recorder installed the facade's calls are no-ops.
+/// names above), and the server's open sessions ([`SESSIONS`]) when it is
+/// registered with
+/// [`McpServerBuilder::interceptor`](crate::McpServerBuilder::interceptor).
+/// With no recorder installed the facade's calls are no-ops.
 ///
 /// ```
 /// use mcp_core::intercept::Metrics;
@@ -91,5 +99,15 @@ impl Interceptor for Metrics {
                 .increment(1);
             outcome
         })
+    }
+}
+
+/// Counts `session` in [`SESSIONS`] until it ends (once, however often it
+/// is told of).
+pub(crate) fn count_session(session: &Session) {
+    let gauge = metrics::gauge!(SESSIONS);
+    let at_end = gauge.clone();
+    if session.on_end(Box::new(move || at_end.decrement(1.0))) {
+        gauge.increment(1.0);
     }
 }

@@ -80,13 +80,15 @@ use std::future::Future;
 use std::sync::Arc;
 
 #[cfg(feature = "metrics")]
+pub(crate) use self::metrics::count_session;
+#[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub use self::metrics::{Metrics, DURATION, ERRORS, IN_FLIGHT, MAX_KEYS, REQUESTS};
+pub use self::metrics::{Metrics, DURATION, ERRORS, IN_FLIGHT, MAX_KEYS, REQUESTS, SESSIONS};
 pub use builtin::{ConcurrencyLimit, Timeout, Trace};
 pub use errors::ErrorMapping;
 pub use request::{Operation, Request};
 
-pub use super::outcome::{Answer, Outcome, ToolListing};
+pub use super::outcome::{Answer, Listing, Outcome, ToolListing};
 use crate::protocol::{CallToolResult, ErrorObject};
 
 /// User code around a request's method. Every hook has a default that

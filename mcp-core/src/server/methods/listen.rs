@@ -1,6 +1,7 @@
 //! `subscriptions/listen` (2026-07-28): acknowledge the subset of
 //! notifications honoured (`resourceSubscriptions`, `toolsListChanged`,
-//! the tasks extension's `taskIds`), then hold the request open until the client
+//! `resourcesListChanged`, `promptsListChanged`, the tasks extension's
+//! `taskIds`), then hold the request open until the client
 //! cancels it (no reply) or its session ends (a graceful, tagged result).
 
 use std::collections::HashSet;
@@ -10,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{self, ErrorObject};
+use crate::server::catalog::{Kinds, ListKind};
 use crate::server::outcome::Stop;
 use crate::server::scope::RequestScope;
 use crate::server::McpServer;
@@ -58,16 +60,18 @@ pub(crate) async fn listen(
             id,
         });
     }
-    // A live tool catalog honours `toolsListChanged`; the listener is
-    // added once the acknowledgement is out (nothing may come before it).
-    let tools_changed = server.inner.tools.is_live()
-        && scope.ctx.outbound.is_some()
-        && params
+    // A live part of the catalog honours its `…ListChanged`; the listener
+    // is added once the acknowledgement is out (nothing may come before it).
+    let mut list_kinds = Kinds::default();
+    for kind in ListKind::ALL {
+        let asked = params
             .get("notifications")
-            .and_then(|n| n.get("toolsListChanged"))
+            .and_then(|n| n.get(kind.listen_key()))
             == Some(&Value::Bool(true));
-    if tools_changed {
-        honoured.insert("toolsListChanged".into(), Value::Bool(true));
+        if asked && server.is_live(kind) && scope.ctx.outbound.is_some() {
+            honoured.insert(kind.listen_key().into(), Value::Bool(true));
+            list_kinds = list_kinds.with(kind);
+        }
     }
     // Task status notifications for the caller's own tasks (the tasks
     // extension), registered once the acknowledgement is out.
@@ -87,7 +91,7 @@ pub(crate) async fn listen(
             serde_json::to_value(&task_ids).unwrap_or(Value::Null),
         );
     }
-    let mut tools_listen = None;
+    let mut lists_listen = None;
     let mut tasks_listen = None;
     if let Some(outbound) = &scope.ctx.outbound {
         let ack = protocol::notification(
@@ -98,13 +102,13 @@ pub(crate) async fn listen(
             // The stream is gone: nobody is left to answer.
             return Err(Stop::NoReply);
         }
-        if tools_changed {
+        if !list_kinds.is_empty() {
             let id = scope.id.to_value();
             server
                 .inner
                 .list_listeners
-                .add(&scope.session, outbound, Some(id.clone()));
-            tools_listen = Some(ToolsListen {
+                .add(&scope.session, outbound, Some(id.clone()), list_kinds);
+            lists_listen = Some(ListsListen {
                 server,
                 session: &scope.session,
                 id,
@@ -124,7 +128,7 @@ pub(crate) async fn listen(
     }
     scope.session.closed().await;
     drop(listening);
-    drop(tools_listen);
+    drop(lists_listen);
     drop(tasks_listen);
     let mut result = Map::new();
     result.insert("_meta".into(), tag);
@@ -138,8 +142,8 @@ struct ListenGuard<'a> {
     id: Value,
 }
 
-/// Unregisters a listen's `toolsListChanged` however the listen ends.
-struct ToolsListen<'a> {
+/// Unregisters a listen's `…ListChanged` however the listen ends.
+struct ListsListen<'a> {
     server: &'a McpServer,
     session: &'a Session,
     id: Value,
@@ -158,7 +162,7 @@ impl Drop for TasksListen<'_> {
     }
 }
 
-impl Drop for ToolsListen<'_> {
+impl Drop for ListsListen<'_> {
     fn drop(&mut self) {
         self.server
             .inner

@@ -11,7 +11,6 @@ pub(crate) mod tools;
 use serde_json::{Map, Value};
 
 use super::scope::RequestScope;
-use super::McpServer;
 use crate::protocol::ErrorObject;
 
 /// Refuses a pagination cursor: every list fits in one page.
@@ -32,18 +31,17 @@ fn single(key: &str, value: Value) -> Value {
 }
 
 /// A listing result `{key: items}` (one page: a cursor is refused), with
-/// the list cache hint on 2026-07-28.
+/// the listing's cache hint on 2026-07-28.
 fn listing(
-    server: &McpServer,
     scope: &RequestScope,
     params: &Map<String, Value>,
-    key: &str,
+    (key, cache): (&str, crate::protocol::CacheHint),
     items: impl Iterator<Item = Value>,
 ) -> Result<Value, ErrorObject> {
     check_cursor(params)?;
     let mut result = single(key, Value::Array(items.collect()));
     if let (true, Value::Object(map)) = (scope.is_modern(), &mut result) {
-        server.inner.list_cache.apply(map);
+        cache.apply(map);
     }
     Ok(result)
 }

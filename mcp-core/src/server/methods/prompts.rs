@@ -20,11 +20,13 @@ pub(crate) fn list(
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let items = server.inner.prompts.iter();
+    let catalog = server.inner.prompts.snapshot();
+    let items = catalog.prompts.iter();
     let items = items
         .filter(|p| scopes_allowed(ext, p.scopes()))
         .map(|p| to_json(p.prompt()));
-    listing(server, scope, params, "prompts", items)
+    let kind = ("prompts", server.inner.prompt_list_cache);
+    listing(scope, params, kind, items)
 }
 
 /// `prompts/get`.
@@ -40,8 +42,10 @@ pub(crate) async fn get(
             return Err(ErrorObject::invalid_params("prompts/get requires a string `name`").into())
         }
     };
-    let prompt = server
-        .inner
+    // The catalog version this request started with, even if a live
+    // catalog changes while it runs.
+    let catalog = server.inner.prompts.snapshot();
+    let prompt = catalog
         .prompts
         .get(&name)
         .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown prompt: {name}")))?;

@@ -1,7 +1,5 @@
 //! `resources/list`, `resources/templates/list` and `resources/read`.
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Value};
 
 use super::{listing, single, to_json};
@@ -21,13 +19,14 @@ pub(crate) fn list(
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let items = server.inner.resources.iter();
+    let catalog = server.inner.resources.snapshot();
+    let items = catalog.resources.iter();
     let items = items.filter(|r| scopes_allowed(ext, r.scopes()));
+    let kind = ("resources", server.inner.resource_list_cache);
     listing(
-        server,
         scope,
         params,
-        "resources",
+        kind,
         items.filter_map(|r| r.resource().map(to_json)),
     )
 }
@@ -39,10 +38,12 @@ pub(crate) fn templates(
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let items = server.inner.templates.iter();
+    let catalog = server.inner.resources.snapshot();
+    let items = catalog.templates.iter();
     let items = items.filter(|r| scopes_allowed(ext, r.scopes()));
     let items = items.filter_map(|r| r.resource_template().map(to_json));
-    listing(server, scope, params, "resourceTemplates", items)
+    let kind = ("resourceTemplates", server.inner.resource_list_cache);
+    listing(scope, params, kind, items)
 }
 
 /// `resources/read`: a registered URI, else the first template it matches.
@@ -52,7 +53,6 @@ pub(crate) async fn read(
     params: Map<String, Value>,
     ext: Extensions,
 ) -> Result<Value, Stop> {
-    let inner = &server.inner;
     let uri = match params.get("uri") {
         Some(Value::String(uri)) => uri.clone(),
         _ => {
@@ -61,17 +61,13 @@ pub(crate) async fn read(
             )
         }
     };
-    let (def, vars) = match inner.resources.get(&uri) {
-        Some(def) => (def, HashMap::new()),
-        None => inner
-            .templates
-            .iter()
-            .find_map(|t| t.match_template(&uri).map(|vars| (t, vars)))
-            .ok_or_else(|| {
-                ErrorObject::invalid_params(format!("Unknown resource: {uri}"))
-                    .with_data(serde_json::json!({ "uri": uri }))
-            })?,
-    };
+    // The catalog version this read started with, even if a live catalog
+    // changes while it runs.
+    let catalog = server.inner.resources.snapshot();
+    let (def, vars) = catalog.find(&uri).ok_or_else(|| {
+        ErrorObject::invalid_params(format!("Unknown resource: {uri}"))
+            .with_data(serde_json::json!({ "uri": uri }))
+    })?;
     if !scopes_allowed(&ext, def.scopes()) {
         return Err(insufficient(&format!("resource `{uri}`"), def.scopes()).into());
     }

@@ -38,13 +38,8 @@ pub(crate) fn list(
         .tools
         .iter()
         .filter(|t| scopes_allowed(ext, t.scopes()) && t.is_visible(&scope.ctx));
-    listing(
-        server,
-        scope,
-        params,
-        "tools",
-        tools.map(|t| to_json(t.tool())),
-    )
+    let kind = ("tools", server.inner.list_cache);
+    listing(scope, params, kind, tools.map(|t| to_json(t.tool())))
 }
 
 /// Point 1: the tool named by `tools/call`, and its arguments object (not

@@ -1,0 +1,133 @@
+//! The catalog: tools, resources (with templates) and prompts, each part
+//! fixed at build time or *live* (entries added and removed while
+//! serving). Either way a part's listing is serialized once per version,
+//! never per request (unless it depends on the caller: scoped entries, a
+//! tool's `visible` hook); a live change swaps in a new version and tells
+//! the clients that listen.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | [`Versions`]: a part's current version, fixed or live |
+//! | `tools.rs` | the tools' version; `add_tool` / `remove_tool` |
+//! | `resources.rs` | the resources' and templates' version; `add_resource` … |
+//! | `prompts.rs` | the prompts' version; `add_prompt` / `remove_prompt` |
+//! | `listeners.rs` | who hears of changes (legacy sessions, 2026-07-28 listens) |
+
+mod listeners;
+mod prompts;
+mod resources;
+mod tools;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use serde_json::value::RawValue;
+
+pub(crate) use listeners::{Kinds, ListKind, ListListeners};
+pub(crate) use prompts::PromptCatalog;
+pub(crate) use resources::ResourceCatalog;
+pub(crate) use tools::ToolCatalog;
+
+/// The tools of a server.
+pub(crate) type Tools = Versions<ToolCatalog>;
+/// The resources and resource templates of a server.
+pub(crate) type Resources = Versions<ResourceCatalog>;
+/// The prompts of a server.
+pub(crate) type Prompts = Versions<PromptCatalog>;
+
+/// What every version of a catalog part tells without being searched.
+pub(crate) trait Part {
+    /// An entry declares OAuth scopes (its listing depends on the caller).
+    fn scoped(&self) -> bool;
+}
+
+/// One part of the catalog.
+pub(crate) enum Versions<C> {
+    /// Set at build time: read without any lock.
+    Fixed(C),
+    /// Changeable while serving: each request reads the current version
+    /// (the flag: whether it has a scoped entry, read without the lock).
+    Live(RwLock<Arc<C>>, AtomicBool),
+}
+
+/// The version of a catalog part a request uses, held for its duration.
+pub(crate) enum Snapshot<'a, C> {
+    Fixed(&'a C),
+    Live(Arc<C>),
+}
+
+impl<C> std::ops::Deref for Snapshot<'_, C> {
+    type Target = C;
+    fn deref(&self) -> &C {
+        match self {
+            Self::Fixed(c) => c,
+            Self::Live(c) => c,
+        }
+    }
+}
+
+impl<C: Part> Versions<C> {
+    /// `catalog`, live or fixed.
+    pub(crate) fn new(catalog: C, live: bool) -> Self {
+        if live {
+            let scoped = AtomicBool::new(catalog.scoped());
+            Self::Live(RwLock::new(Arc::new(catalog)), scoped)
+        } else {
+            Self::Fixed(catalog)
+        }
+    }
+
+    #[inline]
+    pub(crate) fn snapshot(&self) -> Snapshot<'_, C> {
+        match self {
+            Self::Fixed(c) => Snapshot::Fixed(c),
+            Self::Live(c, _) => Snapshot::Live(Arc::clone(
+                &c.read().unwrap_or_else(PoisonError::into_inner),
+            )),
+        }
+    }
+
+    pub(crate) fn is_live(&self) -> bool {
+        matches!(self, Self::Live(..))
+    }
+
+    /// True when an entry declares scopes, without taking a snapshot.
+    #[inline]
+    pub(crate) fn scoped(&self) -> bool {
+        match self {
+            Self::Fixed(c) => c.scoped(),
+            Self::Live(_, scoped) => scoped.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Makes the next version from the current one with `change` and swaps
+    /// it in (`Ok`), or keeps the current one (`Err`: why not); `None` for
+    /// a fixed part. Requests already running keep the version they took.
+    pub(crate) fn change<E>(
+        &self,
+        change: impl FnOnce(&C) -> Result<C, E>,
+    ) -> Option<Result<(), E>> {
+        let Self::Live(current, scoped) = self else {
+            return None;
+        };
+        let mut current = current.write().unwrap_or_else(PoisonError::into_inner);
+        Some(change(&current).map(|next| {
+            scoped.store(next.scoped(), Ordering::Relaxed);
+            *current = Arc::new(next);
+        }))
+    }
+}
+
+/// `items` serialized once as a listing's array; `None` when a listing
+/// depends on the caller (`per_caller`), or (never for our own types)
+/// when they do not serialize.
+pub(crate) fn serialize_listing<'a, T: serde::Serialize + 'a>(
+    per_caller: bool,
+    items: impl Iterator<Item = &'a T>,
+) -> Option<Arc<Box<RawValue>>> {
+    if per_caller {
+        return None;
+    }
+    let all: Vec<&T> = items.collect();
+    serde_json::value::to_raw_value(&all).ok().map(Arc::new)
+}

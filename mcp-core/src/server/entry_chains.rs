@@ -1,0 +1,119 @@
+//! The interceptors a mounted server brings for its own resources and
+//! prompts: collected by the builder ([`EntryInterceptors`]), run inside
+//! the server's chain for `resources/read` and `prompts/get` of those
+//! entries ([`EntryChains`]; a mounted server's tools use `tool_chains`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::intercept::{Chain, Interceptor, LocalBoxed, Method, Request};
+use super::methods;
+use super::outcome::{Answer, Stop};
+use super::route::Route;
+use super::scope::RequestScope;
+use super::McpServer;
+use crate::context::Extensions;
+
+type Registered = Vec<(String, Arc<dyn Interceptor>)>;
+
+/// Interceptors for single resources (by URI, or template as written) and
+/// prompts (by name), as the builder collects them.
+#[derive(Default)]
+pub(crate) struct EntryInterceptors {
+    pub(crate) resources: Registered,
+    pub(crate) prompts: Registered,
+}
+
+impl EntryInterceptors {
+    /// Each entry's chain, in the order its interceptors were added.
+    pub(crate) fn chains(self) -> EntryChains {
+        let group = |all: Registered| {
+            let mut chains: HashMap<String, Chain> = HashMap::new();
+            for (key, interceptor) in all {
+                chains.entry(key).or_default().0.push(interceptor);
+            }
+            chains
+        };
+        EntryChains {
+            resources: group(self.resources),
+            prompts: group(self.prompts),
+        }
+    }
+}
+
+/// The resources and prompts that have interceptors of their own.
+#[derive(Default)]
+pub(crate) struct EntryChains {
+    resources: HashMap<String, Chain>,
+    prompts: HashMap<String, Chain>,
+}
+
+impl EntryChains {
+    /// No entry has interceptors of its own.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.resources.is_empty() && self.prompts.is_empty()
+    }
+}
+
+impl McpServer {
+    /// Runs `resources/read` or `prompts/get` through the interceptors of
+    /// the entry it names, when it has any (inside the server's chain);
+    /// `Err` gives the params back when it has none.
+    pub(crate) async fn run_entry_chain(
+        &self,
+        scope: &RequestScope,
+        route: Route,
+        params: Map<String, Value>,
+        ext: Extensions,
+    ) -> Result<Result<Answer, Stop>, (Map<String, Value>, Extensions)> {
+        let chains = &self.inner.entry_chains;
+        let field = |key: &str| params.get(key).and_then(Value::as_str);
+        let chain = match route {
+            Route::PromptsGet if !chains.prompts.is_empty() => {
+                field("name").and_then(|name| chains.prompts.get(name))
+            }
+            Route::ResourcesRead if !chains.resources.is_empty() => {
+                let catalog = self.inner.resources.snapshot();
+                field("uri")
+                    .and_then(|uri| catalog.find(uri))
+                    .and_then(|(def, _)| chains.resources.get(def.key()))
+            }
+            _ => None,
+        };
+        let Some(chain) = chain else {
+            return Err((params, ext));
+        };
+        let req = Request {
+            scope,
+            route,
+            params,
+            extensions: ext,
+        };
+        Ok(chain.run(req, &EntryMethod(self)).await.into())
+    }
+}
+
+/// A resource's read or a prompt's get as the end of that entry's own
+/// interceptors.
+struct EntryMethod<'s>(&'s McpServer);
+
+impl Method for EntryMethod<'_> {
+    fn call<'a>(&'a self, req: Request<'a>) -> LocalBoxed<'a> {
+        Box::pin(async move {
+            let Request {
+                scope,
+                route,
+                params,
+                extensions,
+            } = req;
+            let json = if route == Route::PromptsGet {
+                methods::prompts::get(self.0, scope, params, extensions).await
+            } else {
+                methods::resources::read(self.0, scope, params, extensions).await
+            };
+            self.0.json_answer(scope, json).into()
+        })
+    }
+}

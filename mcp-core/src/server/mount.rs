@@ -1,0 +1,83 @@
+//! Composition: [`McpServerBuilder::mount`] serves another server's
+//! catalog under a prefix (its interceptors for its own entries are kept
+//! in `entry_chains.rs` and the server's `tool_chains`).
+
+use std::sync::Arc;
+
+use super::builder::{BuildError, McpServerBuilder};
+use super::entry_chains::EntryInterceptors;
+
+impl McpServerBuilder {
+    /// Mounts another server's catalog into this one under `prefix`: its
+    /// tools and prompts are served as `{prefix}_{name}`, its resources and
+    /// templates under their own URIs (a URI both servers have is a
+    /// [`BuildError::DuplicateResource`]), its state is added where this
+    /// server has none of that type, and its interceptors run for its
+    /// tools (`tools/call`), resources (`resources/read`) and prompts
+    /// (`prompts/get`), inside this server's (which apply to mounted
+    /// entries like to any other): onion order, this server's outermost.
+    /// Extensions attached by this server's interceptors reach the mounted
+    /// handlers. (The mounted server's completer, logging and
+    /// server info are not carried over; its listing hooks, such as
+    /// `on_list_prompts`, do not run for the merged listings.)
+    ///
+    /// ```
+    /// use mcp_core::{McpServer, McpToolDef};
+    ///
+    /// let weather = McpServer::builder().tool(McpToolDef::new(
+    ///     "forecast", "Tomorrow's weather", serde_json::json!({"type": "object"}),
+    ///     |_args, _ctx: mcp_core::InvokeContext| async { "sunny" },
+    /// ));
+    /// let server = McpServer::builder().mount("weather", weather).build().expect("builds");
+    /// assert_eq!(server.list_tools()[0].name, "weather_forecast");
+    /// ```
+    pub fn mount(mut self, prefix: &str, child: McpServerBuilder) -> Self {
+        let valid = (1..=64).contains(&prefix.len())
+            && prefix
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
+        if !valid {
+            self.deferred
+                .get_or_insert(BuildError::InvalidMountPrefix(prefix.to_owned()));
+            return self;
+        }
+        if let Some(e) = child.deferred {
+            self.deferred.get_or_insert(e);
+        }
+        let named = |name: &str| format!("{prefix}_{name}");
+        for tool in child.tools {
+            let name = named(tool.name());
+            for interceptor in &child.interceptors {
+                self.tool_interceptors
+                    .push((name.clone(), Arc::clone(interceptor)));
+            }
+            self.tools.push(tool.renamed(name));
+        }
+        for (tool, interceptor) in child.tool_interceptors {
+            self.tool_interceptors.push((named(&tool), interceptor));
+        }
+        let parent = &mut self.entry_interceptors;
+        for prompt in child.prompts {
+            let name = named(prompt.name());
+            for interceptor in &child.interceptors {
+                parent.prompts.push((name.clone(), Arc::clone(interceptor)));
+            }
+            self.prompts.push(prompt.renamed(name));
+        }
+        for resource in child.resources {
+            for interceptor in &child.interceptors {
+                let key = resource.key().to_owned();
+                parent.resources.push((key, Arc::clone(interceptor)));
+            }
+            self.resources.push(resource);
+        }
+        // What the child mounted in turn keeps its own interceptors, inside.
+        let EntryInterceptors { resources, prompts } = child.entry_interceptors;
+        parent.resources.extend(resources);
+        let prompts = prompts.into_iter().map(|(name, i)| (named(&name), i));
+        parent.prompts.extend(prompts);
+        self.state.absorb(child.state);
+        self.state_types.extend(child.state_types);
+        self
+    }
+}
