@@ -65,9 +65,43 @@ impl Client {
     pub(crate) async fn request_raw(
         &self,
         method: &str,
-        mut params: Map<String, Value>,
+        params: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<Box<RawValue>, ClientError> {
+        let modern = self.peer.is_modern();
+        self.drive(method, params, options, |raw| {
+            // Legacy results have no resultType, and most modern ones say
+            // "complete": read it only when the text names it at all.
+            static NAMED: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+                std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
+            let named = modern && NAMED.find(raw.get().as_bytes()).is_some();
+            let kind: Kind<'_> = if named {
+                serde_json::from_str(raw.get()).map_err(|e| {
+                    ClientError::protocol(format!("{method}: the result is not an object: {e}"))
+                })?
+            } else {
+                Kind { result_type: None }
+            };
+            Ok(
+                match input_round(method, modern, kind.result_type.as_deref(), &raw)? {
+                    Some(round) => Step::Input(round),
+                    None => Step::Done(raw),
+                },
+            )
+        })
+        .await
+    }
+
+    /// Sends `method` until its result is final: each answer goes to
+    /// `read`, which returns it read, or asks for an input round; a
+    /// `-32022` naming another stateless revision is retried once with it.
+    pub(crate) async fn drive<T>(
+        &self,
+        method: &str,
+        mut params: Map<String, Value>,
+        options: &RequestOptions,
+        read: impl Fn(Box<RawValue>) -> Result<Step<T>, ClientError>,
+    ) -> Result<T, ClientError> {
         let mut retried_version = false;
         let mut rounds = 0;
         loop {
@@ -86,34 +120,16 @@ impl Client {
                 }
                 other => other?,
             };
-            // Legacy results have no resultType, and most modern ones say
-            // "complete": read it only when the text names it at all.
-            let named = self.peer.is_modern()
-                && memchr::memmem::find(raw.get().as_bytes(), b"\"resultType\"").is_some();
-            let kind: Kind<'_> = if named {
-                serde_json::from_str(raw.get()).map_err(|e| {
-                    ClientError::protocol(format!("{method}: the result is not an object: {e}"))
-                })?
-            } else {
-                Kind { result_type: None }
-            };
-            match kind.result_type.as_deref() {
-                None | Some("complete") => return Ok(raw),
-                Some("input_required") if self.peer.is_modern() => {
+            match read(raw)? {
+                Step::Done(result) => return Ok(result),
+                Step::Input(result) => {
                     rounds += 1;
                     if rounds > MAX_INPUT_ROUNDS {
                         return Err(ClientError::protocol(format!(
                             "{method} still asks for input after {MAX_INPUT_ROUNDS} rounds"
                         )));
                     }
-                    let result: Value =
-                        serde_json::from_str(raw.get()).map_err(ClientError::protocol)?;
                     self.fulfil(&mut params, result, options).await?;
-                }
-                Some(other) => {
-                    return Err(ClientError::protocol(format!(
-                        "{method} answered resultType {other:?}, which this client does not know"
-                    )))
                 }
             }
         }
@@ -549,6 +565,38 @@ impl Client {
             .unwrap_or(Value::Null);
         serde_json::from_value(values)
             .map_err(|e| ClientError::protocol(format!("completion/complete: {e}")))
+    }
+}
+
+/// What [`Client::drive`]'s reader made of one answer.
+pub(crate) enum Step<T> {
+    /// The final result.
+    Done(T),
+    /// An `input_required` result (2026-07-28), whole: fulfil and retry.
+    Input(Value),
+}
+
+/// What an answer naming `result_type` is: final (`None`, `"complete"`,
+/// or anything on a legacy revision), or an input round (its whole
+/// result, parsed from `raw`).
+///
+/// # Errors
+/// A `resultType` this client does not know.
+pub(crate) fn input_round(
+    method: &str,
+    modern: bool,
+    result_type: Option<&str>,
+    raw: &RawValue,
+) -> Result<Option<Value>, ClientError> {
+    match result_type {
+        _ if !modern => Ok(None),
+        None | Some("complete") => Ok(None),
+        Some("input_required") => serde_json::from_str(raw.get())
+            .map(Some)
+            .map_err(ClientError::protocol),
+        Some(other) => Err(ClientError::protocol(format!(
+            "{method} answered resultType {other:?}, which this client does not know"
+        ))),
     }
 }
 

@@ -52,6 +52,7 @@ mod calls;
 mod connect;
 mod engine;
 mod error;
+mod forward;
 mod handlers;
 mod link;
 #[cfg(feature = "client-oauth")]

@@ -1,13 +1,20 @@
 //! Content blocks carried by tool results and prompt messages.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::common::Annotations;
 use super::resources::ResourceContents;
 
 /// One block of content: text, image, audio, a resource link or an embedded resource.
+///
+/// [`Content::Raw`] is a block kept as the JSON it arrived in (a proxied
+/// backend's result, forwarded intact); it is written back byte for byte
+/// and never produced by deserializing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// The derived impls are wrapped below so that `Raw` is written verbatim.
+#[serde(remote = "Self")]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
     /// Plain text.
@@ -62,6 +69,62 @@ pub enum Content {
         #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
         meta: Option<Map<String, Value>>,
     },
+    /// A block as received, not parsed (see [`RawContent`]).
+    #[serde(skip)]
+    Raw(RawContent),
+}
+
+/// A content block kept as JSON text: what a proxy forwards without
+/// parsing it into a typed [`Content`] and writing it again.
+#[derive(Debug, Clone)]
+pub struct RawContent(Box<RawValue>);
+
+impl RawContent {
+    /// Keeps `raw` as a block.
+    ///
+    /// # Errors
+    /// `raw` is not a JSON object (every content block is one).
+    pub fn new(raw: Box<RawValue>) -> Result<Self, String> {
+        if raw.get().trim_start().starts_with('{') {
+            Ok(Self(raw))
+        } else {
+            Err(format!("a content block must be an object, not {}", raw.get()))
+        }
+    }
+
+    /// The block's JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The block parsed into its typed form.
+    ///
+    /// # Errors
+    /// The block is not a content block this crate knows.
+    pub fn parse(&self) -> Result<Content, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+}
+
+impl PartialEq for RawContent {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Raw(raw) => raw.0.serialize(serializer),
+            typed => Content::serialize(typed, serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Content::deserialize(deserializer)
+    }
 }
 
 impl Content {
@@ -108,7 +171,8 @@ impl Content {
         }
     }
 
-    /// The text of a text block.
+    /// The text of a text block (`None` for a [`Raw`](Self::Raw) block:
+    /// [`RawContent::parse`] it first).
     pub fn as_text(&self) -> Option<&str> {
         match self {
             Self::Text { text, .. } => Some(text),
@@ -127,6 +191,7 @@ impl Content {
                     + resource.blob.as_ref().map_or(0, String::len)
             }
             Self::ResourceLink(_) => 0,
+            Self::Raw(raw) => raw.get().len(),
         }
     }
 }

@@ -335,7 +335,7 @@ impl Remote {
     /// schemas and annotations, marked with [`PROXIED_META`].
     pub fn forward_tool(&self, tool: Tool) -> McpToolDef {
         let remote = self.clone();
-        let name = tool.name.clone();
+        let name: Arc<str> = Arc::from(tool.name.as_str());
         let mut meta = tool.meta.clone().unwrap_or_default();
         meta.insert(PROXIED_META.into(), json!({ "remote": self.0.label }));
         let mut def = McpToolDef::new(
@@ -344,7 +344,7 @@ impl Remote {
             Value::Object(tool.input_schema.clone()),
             move |args: Map<String, Value>, ctx: InvokeContext| {
                 let remote = remote.clone();
-                let name = name.clone();
+                let name = Arc::clone(&name);
                 async move { remote.call_tool(&name, args, ctx).await }
             },
         )
@@ -375,23 +375,25 @@ impl Remote {
             Ok(c) => c,
             Err(e) => return self.unavailable(&e),
         };
-        let (progress_tx, mut progress_rx) = mpsc::channel::<Progress>(32);
         let mut options = self.options_for(&ctx);
-        if ctx.progress().is_some() {
+        let outcome = if ctx.progress().is_some() {
+            let (progress_tx, mut progress_rx) = mpsc::channel::<Progress>(32);
             // Lossy by design: a caller that reads slowly skips steps.
             options = options.progress(move |p| {
                 let _ = progress_tx.try_send(p);
             });
-        }
-        let call = client.call_tool_with(name, Value::Object(args), &options);
-        tokio::pin!(call);
-        let outcome = loop {
-            tokio::select! {
-                outcome = &mut call => break outcome,
-                Some(p) = progress_rx.recv() => {
-                    ctx.report_progress(p.progress, p.total, p.message.as_deref()).await;
+            let call = client.forward_tool_call(name, args, &options);
+            tokio::pin!(call);
+            loop {
+                tokio::select! {
+                    outcome = &mut call => break outcome,
+                    Some(p) = progress_rx.recv() => {
+                        ctx.report_progress(p.progress, p.total, p.message.as_deref()).await;
+                    }
                 }
             }
+        } else {
+            client.forward_tool_call(name, args, &options).await
         };
         match outcome {
             Ok(result) => result,
