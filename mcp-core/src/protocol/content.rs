@@ -195,3 +195,49 @@ impl Content {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn raw(text: &str) -> RawContent {
+        let value = RawValue::from_string(text.to_owned()).expect("JSON");
+        RawContent::new(value).expect("an object")
+    }
+
+    #[test]
+    fn a_raw_block_is_written_back_byte_for_byte() {
+        // Key order, spacing and an unknown member survive.
+        let text = r#"{"text":"hi \u00e9", "type":"text","x-extra":[1, 2]}"#;
+        let block = Content::Raw(raw(text));
+        assert_eq!(serde_json::to_string(&block).expect("serialize"), text);
+        let list = serde_json::to_string(&vec![block, Content::text("b")]).expect("serialize");
+        assert_eq!(list, format!(r#"[{text},{{"type":"text","text":"b"}}]"#));
+    }
+
+    #[test]
+    fn typed_blocks_keep_their_wire_form_and_raw_blocks_parse_into_them() {
+        let typed = Content::text("hi");
+        let wire = serde_json::to_value(&typed).expect("serialize");
+        assert_eq!(wire, json!({"type": "text", "text": "hi"}));
+        let back: Content = serde_json::from_value(wire).expect("deserialize");
+        assert_eq!(back, typed);
+        assert_eq!(
+            raw(r#"{"type":"text","text":"hi"}"#).parse().expect("parse"),
+            typed
+        );
+        assert!(raw(r#"{"type":"nope"}"#).parse().is_err());
+        let result = crate::protocol::CallToolResult::new(vec![
+            Content::Raw(raw(r#"{"type":"text","text":"a"}"#)),
+            Content::text("b"),
+        ]);
+        assert_eq!(result.text_content(), "ab", "raw text blocks count");
+    }
+
+    #[test]
+    fn a_block_that_is_not_an_object_is_refused() {
+        let value = RawValue::from_string("[1]".to_owned()).expect("JSON");
+        assert!(RawContent::new(value).is_err());
+    }
+}
