@@ -11,9 +11,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::calls::{input_round, Step};
 use super::error::ClientError;
 use super::options::RequestOptions;
+use super::rounds::{input_round, Step};
 use super::tool_headers::headers_for;
 use super::Client;
 use crate::protocol::meta::meta_keys;
@@ -31,7 +31,11 @@ struct Forwarded<'a> {
     structured_content: Option<Map<String, Value>>,
     #[serde(default)]
     is_error: Option<bool>,
-    #[serde(rename = "_meta", default, deserialize_with = "meta_without_server_info")]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "meta_without_server_info"
+    )]
     meta: Option<Map<String, Value>>,
 }
 

@@ -60,6 +60,7 @@ mod link;
 pub mod oauth;
 mod options;
 pub mod proxy;
+mod rounds;
 mod tool_headers;
 mod wire;
 

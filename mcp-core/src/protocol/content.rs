@@ -88,7 +88,10 @@ impl RawContent {
         if raw.get().trim_start().starts_with('{') {
             Ok(Self(raw))
         } else {
-            Err(format!("a content block must be an object, not {}", raw.get()))
+            Err(format!(
+                "a content block must be an object, not {}",
+                raw.get()
+            ))
         }
     }
 
@@ -224,7 +227,9 @@ mod tests {
         let back: Content = serde_json::from_value(wire).expect("deserialize");
         assert_eq!(back, typed);
         assert_eq!(
-            raw(r#"{"type":"text","text":"hi"}"#).parse().expect("parse"),
+            raw(r#"{"type":"text","text":"hi"}"#)
+                .parse()
+                .expect("parse"),
             typed
         );
         assert!(raw(r#"{"type":"nope"}"#).parse().is_err());

@@ -143,10 +143,14 @@ struct Inner {
     options: ProxyOptions,
     client: Mutex<Option<Arc<Client>>>,
     connecting: tokio::sync::Mutex<()>,
-    /// Signalled when the backend says its tool list changed.
+    /// Signalled when the backend says one of its lists changed.
     tools_changed: Arc<tokio::sync::Notify>,
     /// The tool listing forwarders were last made from.
     tools: Mutex<Vec<Tool>>,
+    /// The resource, template and prompt listings, as last fetched.
+    listings: Mutex<sync::Listings>,
+    /// Bumped whenever a refresh finds those listings changed.
+    listings_version: tokio::sync::watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -192,7 +196,7 @@ impl Remote {
         let signal = Arc::clone(&tools_changed);
         let user = handlers.notification.take();
         handlers.notification = Some(Arc::new(move |method: &str, params: &Value| {
-            if method == "notifications/tools/list_changed" {
+            if sync::LIST_CHANGED.contains(&method) {
                 signal.notify_one();
             }
             if let Some(user) = &user {
@@ -211,6 +215,8 @@ impl Remote {
             connecting: tokio::sync::Mutex::new(()),
             tools_changed,
             tools: Mutex::new(Vec::new()),
+            listings: Mutex::new(sync::Listings::default()),
+            listings_version: tokio::sync::watch::Sender::new(0),
         }));
         remote.client().await?;
         Ok(remote)
@@ -315,19 +321,21 @@ impl Remote {
             }
             *self.0.tools.lock().unwrap_or_else(PoisonError::into_inner) = tools;
         }
-        if caps.get("resources").is_some() {
-            for resource in client.list_resources().await? {
-                builder = builder.resource(self.forward_resource(resource));
-            }
-            for template in client.list_resource_templates().await? {
-                builder = builder.resource(self.forward_template(template));
-            }
+        let listings = sync::Listings::fetch(&client).await?;
+        for resource in &listings.resources {
+            builder = builder.resource(self.forward_resource(resource.clone()));
         }
-        if caps.get("prompts").is_some() {
-            for prompt in client.list_prompts().await? {
-                builder = builder.prompt(self.forward_prompt(prompt));
-            }
+        for template in &listings.templates {
+            builder = builder.resource(self.forward_template(template.clone()));
         }
+        for prompt in &listings.prompts {
+            builder = builder.prompt(self.forward_prompt(prompt.clone()));
+        }
+        *self
+            .0
+            .listings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = listings;
         Ok(builder)
     }
 
