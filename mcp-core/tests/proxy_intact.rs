@@ -6,7 +6,6 @@
 
 use mcp_core::client::proxy::{ProxyOptions, Remote, Target};
 use mcp_core::client::{ClientBuilder, Protocol, RequestOptions};
-use mcp_core::protocol::meta::meta_keys;
 use mcp_core::protocol::RawContent;
 use mcp_core::{
     serve_http, serve_io, CallToolResult, Content, HttpOptions, InvokeContext, McpServer,
@@ -107,7 +106,7 @@ async fn a_proxied_result_arrives_intact_in_every_pair_of_eras() {
                 meta["vendor/trace"], "t-1",
                 "{case}: the backend's _meta key"
             );
-            let info = meta.get(meta_keys::SERVER_INFO);
+            let info = meta.get("io.modelcontextprotocol/serverInfo");
             if front_era == "2026-07-28" {
                 assert_eq!(
                     info.and_then(|i| i.get("name")),

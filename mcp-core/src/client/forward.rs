@@ -26,7 +26,9 @@ use crate::protocol::{CallToolResult, Content, RawContent};
 struct Forwarded<'a> {
     #[serde(default, borrow)]
     result_type: Option<Cow<'a, str>>,
-    content: Vec<Box<RawValue>>,
+    /// Required of a final result; an `input_required` one has none.
+    #[serde(default)]
+    content: Option<Vec<Box<RawValue>>>,
     #[serde(default)]
     structured_content: Option<Map<String, Value>>,
     #[serde(default)]
@@ -113,6 +115,7 @@ impl Client {
             }
             let content = read
                 .content
+                .ok_or_else(|| ClientError::protocol("tools/call: missing field `content`"))?
                 .into_iter()
                 .map(|block| RawContent::new(block).map(Content::Raw))
                 .collect::<Result<Vec<_>, _>>()

@@ -405,13 +405,13 @@ impl Remote {
         };
         match outcome {
             Ok(result) => result,
+            Err(e) if backend_lost(&client, &e) => {
+                self.drop_client(&client);
+                self.unavailable(&e)
+            }
             Err(ClientError::Rpc(e)) => {
                 let e = ctx.fail(e).await;
                 CallToolResult::error(e.message)
-            }
-            Err(e @ (ClientError::Closed | ClientError::Transport(_))) => {
-                self.drop_client(&client);
-                self.unavailable(&e)
             }
             Err(e) => CallToolResult::error(format!("{} ({}): {e}", name, self.0.label)),
         }
@@ -561,6 +561,24 @@ impl Remote {
             crate::ErrorCode::INTERNAL_ERROR,
             format!("backend {}: {e}", self.0.label),
         )
+    }
+}
+
+/// True when `e` means the connection to the backend is gone: the
+/// transport failed or closed, or a legacy backend no longer knows our
+/// session (after a restart). A server answering HTTP 404 for an unknown
+/// session with a JSON-RPC error body reaches the client as that error
+/// (`-32600` from this crate's server, `-32001` from the TypeScript
+/// SDK's), so that is recognised here by code and wording.
+fn backend_lost(client: &Client, e: &ClientError) -> bool {
+    match e {
+        ClientError::Closed | ClientError::Transport(_) => true,
+        ClientError::Rpc(e) => {
+            !client.is_modern()
+                && matches!(e.code, -32600 | -32001)
+                && e.message.to_ascii_lowercase().contains("session")
+        }
+        _ => false,
     }
 }
 

@@ -179,11 +179,10 @@ impl Remote {
     ) -> Result<(), ClientError> {
         let client = self.client().await?;
         let outcome = self.refresh(server, prefix).await;
-        if matches!(
-            outcome,
-            Err(ClientError::Closed | ClientError::Transport(_))
-        ) {
-            self.drop_client(&client);
+        if let Err(e) = &outcome {
+            if super::backend_lost(&client, e) {
+                self.drop_client(&client);
+            }
         }
         outcome
     }
