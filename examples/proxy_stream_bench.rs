@@ -92,7 +92,7 @@ async fn measure(client: &Client, tool: &str, calls: usize, server: &str) -> (Du
     let options = RequestOptions::new().progress(move |_| {
         sink.fetch_add(1, Ordering::Relaxed);
     });
-    let mut call = |i: usize| {
+    let call = |i: usize| {
         let options = &options;
         let seen = &seen;
         async move {
