@@ -5,8 +5,10 @@
 //! through its interceptors.
 //!
 //! What a forwarded call keeps:
-//! - its result, intact (no sealing, no rewriting), and the backend's
-//!   JSON-RPC errors as JSON-RPC errors;
+//! - its result, intact (no sealing, no rewriting: its content blocks
+//!   are forwarded as the JSON they came in, [`Content::Raw`], and only
+//!   the backend's own `serverInfo` is left out of its `_meta`), and the
+//!   backend's JSON-RPC errors as JSON-RPC errors;
 //! - progress, forwarded to our caller when our caller asked for it;
 //! - cancellation: our caller's cancel drops the forwarded call, which
 //!   cancels it on the backend;
@@ -26,9 +28,13 @@
 //! OAuth-configured `ClientBuilder` gets that flow's token, never our
 //! caller's, whatever the option says); `Mcp-*`, `Last-Event-ID`
 //! and hop-by-hop headers never; our caller's `_meta` is never copied.
-//! A backend that is down fails the call with a tool error naming it,
-//! and the next call reconnects. Every forwarded tool is marked in its
+//! A backend that is down (or, legacy, no longer knows our session) fails
+//! the call with a tool error naming it, and the next call reconnects.
+//! Listings are cached and refreshed by [`Remote::sync_tools`]. Every forwarded tool is marked in its
 //! `_meta` ([`PROXIED_META`]) so interceptors and listings can tell.
+
+//!
+//! [`Content::Raw`]: crate::protocol::Content::Raw
 
 mod sync;
 
