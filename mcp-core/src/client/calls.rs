@@ -1,5 +1,6 @@
-//! What a [`Client`] asks: every request of both eras, with pagination,
-//! the 2026-07-28 input rounds and version retry, and typed results.
+//! What a [`Client`] asks: every request of both eras, with pagination
+//! and typed results (the input rounds and version retry are in
+//! `rounds`).
 
 use std::collections::HashSet;
 use std::sync::PoisonError;
@@ -9,22 +10,18 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::connect::supported_modern;
-use super::engine::{modern_meta, Speaking};
 use super::error::ClientError;
 use super::options::RequestOptions;
+use super::rounds::{input_round, Step};
 use super::tool_headers::{annotated, headers_for};
 use super::wire::Kind;
 use super::Client;
 use crate::protocol::{
-    CallToolResult, ErrorCode, GetPromptResult, Prompt, Resource, ResourceContents,
-    ResourceTemplate, Tool,
+    CallToolResult, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
 };
 
 /// Pages a listing may take before the client gives up.
 const MAX_PAGES: usize = 1000;
-/// `input_required` rounds one request may take.
-const MAX_INPUT_ROUNDS: usize = 16;
 
 impl Client {
     /// Sends request `method` with `params` (an object, or `null` for
@@ -65,31 +62,16 @@ impl Client {
     pub(crate) async fn request_raw(
         &self,
         method: &str,
-        mut params: Map<String, Value>,
+        params: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<Box<RawValue>, ClientError> {
-        let mut retried_version = false;
-        let mut rounds = 0;
-        loop {
-            let raw = match self.peer.request(method, &params, options).await {
-                Err(ClientError::Rpc(e))
-                    if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0
-                        && self.peer.is_modern()
-                        && !retried_version =>
-                {
-                    let Some(version) = supported_modern(e.data.as_ref()) else {
-                        return Err(ClientError::Rpc(e));
-                    };
-                    retried_version = true;
-                    self.switch_to(&version);
-                    continue;
-                }
-                other => other?,
-            };
+        let modern = self.peer.is_modern();
+        self.drive(method, params, options, |raw| {
             // Legacy results have no resultType, and most modern ones say
             // "complete": read it only when the text names it at all.
-            let named = self.peer.is_modern()
-                && memchr::memmem::find(raw.get().as_bytes(), b"\"resultType\"").is_some();
+            static NAMED: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+                std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
+            let named = modern && NAMED.find(raw.get().as_bytes()).is_some();
             let kind: Kind<'_> = if named {
                 serde_json::from_str(raw.get()).map_err(|e| {
                     ClientError::protocol(format!("{method}: the result is not an object: {e}"))
@@ -97,88 +79,14 @@ impl Client {
             } else {
                 Kind { result_type: None }
             };
-            match kind.result_type.as_deref() {
-                None | Some("complete") => return Ok(raw),
-                Some("input_required") if self.peer.is_modern() => {
-                    rounds += 1;
-                    if rounds > MAX_INPUT_ROUNDS {
-                        return Err(ClientError::protocol(format!(
-                            "{method} still asks for input after {MAX_INPUT_ROUNDS} rounds"
-                        )));
-                    }
-                    let result: Value =
-                        serde_json::from_str(raw.get()).map_err(ClientError::protocol)?;
-                    self.fulfil(&mut params, result, options).await?;
-                }
-                Some(other) => {
-                    return Err(ClientError::protocol(format!(
-                        "{method} answered resultType {other:?}, which this client does not know"
-                    )))
-                }
-            }
-        }
-    }
-
-    /// Speaks stateless `version` from now on.
-    fn switch_to(&self, version: &str) {
-        let speaking = self.peer.speaking();
-        let meta = speaking.modern_meta.map(|mut meta| {
-            meta.insert(
-                crate::protocol::meta::meta_keys::PROTOCOL_VERSION.into(),
-                Value::String(version.into()),
-            );
-            meta
-        });
-        let meta = meta.unwrap_or_else(|| modern_meta(version, &Map::new(), &Value::Null));
-        self.peer.speak(Speaking::modern(version, meta));
-    }
-
-    /// Answers the entries of an `input_required` result and sets the
-    /// retry's `inputResponses` and `requestState` in `params`.
-    async fn fulfil(
-        &self,
-        params: &mut Map<String, Value>,
-        result: Value,
-        options: &RequestOptions,
-    ) -> Result<(), ClientError> {
-        let handlers = options.handlers.as_ref().unwrap_or(&self.peer.handlers);
-        let Value::Object(mut result) = result else {
-            return Err(ClientError::protocol(
-                "an input_required result that is not an object",
-            ));
-        };
-        let requests = match result.remove("inputRequests") {
-            Some(Value::Object(requests)) => requests,
-            None => Map::new(),
-            Some(_) => return Err(ClientError::protocol("inputRequests is not an object")),
-        };
-        let mut responses = Map::new();
-        for (key, request) in requests {
-            let method = request
-                .get("method")
-                .and_then(Value::as_str)
-                .ok_or_else(|| {
-                    ClientError::protocol(format!("input request {key:?} has no method"))
-                })?;
-            if !handlers.answers(method) {
-                return Err(ClientError::protocol(format!(
-                    "the server asks for {method}, which this client does not answer"
-                )));
-            }
-            let request_params = request.get("params").cloned().unwrap_or_else(|| json!({}));
-            let answer = handlers
-                .answer(method, request_params)
-                .await
-                .map_err(ClientError::Rpc)?;
-            responses.insert(key, answer);
-        }
-        params.insert("inputResponses".into(), Value::Object(responses));
-        // The state goes back exactly as it came, or not at all.
-        match result.remove("requestState") {
-            Some(state) => params.insert("requestState".into(), state),
-            None => params.remove("requestState"),
-        };
-        Ok(())
+            Ok(
+                match input_round(method, modern, kind.result_type.as_deref(), &raw)? {
+                    Some(round) => Step::Input(round),
+                    None => Step::Done(raw),
+                },
+            )
+        })
+        .await
     }
 
     /// Sends notification `method` with `params`.

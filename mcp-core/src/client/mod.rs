@@ -52,6 +52,7 @@ mod calls;
 mod connect;
 mod engine;
 mod error;
+mod forward;
 mod handlers;
 mod link;
 #[cfg(feature = "client-oauth")]
@@ -59,6 +60,7 @@ mod link;
 pub mod oauth;
 mod options;
 pub mod proxy;
+mod rounds;
 mod tool_headers;
 mod wire;
 

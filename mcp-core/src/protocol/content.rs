@@ -1,13 +1,20 @@
 //! Content blocks carried by tool results and prompt messages.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::common::Annotations;
 use super::resources::ResourceContents;
 
 /// One block of content: text, image, audio, a resource link or an embedded resource.
+///
+/// [`Content::Raw`] is a block kept as the JSON it arrived in (a proxied
+/// backend's result, forwarded intact); it is written back byte for byte
+/// and never produced by deserializing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// The derived impls are wrapped below so that `Raw` is written verbatim.
+#[serde(remote = "Self")]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
     /// Plain text.
@@ -62,6 +69,65 @@ pub enum Content {
         #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
         meta: Option<Map<String, Value>>,
     },
+    /// A block as received, not parsed (see [`RawContent`]).
+    #[serde(skip)]
+    Raw(RawContent),
+}
+
+/// A content block kept as JSON text: what a proxy forwards without
+/// parsing it into a typed [`Content`] and writing it again.
+#[derive(Debug, Clone)]
+pub struct RawContent(Box<RawValue>);
+
+impl RawContent {
+    /// Keeps `raw` as a block.
+    ///
+    /// # Errors
+    /// `raw` is not a JSON object (every content block is one).
+    pub fn new(raw: Box<RawValue>) -> Result<Self, String> {
+        if raw.get().trim_start().starts_with('{') {
+            Ok(Self(raw))
+        } else {
+            Err(format!(
+                "a content block must be an object, not {}",
+                raw.get()
+            ))
+        }
+    }
+
+    /// The block's JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The block parsed into its typed form.
+    ///
+    /// # Errors
+    /// The block is not a content block this crate knows.
+    pub fn parse(&self) -> Result<Content, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+}
+
+impl PartialEq for RawContent {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Raw(raw) => raw.0.serialize(serializer),
+            typed => Content::serialize(typed, serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Content::deserialize(deserializer)
+    }
 }
 
 impl Content {
@@ -108,7 +174,8 @@ impl Content {
         }
     }
 
-    /// The text of a text block.
+    /// The text of a text block (`None` for a [`Raw`](Self::Raw) block:
+    /// [`RawContent::parse`] it first).
     pub fn as_text(&self) -> Option<&str> {
         match self {
             Self::Text { text, .. } => Some(text),
@@ -127,6 +194,55 @@ impl Content {
                     + resource.blob.as_ref().map_or(0, String::len)
             }
             Self::ResourceLink(_) => 0,
+            Self::Raw(raw) => raw.get().len(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn raw(text: &str) -> RawContent {
+        let value = RawValue::from_string(text.to_owned()).expect("JSON");
+        RawContent::new(value).expect("an object")
+    }
+
+    #[test]
+    fn a_raw_block_is_written_back_byte_for_byte() {
+        // Key order, spacing and an unknown member survive.
+        let text = r#"{"text":"hi \u00e9", "type":"text","x-extra":[1, 2]}"#;
+        let block = Content::Raw(raw(text));
+        assert_eq!(serde_json::to_string(&block).expect("serialize"), text);
+        let list = serde_json::to_string(&vec![block, Content::text("b")]).expect("serialize");
+        assert_eq!(list, format!(r#"[{text},{{"type":"text","text":"b"}}]"#));
+    }
+
+    #[test]
+    fn typed_blocks_keep_their_wire_form_and_raw_blocks_parse_into_them() {
+        let typed = Content::text("hi");
+        let wire = serde_json::to_value(&typed).expect("serialize");
+        assert_eq!(wire, json!({"type": "text", "text": "hi"}));
+        let back: Content = serde_json::from_value(wire).expect("deserialize");
+        assert_eq!(back, typed);
+        assert_eq!(
+            raw(r#"{"type":"text","text":"hi"}"#)
+                .parse()
+                .expect("parse"),
+            typed
+        );
+        assert!(raw(r#"{"type":"nope"}"#).parse().is_err());
+        let result = crate::protocol::CallToolResult::new(vec![
+            Content::Raw(raw(r#"{"type":"text","text":"a"}"#)),
+            Content::text("b"),
+        ]);
+        assert_eq!(result.text_content(), "ab", "raw text blocks count");
+    }
+
+    #[test]
+    fn a_block_that_is_not_an_object_is_refused() {
+        let value = RawValue::from_string("[1]".to_owned()).expect("JSON");
+        assert!(RawContent::new(value).is_err());
     }
 }

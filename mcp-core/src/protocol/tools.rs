@@ -111,8 +111,20 @@ impl CallToolResult {
         self.is_error == Some(true)
     }
 
-    /// The concatenated text of all text blocks.
+    /// The concatenated text of all text blocks ([`Content::Raw`] blocks
+    /// are parsed for it).
     pub fn text_content(&self) -> String {
-        self.content.iter().filter_map(Content::as_text).collect()
+        let mut out = String::new();
+        for block in &self.content {
+            match block {
+                Content::Raw(raw) => {
+                    if let Ok(Content::Text { text, .. }) = raw.parse() {
+                        out.push_str(&text);
+                    }
+                }
+                typed => out.push_str(typed.as_text().unwrap_or_default()),
+            }
+        }
+        out
     }
 }

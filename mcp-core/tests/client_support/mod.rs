@@ -106,9 +106,14 @@ pub fn handlers() -> Handlers {
     })
 }
 
-/// The first text block of a result.
+/// The first text block of a result (a proxied result called in
+/// process keeps its blocks raw: they are parsed here).
 pub fn text(result: &CallToolResult) -> String {
-    match result.content.first() {
+    let first = match result.content.first() {
+        Some(mcp_core::Content::Raw(raw)) => raw.parse().ok(),
+        other => other.cloned(),
+    };
+    match &first {
         Some(mcp_core::Content::Text { text, .. }) => text.clone(),
         other => panic!("a text block, got {other:?}"),
     }

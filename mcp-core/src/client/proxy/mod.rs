@@ -5,8 +5,10 @@
 //! through its interceptors.
 //!
 //! What a forwarded call keeps:
-//! - its result, intact (no sealing, no rewriting), and the backend's
-//!   JSON-RPC errors as JSON-RPC errors;
+//! - its result, intact (no sealing, no rewriting: its content blocks
+//!   are forwarded as the JSON they came in, [`Content::Raw`], and only
+//!   the backend's own `serverInfo` is left out of its `_meta`), and the
+//!   backend's JSON-RPC errors as JSON-RPC errors;
 //! - progress, forwarded to our caller when our caller asked for it;
 //! - cancellation: our caller's cancel drops the forwarded call, which
 //!   cancels it on the backend;
@@ -26,10 +28,15 @@
 //! OAuth-configured `ClientBuilder` gets that flow's token, never our
 //! caller's, whatever the option says); `Mcp-*`, `Last-Event-ID`
 //! and hop-by-hop headers never; our caller's `_meta` is never copied.
-//! A backend that is down fails the call with a tool error naming it,
-//! and the next call reconnects. Every forwarded tool is marked in its
-//! `_meta` ([`PROXIED_META`]) so interceptors and listings can tell.
+//! A backend that is down (or, legacy, no longer knows our session) fails
+//! the call with a tool error naming it, and the next call reconnects.
+//! Listings are cached and refreshed by [`Remote::sync_tools`]. Every
+//! forwarded tool is marked in its `_meta` ([`PROXIED_META`]) so
+//! interceptors and listings can tell.
+//!
+//! [`Content::Raw`]: crate::protocol::Content::Raw
 
+mod prompts_resources;
 mod sync;
 
 pub use sync::DEFAULT_LISTING_TTL;
@@ -44,11 +51,8 @@ use super::handlers::{Answer, Handlers};
 use super::options::{ClientBuilder, Progress, RequestOptions};
 use super::{Client, ClientError};
 use crate::context::{InputRequest, InvokeContext};
-use crate::protocol::{CallToolResult, Prompt, Resource, ResourceTemplate, Tool};
-use crate::{
-    BoxFuture, McpPromptDef, McpResourceDef, McpServer, McpServerBuilder, McpToolDef, PromptArgs,
-    ResourceRequest,
-};
+use crate::protocol::{CallToolResult, Tool};
+use crate::{BoxFuture, McpServer, McpServerBuilder, McpToolDef};
 
 /// The `_meta` key marking a forwarded tool: `{"remote": <label>}`.
 pub const PROXIED_META: &str = "mcp-core/proxied";
@@ -143,10 +147,14 @@ struct Inner {
     options: ProxyOptions,
     client: Mutex<Option<Arc<Client>>>,
     connecting: tokio::sync::Mutex<()>,
-    /// Signalled when the backend says its tool list changed.
+    /// Signalled when the backend says one of its lists changed.
     tools_changed: Arc<tokio::sync::Notify>,
     /// The tool listing forwarders were last made from.
     tools: Mutex<Vec<Tool>>,
+    /// The resource, template and prompt listings, as last fetched.
+    listings: Mutex<sync::Listings>,
+    /// Bumped whenever a refresh finds those listings changed.
+    listings_version: tokio::sync::watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -192,7 +200,7 @@ impl Remote {
         let signal = Arc::clone(&tools_changed);
         let user = handlers.notification.take();
         handlers.notification = Some(Arc::new(move |method: &str, params: &Value| {
-            if method == "notifications/tools/list_changed" {
+            if sync::LIST_CHANGED.contains(&method) {
                 signal.notify_one();
             }
             if let Some(user) = &user {
@@ -211,6 +219,8 @@ impl Remote {
             connecting: tokio::sync::Mutex::new(()),
             tools_changed,
             tools: Mutex::new(Vec::new()),
+            listings: Mutex::new(sync::Listings::default()),
+            listings_version: tokio::sync::watch::Sender::new(0),
         }));
         remote.client().await?;
         Ok(remote)
@@ -315,19 +325,21 @@ impl Remote {
             }
             *self.0.tools.lock().unwrap_or_else(PoisonError::into_inner) = tools;
         }
-        if caps.get("resources").is_some() {
-            for resource in client.list_resources().await? {
-                builder = builder.resource(self.forward_resource(resource));
-            }
-            for template in client.list_resource_templates().await? {
-                builder = builder.resource(self.forward_template(template));
-            }
+        let listings = sync::Listings::fetch(&client).await?;
+        for resource in &listings.resources {
+            builder = builder.resource(self.forward_resource(resource.clone()));
         }
-        if caps.get("prompts").is_some() {
-            for prompt in client.list_prompts().await? {
-                builder = builder.prompt(self.forward_prompt(prompt));
-            }
+        for template in &listings.templates {
+            builder = builder.resource(self.forward_template(template.clone()));
         }
+        for prompt in &listings.prompts {
+            builder = builder.prompt(self.forward_prompt(prompt.clone()));
+        }
+        *self
+            .0
+            .listings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = listings;
         Ok(builder)
     }
 
@@ -335,7 +347,7 @@ impl Remote {
     /// schemas and annotations, marked with [`PROXIED_META`].
     pub fn forward_tool(&self, tool: Tool) -> McpToolDef {
         let remote = self.clone();
-        let name = tool.name.clone();
+        let name: Arc<str> = Arc::from(tool.name.as_str());
         let mut meta = tool.meta.clone().unwrap_or_default();
         meta.insert(PROXIED_META.into(), json!({ "remote": self.0.label }));
         let mut def = McpToolDef::new(
@@ -344,7 +356,7 @@ impl Remote {
             Value::Object(tool.input_schema.clone()),
             move |args: Map<String, Value>, ctx: InvokeContext| {
                 let remote = remote.clone();
-                let name = name.clone();
+                let name = Arc::clone(&name);
                 async move { remote.call_tool(&name, args, ctx).await }
             },
         )
@@ -375,33 +387,35 @@ impl Remote {
             Ok(c) => c,
             Err(e) => return self.unavailable(&e),
         };
-        let (progress_tx, mut progress_rx) = mpsc::channel::<Progress>(32);
         let mut options = self.options_for(&ctx);
-        if ctx.progress().is_some() {
+        let outcome = if ctx.progress().is_some() {
+            let (progress_tx, mut progress_rx) = mpsc::channel::<Progress>(32);
             // Lossy by design: a caller that reads slowly skips steps.
             options = options.progress(move |p| {
                 let _ = progress_tx.try_send(p);
             });
-        }
-        let call = client.call_tool_with(name, Value::Object(args), &options);
-        tokio::pin!(call);
-        let outcome = loop {
-            tokio::select! {
-                outcome = &mut call => break outcome,
-                Some(p) = progress_rx.recv() => {
-                    ctx.report_progress(p.progress, p.total, p.message.as_deref()).await;
+            let call = client.forward_tool_call(name, args, &options);
+            tokio::pin!(call);
+            loop {
+                tokio::select! {
+                    outcome = &mut call => break outcome,
+                    Some(p) = progress_rx.recv() => {
+                        ctx.report_progress(p.progress, p.total, p.message.as_deref()).await;
+                    }
                 }
             }
+        } else {
+            client.forward_tool_call(name, args, &options).await
         };
         match outcome {
             Ok(result) => result,
+            Err(e) if backend_lost(&client, &e) => {
+                self.drop_client(&client);
+                self.unavailable(&e)
+            }
             Err(ClientError::Rpc(e)) => {
                 let e = ctx.fail(e).await;
                 CallToolResult::error(e.message)
-            }
-            Err(e @ (ClientError::Closed | ClientError::Transport(_))) => {
-                self.drop_client(&client);
-                self.unavailable(&e)
             }
             Err(e) => CallToolResult::error(format!("{} ({}): {e}", name, self.0.label)),
         }
@@ -431,126 +445,23 @@ impl Remote {
         }
         options.cancel(ctx.cancel_token().clone())
     }
+}
 
-    /// A forwarder for the backend's resource.
-    pub fn forward_resource(&self, resource: Resource) -> McpResourceDef {
-        let remote = self.clone();
-        let mut def = McpResourceDef::new(
-            resource.uri.clone(),
-            resource.name.clone(),
-            move |req: ResourceRequest, ctx: InvokeContext| {
-                let remote = remote.clone();
-                async move { remote.read(&req.uri, &ctx).await }
-            },
-        );
-        if let Some(d) = resource.description {
-            def = def.with_description(d);
+/// True when `e` means the connection to the backend is gone: the
+/// transport failed or closed, or a legacy backend no longer knows our
+/// session (after a restart). A server answering HTTP 404 for an unknown
+/// session with a JSON-RPC error body reaches the client as that error
+/// (`-32600` from this crate's server, `-32001` from the TypeScript
+/// SDK's), so that is recognised here by code and wording.
+fn backend_lost(client: &Client, e: &ClientError) -> bool {
+    match e {
+        ClientError::Closed | ClientError::Transport(_) => true,
+        ClientError::Rpc(e) => {
+            !client.is_modern()
+                && matches!(e.code, -32600 | -32001)
+                && e.message.to_ascii_lowercase().contains("session")
         }
-        if let Some(m) = resource.mime_type {
-            def = def.with_mime_type(m);
-        }
-        if let Some(t) = resource.title {
-            def = def.with_title(t);
-        }
-        def
-    }
-
-    /// A forwarder for the backend's resource template.
-    pub fn forward_template(&self, template: ResourceTemplate) -> McpResourceDef {
-        let remote = self.clone();
-        let mut def = McpResourceDef::template(
-            template.uri_template.clone(),
-            template.name.clone(),
-            move |req: ResourceRequest, ctx: InvokeContext| {
-                let remote = remote.clone();
-                async move { remote.read(&req.uri, &ctx).await }
-            },
-        );
-        if let Some(d) = template.description {
-            def = def.with_description(d);
-        }
-        if let Some(m) = template.mime_type {
-            def = def.with_mime_type(m);
-        }
-        def
-    }
-
-    async fn read(
-        &self,
-        uri: &str,
-        ctx: &InvokeContext,
-    ) -> Result<Vec<crate::protocol::ResourceContents>, crate::ErrorObject> {
-        let client = self.client().await.map_err(|e| self.error(&e))?;
-        let options = self.options_for(ctx);
-        match client
-            .request("resources/read", json!({ "uri": uri }), &options)
-            .await
-        {
-            Ok(mut result) => {
-                let contents = result
-                    .get_mut("contents")
-                    .map(Value::take)
-                    .unwrap_or(Value::Null);
-                serde_json::from_value(contents).map_err(|e| self.error(&ClientError::protocol(e)))
-            }
-            Err(ClientError::Rpc(e)) => Err(e),
-            Err(e) => {
-                self.drop_client(&client);
-                Err(self.error(&e))
-            }
-        }
-    }
-
-    /// A forwarder for the backend's prompt.
-    pub fn forward_prompt(&self, prompt: Prompt) -> McpPromptDef {
-        let remote = self.clone();
-        let name = prompt.name.clone();
-        let mut def = McpPromptDef::new(
-            prompt.name.clone(),
-            move |args: PromptArgs, ctx: InvokeContext| {
-                let remote = remote.clone();
-                let name = name.clone();
-                async move {
-                    let client = remote.client().await.map_err(|e| remote.error(&e))?;
-                    let arguments: Map<String, Value> = args
-                        .into_iter()
-                        .map(|(k, v)| (k, Value::String(v)))
-                        .collect();
-                    let options = remote.options_for(&ctx);
-                    let result = client
-                        .request(
-                            "prompts/get",
-                            json!({"name": name, "arguments": arguments}),
-                            &options,
-                        )
-                        .await
-                        .map_err(|e| match e {
-                            ClientError::Rpc(e) => e,
-                            other => remote.error(&other),
-                        })?;
-                    let mut result = result;
-                    if let Value::Object(m) = &mut result {
-                        m.remove("resultType");
-                    }
-                    serde_json::from_value::<crate::protocol::GetPromptResult>(result)
-                        .map_err(|e| remote.error(&ClientError::protocol(e)))
-                }
-            },
-        );
-        if let Some(d) = prompt.description {
-            def = def.with_description(d);
-        }
-        if let Some(a) = prompt.arguments {
-            def = def.with_arguments(a);
-        }
-        def
-    }
-
-    fn error(&self, e: &ClientError) -> crate::ErrorObject {
-        crate::ErrorObject::new(
-            crate::ErrorCode::INTERNAL_ERROR,
-            format!("backend {}: {e}", self.0.label),
-        )
+        _ => false,
     }
 }
 

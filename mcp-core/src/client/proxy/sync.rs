@@ -1,18 +1,57 @@
-//! Keeping a live catalog in step with a backend's tools: on the
-//! backend's `notifications/tools/list_changed` (a legacy session, or a
-//! 2026-07-28 `subscriptions/listen`) and after every TTL, the listing is
-//! fetched again and the forwarders added, replaced or removed.
+//! Keeping in step with a backend's listings: on the backend's
+//! `notifications/{tools,resources,prompts}/list_changed` (a legacy
+//! session, or a 2026-07-28 `subscriptions/listen`) and after every TTL,
+//! the listings are fetched again. Tool forwarders are added, replaced or
+//! removed in the live catalog; the resource, template and prompt
+//! listings are cached on the [`Remote`] and each change is announced on
+//! [`Remote::listings_changed`].
 
 use std::collections::HashMap;
 use std::sync::PoisonError;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::Remote;
+use crate::client::Client;
 use crate::client::{ClientError, RequestOptions};
-use crate::protocol::Tool;
+use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 use crate::McpServer;
+
+/// The backend notifications that start a refresh.
+pub(super) const LIST_CHANGED: [&str; 3] = [
+    "notifications/tools/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/prompts/list_changed",
+];
+
+/// A backend's resources, resource templates and prompts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Listings {
+    pub(super) resources: Vec<Resource>,
+    pub(super) templates: Vec<ResourceTemplate>,
+    pub(super) prompts: Vec<Prompt>,
+}
+
+impl Listings {
+    /// Lists what the backend's capabilities say it has.
+    pub(super) async fn fetch(client: &Client) -> Result<Self, ClientError> {
+        let offers = |kind: &str| {
+            client
+                .server_capabilities()
+                .is_some_and(|c| c.get(kind).is_some())
+        };
+        let mut listings = Self::default();
+        if offers("resources") {
+            listings.resources = client.list_resources().await?;
+            listings.templates = client.list_resource_templates().await?;
+        }
+        if offers("prompts") {
+            listings.prompts = client.list_prompts().await?;
+        }
+        Ok(listings)
+    }
+}
 
 /// How long a backend listing is trusted without a change notification.
 pub const DEFAULT_LISTING_TTL: Duration = Duration::from_secs(300);
@@ -27,12 +66,49 @@ impl Drop for AbortOnDrop {
 }
 
 impl Remote {
+    /// The backend's resources as last listed (by
+    /// [`builder`](Self::builder) or a [`sync_tools`](Self::sync_tools)
+    /// refresh).
+    pub fn listed_resources(&self) -> Vec<Resource> {
+        self.listings().resources
+    }
+
+    /// The backend's resource templates as last listed.
+    pub fn listed_resource_templates(&self) -> Vec<ResourceTemplate> {
+        self.listings().templates
+    }
+
+    /// The backend's prompts as last listed.
+    pub fn listed_prompts(&self) -> Vec<Prompt> {
+        self.listings().prompts
+    }
+
+    fn listings(&self) -> Listings {
+        self.0
+            .listings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// A counter bumped each time a [`sync_tools`](Self::sync_tools)
+    /// refresh finds the backend's resources, templates or prompts
+    /// changed (read them with [`listed_resources`](Self::listed_resources)
+    /// and the like). A server's resources and prompts are fixed when it
+    /// is built, so this is where a deployment learns to rebuild it (or
+    /// forward them another way).
+    pub fn listings_changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.0.listings_version.subscribe()
+    }
+
     /// Keeps `server`'s tools (it must be built with
     /// [`live_tools`](crate::McpServerBuilder::live_tools)) in step with the
     /// backend's: the forwarders [`builder`](Self::builder) made (renamed
     /// `prefix_name` when mounted under `prefix`) are replaced, added or
     /// removed whenever the backend's listing changes, checked on its
-    /// change notifications and at least every `ttl`. Runs until the
+    /// change notifications and at least every `ttl`; the resource,
+    /// template and prompt listings are refreshed at the same times (see
+    /// [`listings_changed`](Self::listings_changed)). Runs until the
     /// returned task is aborted.
     pub fn sync_tools(
         &self,
@@ -52,7 +128,10 @@ impl Remote {
                     () = remote.0.tools_changed.notified() => {}
                     () = tokio::time::sleep(ttl) => {}
                 }
-                if let Err(e) = remote.refresh(&server, prefix.as_deref()).await {
+                if let Err(e) = remote
+                    .refresh_with_reconnect(&server, prefix.as_deref())
+                    .await
+                {
                     tracing::warn!(target: "mcp_core::client", "refreshing the tools of {}: {e}", remote.label());
                 }
             }
@@ -60,28 +139,77 @@ impl Remote {
     }
 
     /// On 2026-07-28 a backend tells of changes only on a listen: hold one
-    /// open while the backend offers `tools.listChanged`.
+    /// open for the lists whose changes the backend offers to announce.
     async fn listen_for_changes(&self) -> Option<tokio::task::JoinHandle<()>> {
         let client = self.client().await.ok()?;
-        let offers = client
-            .server_capabilities()
-            .and_then(|c| c.get("tools"))
-            .and_then(|t| t.get("listChanged"))
-            .and_then(Value::as_bool)
-            == Some(true);
-        if !client.is_modern() || !offers {
+        let offers = |kind: &str| {
+            client
+                .server_capabilities()
+                .and_then(|c| c.get(kind))
+                .and_then(|t| t.get("listChanged"))
+                .and_then(Value::as_bool)
+                == Some(true)
+        };
+        let mut wanted = serde_json::Map::new();
+        for (kind, key) in [
+            ("tools", "toolsListChanged"),
+            ("resources", "resourcesListChanged"),
+            ("prompts", "promptsListChanged"),
+        ] {
+            if offers(kind) {
+                wanted.insert(key.into(), Value::Bool(true));
+            }
+        }
+        if !client.is_modern() || wanted.is_empty() {
             return None;
         }
         Some(tokio::spawn(async move {
             let _ = client
-                .listen(json!({"toolsListChanged": true}), &RequestOptions::new())
+                .listen(Value::Object(wanted), &RequestOptions::new())
                 .await;
         }))
+    }
+
+    /// [`refresh`](Self::refresh); a backend that went away is forgotten,
+    /// so the next refresh (or call) reconnects.
+    async fn refresh_with_reconnect(
+        &self,
+        server: &McpServer,
+        prefix: Option<&str>,
+    ) -> Result<(), ClientError> {
+        let client = self.client().await?;
+        let outcome = self.refresh(server, prefix).await;
+        if let Err(e) = &outcome {
+            if super::backend_lost(&client, e) {
+                self.drop_client(&client);
+            }
+        }
+        outcome
     }
 
     /// Lists the backend's tools and applies the difference to `server`.
     async fn refresh(&self, server: &McpServer, prefix: Option<&str>) -> Result<(), ClientError> {
         let client = self.client().await?;
+        let listings = Listings::fetch(&client).await?;
+        let changed = {
+            let mut known = self
+                .0
+                .listings
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let changed = *known != listings;
+            *known = listings;
+            changed
+        };
+        if changed {
+            self.0.listings_version.send_modify(|v| *v += 1);
+        }
+        let offers_tools = client
+            .server_capabilities()
+            .is_some_and(|c| c.get("tools").is_some());
+        if !offers_tools {
+            return Ok(());
+        }
         let fresh = client.list_tools().await?;
         let old: HashMap<String, Tool> = {
             let mut known = self.0.tools.lock().unwrap_or_else(PoisonError::into_inner);
