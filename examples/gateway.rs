@@ -41,8 +41,8 @@ use mcp_core::client::proxy::{ProxyOptions, Target};
 use mcp_core::client::ClientBuilder;
 use mcp_core::intercept::{Answer, Hook, Interceptor, Next, Outcome, Request, Trace};
 use mcp_core::{
-    mcp_resource, mcp_tool, CallToolResult, Content, IntoToolResult, Json, McpServer, McpToolDef,
-    State, StdioOptions,
+    mcp_resource, mcp_tool, CallToolResult, Content, IntoToolResult, InvokeContext, Json,
+    McpServer, McpToolDef, State, StdioOptions,
 };
 use serde_json::{json, Map, Value};
 
@@ -103,6 +103,9 @@ async fn task_close(#[arg(description = "The task id")] id: u32) -> CallToolResu
     Json(json!({ "closed": id })).into_tool_result()
 }
 
+/// The toolsets' names.
+const TOOLSETS: [&str; 3] = ["core", "projects", "tasks"];
+
 /// The toolsets, by name.
 fn toolset(name: &str) -> Option<Vec<McpToolDef>> {
     Some(match name {
@@ -111,6 +114,33 @@ fn toolset(name: &str) -> Option<Vec<McpToolDef>> {
         "tasks" => vec![task_close::tool()],
         _ => return None,
     })
+}
+
+/// The meta-tool `enable_toolset {"name": …}`: adds a toolset's tools to
+/// the live catalog (those already there are left as they are).
+fn enable_toolset(server: Arc<std::sync::OnceLock<McpServer>>) -> McpToolDef {
+    McpToolDef::new(
+        "enable_toolset",
+        "Adds the tools of a toolset (core, projects or tasks) to this server",
+        json!({"type": "object", "properties": {"name": {"type": "string",
+            "enum": TOOLSETS}}, "required": ["name"]}),
+        move |args: serde_json::Map<String, Value>, _ctx: InvokeContext| {
+            let server = server.get().cloned();
+            async move {
+                let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
+                let (Some(server), Some(tools)) = (server, toolset(name)) else {
+                    return app_error("NOT_FOUND", &format!("no toolset {name:?}"), false);
+                };
+                let mut added = 0;
+                for tool in tools {
+                    if server.add_tool(tool).await.is_ok() {
+                        added += 1;
+                    }
+                }
+                Json(json!({ "toolset": name, "added": added })).into_tool_result()
+            }
+        },
+    )
 }
 
 // ---- 1. instrument: counters per tool ------------------------------------
@@ -345,14 +375,23 @@ async fn serve(
     role: String,
     rest: Vec<String>,
 ) -> std::io::Result<()> {
-    let read_only: HashSet<String> = tools
+    // Over every toolset, enabled now or later by `enable_toolset`.
+    let read_only: HashSet<String> = TOOLSETS
         .iter()
+        .filter_map(|name| toolset(name))
+        .flatten()
         .filter(|t| t.tool().annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true))
         .map(|t| t.tool().name.clone())
         .collect();
     let metrics = Arc::new(Metrics::default());
+    // The meta-tool reaches the server it is part of once that is built.
+    let this: Arc<std::sync::OnceLock<McpServer>> = Arc::default();
     let mut builder = McpServer::builder()
         .server_info("gateway", VERSION)
+        // Live: `enable_toolset` adds tools while serving, and legacy
+        // clients are told (`notifications/tools/list_changed`).
+        .live_tools()
+        .tool(enable_toolset(Arc::clone(&this)))
         .state(Projects::default())
         .state(Arc::clone(&metrics))
         .resource(metrics::resource())
@@ -391,12 +430,9 @@ async fn serve(
         .interceptor(Access { read_only })
         .build()
         .map_err(std::io::Error::other)?;
+    let _ = this.set(server.clone());
     // Logs (the request spans) on stderr, filtered by RUST_LOG.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
+    common::init_tracing();
     // The stdio caller has one role; over HTTP each request names its own.
     let stdio = StdioOptions::default().principal(role);
     common::serve_args(server, stdio, rest, |options| {

@@ -10,6 +10,12 @@ async fn echo(#[arg(description = "The text to echo")] text: String) -> String {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    // The library's diagnostics on stderr, filtered by RUST_LOG (stdout is
+    // the protocol stream).
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let server = McpServer::builder()
         .server_info("hello", "1.0.0")
         .tool(echo::tool())

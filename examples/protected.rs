@@ -130,6 +130,12 @@ fn args() -> Result<Args, String> {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    // Token checks and fetch failures are logged through tracing: on
+    // stderr, filtered by RUST_LOG.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let args = args().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     // The resource URI names the port: pick a free one first when asked for 0.
     let port = match args.port {

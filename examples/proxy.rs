@@ -87,9 +87,9 @@ fn main() -> std::io::Result<()> {
     }
     let runtime = common::runtime_for(&rest)?;
     runtime.block_on(async move {
-        // Live: each backend's tool changes reach our clients.
+        // Live: each backend's tool, resource and prompt changes reach our clients.
         let mut builder = McpServer::builder()
-            .live_tools()
+            .live_catalog()
             .server_info("proxy", env!("CARGO_PKG_VERSION"))
             .instructions("A proxy: each backend's tools are prefixed with its name.");
         let mut mounted = Vec::new();
@@ -103,7 +103,7 @@ fn main() -> std::io::Result<()> {
             if no_prefix {
                 // One backend served under its own names (the benchmark's
                 // proxied echo): its builder is the whole server.
-                builder = child.live_tools();
+                builder = child.live_catalog();
                 mounted.push((name, remote));
                 break;
             }
@@ -115,7 +115,9 @@ fn main() -> std::io::Result<()> {
         let _syncs: Vec<_> = mounted
             .into_iter()
             .map(|(name, remote)| {
-                remote.sync_tools(server.clone(), Some(name), DEFAULT_LISTING_TTL)
+                // Under its own names with --no-prefix, else prefixed.
+                let prefix = (!no_prefix).then_some(name);
+                remote.sync_tools(server.clone(), prefix, DEFAULT_LISTING_TTL)
             })
             .collect();
         common::serve_args(server, StdioOptions::default(), rest, |o| o).await

@@ -75,6 +75,19 @@ fn decode_hex(hex: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// Installs a `tracing` subscriber writing to stderr (stdout may be the
+/// stdio protocol stream), filtered by `RUST_LOG` (e.g. `RUST_LOG=info`
+/// for a line per request with the `Trace` interceptor, `mcp_core=debug`
+/// for the library's own diagnostics; errors only when unset). Called by
+/// [`serve_args`] (so by every `run` and `serve`); a second call changes nothing.
+pub fn init_tracing() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
 /// Builds a runtime suited to the transport the command line picks and
 /// serves on it: a single-threaded runtime for stdio (one connection: no
 /// cross-thread hand-offs), a multi-threaded one for HTTP.
@@ -125,6 +138,7 @@ pub async fn serve_args(
     args: Vec<String>,
     http_options: impl FnOnce(HttpOptions) -> HttpOptions,
 ) -> std::io::Result<()> {
+    init_tracing();
     let mut http = None;
     let mut stateless = false;
     let mut i = 0;

@@ -274,3 +274,55 @@ fn trace_emits_a_span_and_an_outcome_per_request() {
         ]
     );
 }
+
+/// `RateLimit` counts calls started per window: past a principal's or a
+/// tool's budget a call is a tool error saying when to retry, other
+/// principals and tools keep theirs, and the budget comes back with time
+/// (the clock is tokio's, paused here).
+#[tokio::test(start_paused = true)]
+async fn rate_limit_caps_calls_per_window_per_principal_and_per_tool() {
+    use mcp_core::intercept::RateLimit;
+    let tools = Tools::new();
+    let minute = Duration::from_secs(60);
+    let server = tools
+        .builder()
+        .interceptor(
+            RateLimit::new()
+                .per_principal(2, minute)
+                .tool("quick", 3, minute),
+        )
+        .build()
+        .expect("builds");
+    let alice = CallContext::new().with_principal("alice");
+    let bob = CallContext::new().with_principal("bob");
+    for _ in 0..2 {
+        assert_eq!(
+            text(&call(&server, &alice, "quick", json!({})).await),
+            "quick"
+        );
+    }
+    let refused = call(&server, &alice, "quick", json!({})).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(
+        text(&refused).contains("too many calls of yours; try again in 30 s"),
+        "{refused}"
+    );
+    // Bob has his own budget; the tool's (3 a minute) is then spent.
+    assert_eq!(
+        text(&call(&server, &bob, "quick", json!({})).await),
+        "quick"
+    );
+    let refused = call(&server, &bob, "quick", json!({})).await;
+    assert!(
+        text(&refused).contains("too many calls of `quick`"),
+        "{refused}"
+    );
+    // A third of the minute gives the tool one call back, and Alice one.
+    tokio::time::advance(Duration::from_secs(30)).await;
+    assert_eq!(
+        text(&call(&server, &alice, "quick", json!({})).await),
+        "quick"
+    );
+    let refused = call(&server, &alice, "quick", json!({})).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+}

@@ -221,7 +221,7 @@ async fn backend_resources_and_prompts_are_refreshed_after_the_ttl() {
         .await
         .expect("remote");
         let front = McpServer::builder()
-            .live_tools()
+            .live_catalog()
             .mount("remote", remote.builder().await.expect("listing"))
             .build()
             .expect("front");
@@ -264,6 +264,58 @@ async fn backend_resources_and_prompts_are_refreshed_after_the_ttl() {
             ),
             "{backend_era}"
         );
+        // The front's live catalog follows: the new resource is listed and
+        // read through the proxy, the new prompt is listed under the
+        // mount's prefix and answers.
+        let client = mcp_core::testing::TestClient::connect(front.clone())
+            .await
+            .expect("front client");
+        let front_seen = guard("the front's listings", async {
+            loop {
+                let resources = client.request("resources/list", json!({})).await;
+                let prompts = client.request("prompts/list", json!({})).await;
+                let names = |v: &Result<Value, _>, list: &str, key: &str| -> Vec<String> {
+                    v.as_ref()
+                        .ok()
+                        .and_then(|v| v[list].as_array().cloned())
+                        .unwrap_or_default()
+                        .iter()
+                        .filter_map(|e| e[key].as_str().map(str::to_owned))
+                        .collect()
+                };
+                let seen = (
+                    names(&resources, "resources", "uri"),
+                    names(&prompts, "prompts", "name"),
+                );
+                if seen.0.len() == 2 && seen.1.len() == 2 {
+                    return seen;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+        assert_eq!(
+            front_seen,
+            (
+                vec!["a://one".to_owned(), "a://two".to_owned()],
+                vec!["remote_p1".to_owned(), "remote_p2".to_owned()]
+            ),
+            "{backend_era}"
+        );
+        let read = client
+            .request("resources/read", json!({"uri": "a://two"}))
+            .await
+            .expect("read through the proxy");
+        assert_eq!(read["contents"][0]["text"], "text", "{backend_era}");
+        let got = client
+            .request("prompts/get", json!({"name": "remote_p2"}))
+            .await
+            .expect("prompt through the proxy");
+        assert_eq!(
+            got["messages"][0]["content"]["text"], "hello",
+            "{backend_era}"
+        );
+        drop(client);
         // Tools are not offered by this backend: the front has none, and
         // nothing forwarded is marked wrongly.
         assert!(front.list_tools().iter().all(|t| t

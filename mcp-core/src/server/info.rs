@@ -43,10 +43,19 @@ pub(crate) const UNNAMED_WARNING: &str = "mcp-core: warning: this MCP server was
     crate's name and version) or `.server_info(\"name\", \"1.0.0\")`";
 
 /// The info of a server built without any: the framework's own
-/// ([`Implementation::default`]), after one warning per process on stderr
-/// (stdout may be the stdio transport's protocol stream) naming the fix.
+/// ([`Implementation::default`]), after one warning per process naming the
+/// fix: a `tracing` event when a subscriber is installed, else a line on
+/// stderr (stdout may be the stdio transport's protocol stream).
 pub(crate) fn unnamed() -> Implementation {
     static WARNED: Once = Once::new();
-    WARNED.call_once(|| eprintln!("{UNNAMED_WARNING}"));
+    // Through `tracing` when the application installed a subscriber; with
+    // none it would be lost, so it goes straight to stderr.
+    WARNED.call_once(|| {
+        if tracing::dispatcher::has_been_set() {
+            tracing::warn!(target: "mcp_core", "{UNNAMED_WARNING}");
+        } else {
+            eprintln!("{UNNAMED_WARNING}");
+        }
+    });
     Implementation::default()
 }

@@ -108,8 +108,10 @@ impl Remote {
     /// removed whenever the backend's listing changes, checked on its
     /// change notifications and at least every `ttl`; the resource,
     /// template and prompt listings are refreshed at the same times (see
-    /// [`listings_changed`](Self::listings_changed)). Runs until the
-    /// returned task is aborted.
+    /// [`listings_changed`](Self::listings_changed)), and applied to
+    /// `server`'s resources and prompts when those are live too
+    /// ([`live_catalog`](crate::McpServerBuilder::live_catalog)). Runs
+    /// until the returned task is aborted.
     pub fn sync_tools(
         &self,
         server: McpServer,
@@ -120,6 +122,8 @@ impl Remote {
         tokio::spawn(async move {
             // Ends with this task (aborted or not).
             let mut listen: Option<AbortOnDrop> = None;
+            // What `server` serves of the backend's resources and prompts.
+            let mut applied = remote.listings();
             loop {
                 if listen.as_ref().is_none_or(|l| l.0.is_finished()) {
                     listen = remote.listen_for_changes().await.map(AbortOnDrop);
@@ -133,6 +137,13 @@ impl Remote {
                     .await
                 {
                     tracing::warn!(target: "mcp_core::client", "refreshing the tools of {}: {e}", remote.label());
+                }
+                let now = remote.listings();
+                if now != applied {
+                    remote
+                        .apply_listings(&server, prefix.as_deref(), &applied, &now)
+                        .await;
+                    applied = now;
                 }
             }
         })
@@ -185,6 +196,75 @@ impl Remote {
             }
         }
         outcome
+    }
+
+    /// Applies what changed in the backend's resources, templates and
+    /// prompts to the parts of `server` that are live (built with
+    /// [`live_catalog`](crate::McpServerBuilder::live_catalog)): an entry
+    /// gone is removed, a new one added, a changed one replaced. Resource
+    /// URIs stay as they are; prompts are renamed `prefix_name` under a
+    /// prefix, as a mount names them.
+    async fn apply_listings(
+        &self,
+        server: &McpServer,
+        prefix: Option<&str>,
+        before: &Listings,
+        now: &Listings,
+    ) {
+        let local = |name: &str| match prefix {
+            Some(p) => format!("{p}_{name}"),
+            None => name.to_owned(),
+        };
+        let warn = |what: &str, e: &crate::BuildError| {
+            if !matches!(e, crate::BuildError::CatalogNotLive) {
+                tracing::warn!(target: "mcp_core::client", "proxying {what}: {e}");
+            }
+        };
+        for old in &before.resources {
+            if !now.resources.contains(old) {
+                server.remove_resource(&old.uri).await;
+            }
+        }
+        for new in now
+            .resources
+            .iter()
+            .filter(|r| !before.resources.contains(r))
+        {
+            if let Err(e) = server
+                .add_resource(self.forward_resource(new.clone()))
+                .await
+            {
+                warn(&new.uri, &e);
+            }
+        }
+        for old in &before.templates {
+            if !now.templates.contains(old) {
+                server.remove_resource_template(&old.uri_template).await;
+            }
+        }
+        for new in now
+            .templates
+            .iter()
+            .filter(|t| !before.templates.contains(t))
+        {
+            if let Err(e) = server
+                .add_resource(self.forward_template(new.clone()))
+                .await
+            {
+                warn(&new.uri_template, &e);
+            }
+        }
+        for old in &before.prompts {
+            if !now.prompts.contains(old) {
+                server.remove_prompt(&local(&old.name)).await;
+            }
+        }
+        for new in now.prompts.iter().filter(|p| !before.prompts.contains(p)) {
+            let def = self.forward_prompt(new.clone()).renamed(local(&new.name));
+            if let Err(e) = server.add_prompt(def).await {
+                warn(&new.name, &e);
+            }
+        }
     }
 
     /// Lists the backend's tools and applies the difference to `server`.

@@ -74,6 +74,7 @@ mod builtin;
 mod errors;
 #[cfg(feature = "metrics")]
 mod metrics;
+mod rate;
 mod request;
 
 use std::future::Future;
@@ -86,6 +87,7 @@ pub(crate) use self::metrics::count_session;
 pub use self::metrics::{Metrics, DURATION, ERRORS, IN_FLIGHT, MAX_KEYS, REQUESTS, SESSIONS};
 pub use builtin::{ConcurrencyLimit, Timeout, Trace};
 pub use errors::ErrorMapping;
+pub use rate::{RateLimit, MAX_BUCKETS};
 pub use request::{Operation, Request};
 
 pub use super::outcome::{Answer, Listing, Outcome, ToolListing};
