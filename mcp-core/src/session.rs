@@ -167,8 +167,14 @@ impl Session {
     /// in-flight table, since no `notifications/cancelled` can arrive in
     /// it and no other request can reuse the id.
     pub(crate) fn single_request() -> Self {
-        let mut inner = Inner::default();
-        inner.single_request = true;
+        // Not `Inner { single_request: true, ..Default::default() }`: with
+        // the `metrics` feature `Inner` has a `Drop`, which forbids that.
+        #[allow(clippy::field_reassign_with_default)]
+        let inner = {
+            let mut inner = Inner::default();
+            inner.single_request = true;
+            inner
+        };
         Self {
             inner: Arc::new(inner),
         }

@@ -81,8 +81,8 @@ impl McpServerBuilder {
     /// [`intercept`](crate::intercept)). The first one added is the
     /// outermost.
     ///
-    /// A [`Metrics`](crate::intercept::Metrics) interceptor registered here
-    /// also keeps the open sessions gauge (feature `metrics`).
+    /// An `intercept::Metrics` interceptor (feature `metrics`) registered
+    /// here also keeps the open sessions gauge.
     pub fn interceptor<I: super::intercept::Interceptor>(mut self, interceptor: I) -> Self {
         #[cfg(feature = "metrics")]
         {

@@ -220,46 +220,28 @@ impl Remote {
                 tracing::warn!(target: "mcp_core::client", "proxying {what}: {e}");
             }
         };
-        for old in &before.resources {
-            if !now.resources.contains(old) {
-                server.remove_resource(&old.uri).await;
-            }
+        for old in gone(&before.resources, &now.resources) {
+            server.remove_resource(&old.uri).await;
         }
-        for new in now
-            .resources
-            .iter()
-            .filter(|r| !before.resources.contains(r))
-        {
-            if let Err(e) = server
-                .add_resource(self.forward_resource(new.clone()))
-                .await
-            {
+        for new in gone(&now.resources, &before.resources) {
+            let added = server.add_resource(self.forward_resource(new.clone()));
+            if let Err(e) = added.await {
                 warn(&new.uri, &e);
             }
         }
-        for old in &before.templates {
-            if !now.templates.contains(old) {
-                server.remove_resource_template(&old.uri_template).await;
-            }
+        for old in gone(&before.templates, &now.templates) {
+            server.remove_resource_template(&old.uri_template).await;
         }
-        for new in now
-            .templates
-            .iter()
-            .filter(|t| !before.templates.contains(t))
-        {
-            if let Err(e) = server
-                .add_resource(self.forward_template(new.clone()))
-                .await
-            {
+        for new in gone(&now.templates, &before.templates) {
+            let added = server.add_resource(self.forward_template(new.clone()));
+            if let Err(e) = added.await {
                 warn(&new.uri_template, &e);
             }
         }
-        for old in &before.prompts {
-            if !now.prompts.contains(old) {
-                server.remove_prompt(&local(&old.name)).await;
-            }
+        for old in gone(&before.prompts, &now.prompts) {
+            server.remove_prompt(&local(&old.name)).await;
         }
-        for new in now.prompts.iter().filter(|p| !before.prompts.contains(p)) {
+        for new in gone(&now.prompts, &before.prompts) {
             let def = self.forward_prompt(new.clone()).renamed(local(&new.name));
             if let Err(e) = server.add_prompt(def).await {
                 warn(&new.name, &e);
@@ -324,4 +306,10 @@ impl Remote {
         }
         Ok(())
     }
+}
+
+/// The entries of `from` that `to` does not have (a changed entry counts as
+/// gone from one side and new on the other).
+fn gone<'a, T: PartialEq>(from: &'a [T], to: &'a [T]) -> impl Iterator<Item = &'a T> {
+    from.iter().filter(move |e| !to.contains(e))
 }
