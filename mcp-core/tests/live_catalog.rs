@@ -162,3 +162,37 @@ async fn a_2026_listen_that_asks_hears_of_changes_tagged_and_a_listing_is_not_ca
         "{note}"
     );
 }
+
+/// A stdio server with a live catalog ends at the end of its input, once
+/// a session initialized: the session's list-change listener must not keep
+/// its writer open (`examples/gateway` once hung there).
+#[tokio::test]
+async fn a_live_stdio_server_ends_with_its_input_after_initialize() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = McpServer::builder()
+        .live_catalog()
+        .server_info("live", "1")
+        .build()
+        .expect("server");
+    let (mut client_w, server_r) = tokio::io::duplex(1 << 16);
+    let (server_w, mut client_r) = tokio::io::duplex(1 << 16);
+    let handle = mcp_core::serve_io(server, server_r, server_w, StdioOptions::default());
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    client_w
+        .write_all(format!("{init}\n").as_bytes())
+        .await
+        .expect("write");
+    drop(client_w);
+    let mut out = String::new();
+    tokio::time::timeout(HANG_GUARD, client_r.read_to_string(&mut out))
+        .await
+        .expect("the server closed its output at the end of its input")
+        .expect("read");
+    assert!(out.contains("\"id\":1"), "{out}");
+    tokio::time::timeout(HANG_GUARD, handle.wait())
+        .await
+        .expect("the server ended")
+        .expect("clean end");
+}

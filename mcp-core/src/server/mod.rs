@@ -222,6 +222,9 @@ impl McpServer {
     /// closed sessions (resource subscriptions hold their output channel).
     pub fn release_closed_sessions(&self) {
         self.inner.subscriptions.forget_closed();
+        // A closed session's list-change listener held its transport's
+        // writer open (a stdio server did not exit at end of input).
+        self.inner.list_listeners.forget_closed();
     }
 
     /// Resource subscribers held (sessions with legacy subscriptions, and

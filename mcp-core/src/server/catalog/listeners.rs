@@ -116,6 +116,15 @@ impl ListListeners {
         }
     }
 
+    /// Drops the listeners of closed sessions (and with them their
+    /// transports' channels).
+    pub(crate) fn forget_closed(&self) {
+        self.listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|l| !l.session.is_closed());
+    }
+
     pub(crate) fn remove_listen(&self, session: &Session, id: &Value) {
         let mut all = self
             .listeners
