@@ -211,10 +211,7 @@ impl Remote {
         before: &Listings,
         now: &Listings,
     ) {
-        let local = |name: &str| match prefix {
-            Some(p) => format!("{p}_{name}"),
-            None => name.to_owned(),
-        };
+        let local = |name: &str| local_name(prefix, name);
         let warn = |what: &str, e: &crate::BuildError| {
             if !matches!(e, crate::BuildError::CatalogNotLive) {
                 tracing::warn!(target: "mcp_core::client", "proxying {what}: {e}");
@@ -280,10 +277,7 @@ impl Remote {
                 .map(|t| (t.name.clone(), t))
                 .collect()
         };
-        let local = |name: &str| match prefix {
-            Some(p) => format!("{p}_{name}"),
-            None => name.to_owned(),
-        };
+        let local = |name: &str| local_name(prefix, name);
         let fresh_names: HashMap<&str, &Tool> =
             fresh.iter().map(|t| (t.name.as_str(), t)).collect();
         for name in old.keys() {
@@ -312,4 +306,13 @@ impl Remote {
 /// gone from one side and new on the other).
 fn gone<'a, T: PartialEq>(from: &'a [T], to: &'a [T]) -> impl Iterator<Item = &'a T> {
     from.iter().filter(move |e| !to.contains(e))
+}
+
+/// A backend entry's name on our server: `prefix_name` under a prefix (as
+/// a mount names it), else its own.
+fn local_name(prefix: Option<&str>, name: &str) -> String {
+    match prefix {
+        Some(p) => format!("{p}_{name}"),
+        None => name.to_owned(),
+    }
 }
