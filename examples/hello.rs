@@ -8,7 +8,10 @@ async fn echo(#[arg(description = "The text to echo")] text: String) -> String {
     text
 }
 
-#[tokio::main]
+// One stdio connection and handlers that never block: a current-thread
+// runtime runs each call where it was read, with no thread hop (see
+// `serve_stdio`'s docs).
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
     // The library's diagnostics on stderr, filtered by RUST_LOG (stdout is
     // the protocol stream).
