@@ -367,7 +367,12 @@ fn parse_request(bytes: &[u8]) -> Option<RequestParts> {
     if bytes.trim_ascii_start().first() != Some(&b'{') {
         return None;
     }
-    let envelope: Envelope<'_> = serde_json::from_slice(bytes).ok()?;
+    // Checked as UTF-8 once, whole: parsing from text then skips the check
+    // serde_json makes of every string and raw value read from bytes (the
+    // 2026-07-28 `_meta` alone is a few hundred bytes). Invalid UTF-8 takes
+    // the long way, which reports it.
+    let text = std::str::from_utf8(bytes).ok()?;
+    let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
     if envelope.jsonrpc != "2.0" {
         return None;
     }
