@@ -227,6 +227,52 @@ async fn stateless_subscribes_answered_as_event_streams_are_released() {
     handle.close().await;
 }
 
+#[tokio::test]
+async fn stateless_initializes_on_a_live_catalog_leave_no_listener_behind() {
+    // A live catalog tells every initialized legacy session of changes; a
+    // stateless server's sessions end with their POST, and so must that.
+    let server = McpServer::builder()
+        .server_info("live", "1")
+        .live_tools()
+        .build()
+        .expect("build");
+    let probe = server.clone();
+    let handle = serve_http(server, HttpOptions::stateless())
+        .await
+        .expect("serve_http");
+    let addr = handle.local_addr();
+    for _ in 0..50 {
+        let r = post(addr, &[ACCEPT_BOTH], &init_body()).await;
+        assert_eq!(r.status, 200, "initialize: {}", r.text());
+        assert!(r.header("mcp-session-id").is_none());
+    }
+    assert_eq!(probe.list_listener_count(), 0);
+    handle.close().await;
+}
+
+#[tokio::test]
+async fn an_initialize_refused_at_the_session_cap_leaves_no_listener_behind() {
+    let server = McpServer::builder()
+        .server_info("live", "1")
+        .live_tools()
+        .build()
+        .expect("build");
+    let probe = server.clone();
+    let options =
+        HttpOptions::new().sessions(SessionOptions::default().max(10).max_per_principal(1));
+    let handle = serve_http(server, options).await.expect("serve_http");
+    let addr = handle.local_addr();
+    let alice = [ACCEPT_BOTH, ("Authorization", "Bearer alice")];
+    open_session(addr, &alice).await;
+    for _ in 0..20 {
+        let r = post(addr, &alice, &init_body()).await;
+        assert_eq!(r.status, 503, "a second session was made: {}", r.text());
+    }
+    // Only the one stored session listens.
+    assert_eq!(probe.list_listener_count(), 1);
+    handle.close().await;
+}
+
 // ---------------------------------------------------------------- connections
 
 /// Opens a keep-alive connection, has one request answered on it, and

@@ -227,6 +227,13 @@ impl McpServer {
         self.inner.list_listeners.forget_closed();
     }
 
+    /// List-change listeners held (legacy sessions of a live catalog, and
+    /// 2026-07-28 listens); for tests of the transports' bookkeeping.
+    #[doc(hidden)]
+    pub fn list_listener_count(&self) -> usize {
+        self.inner.list_listeners.len()
+    }
+
     /// Resource subscribers held (sessions with legacy subscriptions, and
     /// listens); for tests of the transports' bookkeeping.
     #[doc(hidden)]

@@ -125,6 +125,14 @@ impl ListListeners {
             .retain(|l| !l.session.is_closed());
     }
 
+    /// How many listeners are held.
+    pub(crate) fn len(&self) -> usize {
+        self.listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
     pub(crate) fn remove_listen(&self, session: &Session, id: &Value) {
         let mut all = self
             .listeners

@@ -454,24 +454,36 @@ impl McpHttpService {
     ) -> Response<McpBody> {
         let mut response = replies_response(reply_status(&reply, modern), &reply);
         if is_init && !reply.is_batch() && reply.error_code().is_none() {
-            if let Some(table) = &self.shared.sessions {
-                match table.create(session, principal) {
-                    Ok((id, entry)) => {
-                        // What a live catalog tells this session from now
-                        // on goes to its GET stream, not to this POST.
-                        let outbound: Arc<dyn Outbound> =
-                            Arc::new(SessionOutbound(Arc::clone(&entry)));
-                        self.shared
-                            .server
-                            .listen_for_list_changes(&entry.session, Some(&outbound));
-                        if let Some(sharing) = self.sharing() {
-                            super::session_store::persist(&sharing, &id, &entry);
-                        }
-                        if let Ok(v) = HttpHeaderValue::from_str(&id) {
-                            response.headers_mut().insert(SESSION_NAME.clone(), v);
-                        }
+            // Without a stored session, the one this initialize ran on ends
+            // with its POST: closed, so nothing the server kept for it (a
+            // live catalog's listener, the sessions gauge) outlives it.
+            let throwaway = session.clone();
+            let forget = || {
+                throwaway.close();
+                self.shared.server.release_closed_sessions();
+            };
+            let Some(table) = &self.shared.sessions else {
+                forget();
+                return response;
+            };
+            match table.create(session, principal) {
+                Ok((id, entry)) => {
+                    // What a live catalog tells this session from now
+                    // on goes to its GET stream, not to this POST.
+                    let outbound: Arc<dyn Outbound> = Arc::new(SessionOutbound(Arc::clone(&entry)));
+                    self.shared
+                        .server
+                        .listen_for_list_changes(&entry.session, Some(&outbound));
+                    if let Some(sharing) = self.sharing() {
+                        super::session_store::persist(&sharing, &id, &entry);
                     }
-                    Err(TooMany(max)) => return too_many_sessions(reply, max),
+                    if let Ok(v) = HttpHeaderValue::from_str(&id) {
+                        response.headers_mut().insert(SESSION_NAME.clone(), v);
+                    }
+                }
+                Err(TooMany(max)) => {
+                    forget();
+                    return too_many_sessions(reply, max);
                 }
             }
         }
