@@ -2,11 +2,17 @@
 # The OAuth interop test: a real authorization server (oidc-provider, pinned
 # in package.json/package-lock.json here) issues JWT access tokens for
 # examples/protected, and the official TypeScript and Python SDK clients
-# complete their OAuth flows against both (401 -> metadata -> token -> calls
-# -> 403 insufficient_scope -> step-up): TypeScript with client credentials
-# and with the authorization code flow (PKCE; this script's "browser" fills in
-# the server's login and consent pages), Python with client credentials. Starts both servers on free loopback ports,
-# stops them on exit; exits non-zero on any failure.
+# complete their own OAuth flows against both (401 -> metadata -> token ->
+# calls -> 403 insufficient_scope -> step-up -> the call succeeds):
+#   ts_client.mjs       TS SDK v1, client credentials
+#   ts_client_code.mjs  TS SDK v1, authorization code + PKCE
+#   ts2_client_code.mjs TS SDK v2, authorization code + PKCE
+#   py_client.py        Python SDK, client credentials
+#   py_client_code.py   Python SDK, authorization code + PKCE
+# In the code flows a scripted "browser" (browser.mjs, and its Python twin in
+# py_client_code.py) fills in the server's login and consent pages. Starts
+# both servers on free loopback ports, stops them on exit; exits non-zero on
+# any failure.
 #
 #   INTEROP_HOME=target/interop tests/interop/oauth/run.sh target/debug/examples
 set -euo pipefail
@@ -55,7 +61,9 @@ wait_for "$LOGS/protected.log" "MCP endpoint" "examples/protected"
 status=0
 node --import "$SHARED/interop/lib/preload.mjs" "$HERE/ts_client.mjs" "$RESOURCE" "$ISSUER" || status=$?
 node --import "$SHARED/interop/lib/preload.mjs" "$HERE/ts_client_code.mjs" "$RESOURCE" || status=$?
+node --import "$SHARED/interop/lib/preload.mjs" "$HERE/ts2_client_code.mjs" "$RESOURCE" || status=$?
 "$INTEROP_HOME/.venv/bin/python" "$HERE/py_client.py" "$RESOURCE" "$ISSUER" || status=$?
+"$INTEROP_HOME/.venv/bin/python" "$HERE/py_client_code.py" "$RESOURCE" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "-- authorization server log" >&2; cat "$LOGS/as.log" >&2
   echo "-- examples/protected log" >&2; cat "$LOGS/protected.log" >&2
