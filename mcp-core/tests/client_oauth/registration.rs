@@ -97,7 +97,10 @@ async fn a_new_run_refreshes_with_the_kept_registration() {
             .find(|f| f["grant_type"] == "refresh_token")
             .unwrap_or_else(|| panic!("no refresh: {:?}", seen.token));
         assert_eq!(refresh["client_id"], first.client_id);
-        assert_eq!(Some(&refresh["client_secret"]), first.client_secret.as_ref());
+        assert_eq!(
+            Some(&refresh["client_secret"]),
+            first.client_secret.as_ref()
+        );
     });
 }
 
@@ -111,13 +114,27 @@ async fn a_registration_the_server_refuses_is_replaced() {
     store.clear(&server.resource()).await;
     run(&server, &store).await;
     let second = kept(&server, &store).await;
-    assert_ne!(second.client_id, first.client_id, "a new registration is kept");
+    assert_ne!(
+        second.client_id, first.client_id,
+        "a new registration is kept"
+    );
     server.seen(|seen| {
         assert_eq!(seen.register.len(), 2);
         // The kept client was tried, refused with invalid_client at the
         // token endpoint, and the authorization ran again as the new one.
-        let ids: Vec<&str> = seen.authorize.iter().map(|q| q["client_id"].as_str()).collect();
-        assert_eq!(ids, [first.client_id.as_str(), &first.client_id, &second.client_id]);
+        let ids: Vec<&str> = seen
+            .authorize
+            .iter()
+            .map(|q| q["client_id"].as_str())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                first.client_id.as_str(),
+                &first.client_id,
+                &second.client_id
+            ]
+        );
     });
 }
 
@@ -134,7 +151,11 @@ async fn a_refused_refresh_registers_again_before_the_user_is_asked() {
     assert_ne!(second.client_id, first.client_id);
     server.seen(|seen| {
         assert_eq!(seen.register.len(), 2);
-        let ids: Vec<&str> = seen.authorize.iter().map(|q| q["client_id"].as_str()).collect();
+        let ids: Vec<&str> = seen
+            .authorize
+            .iter()
+            .map(|q| q["client_id"].as_str())
+            .collect();
         assert_eq!(
             ids,
             [first.client_id.as_str(), &second.client_id],

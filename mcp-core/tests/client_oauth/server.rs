@@ -238,7 +238,8 @@ impl Server {
                 });
                 if self.plan.registration {
                     metadata["registration_endpoint"] = json!(format!("{}/register", self.base));
-                    metadata["token_endpoint_auth_methods_supported"] = json!(["client_secret_post"]);
+                    metadata["token_endpoint_auth_methods_supported"] =
+                        json!(["client_secret_post"]);
                 }
                 reply(StatusCode::OK, &[], metadata)
             }

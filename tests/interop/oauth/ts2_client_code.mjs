@@ -38,6 +38,10 @@ class CodeProvider {
   }
   saveCodeVerifier(v) { this._verifier = v; }
   codeVerifier() { return this._verifier; }
+  // Kept with the verifier, so the SDK can check that the callback comes
+  // from the authorization server it sent the user to (SEP-2352).
+  saveDiscoveryState(state) { this._discovery = state; }
+  discoveryState() { return this._discovery; }
 }
 
 const statuses = [];

@@ -319,9 +319,24 @@ mod tests {
     fn a_kept_registration_fits_its_issuer_and_redirect_only() {
         let now = SystemTime::now();
         let r = kept("https://app.example/cb");
-        assert!(reusable(&r, "https://as.example", "https://app.example/cb", now));
-        assert!(!reusable(&r, "https://other.example", "https://app.example/cb", now));
-        assert!(!reusable(&r, "https://as.example", "https://app.example/other", now));
+        assert!(reusable(
+            &r,
+            "https://as.example",
+            "https://app.example/cb",
+            now
+        ));
+        assert!(!reusable(
+            &r,
+            "https://other.example",
+            "https://app.example/cb",
+            now
+        ));
+        assert!(!reusable(
+            &r,
+            "https://as.example",
+            "https://app.example/other",
+            now
+        ));
     }
 
     #[test]
@@ -334,7 +349,12 @@ mod tests {
         assert!(!at("http://localhost:4711/callback"));
         assert!(!at("https://127.0.0.1:4711/callback"));
         let r = kept("https://app.example:443/cb");
-        assert!(!reusable(&r, "https://as.example", "https://app.example:8443/cb", now));
+        assert!(!reusable(
+            &r,
+            "https://as.example",
+            "https://app.example:8443/cb",
+            now
+        ));
     }
 
     #[test]
@@ -342,8 +362,18 @@ mod tests {
         let now = SystemTime::now();
         let mut r = kept("https://app.example/cb");
         r.secret_expires_at = Some(now - Duration::from_secs(1));
-        assert!(!reusable(&r, "https://as.example", "https://app.example/cb", now));
+        assert!(!reusable(
+            &r,
+            "https://as.example",
+            "https://app.example/cb",
+            now
+        ));
         r.secret_expires_at = Some(now + Duration::from_secs(60));
-        assert!(reusable(&r, "https://as.example", "https://app.example/cb", now));
+        assert!(reusable(
+            &r,
+            "https://as.example",
+            "https://app.example/cb",
+            now
+        ));
     }
 }

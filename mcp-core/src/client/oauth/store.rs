@@ -115,7 +115,10 @@ impl std::fmt::Debug for Registration {
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
             .field("secret_expires_at", &self.secret_expires_at)
-            .field("token_endpoint_auth_method", &self.token_endpoint_auth_method)
+            .field(
+                "token_endpoint_auth_method",
+                &self.token_endpoint_auth_method,
+            )
             .field("redirect_uris", &self.redirect_uris)
             .finish()
     }
