@@ -80,13 +80,21 @@ fn json_of(result: &CallToolResult) -> Value {
 fn scopes(whoami: &Value) -> Vec<String> {
     let mut s: Vec<String> = whoami["scopes"]
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     s.sort();
     s
 }
 
-fn oauth(browser: &[String], urls: &Arc<Mutex<Vec<String>>>, store: &Arc<MemoryTokenStore>) -> OAuth {
+fn oauth(
+    browser: &[String],
+    urls: &Arc<Mutex<Vec<String>>>,
+    store: &Arc<MemoryTokenStore>,
+) -> OAuth {
     let step = Browser {
         command: browser.to_vec(),
         urls: Arc::clone(urls),
@@ -99,7 +107,9 @@ fn oauth(browser: &[String], urls: &Arc<Mutex<Vec<String>>>, store: &Arc<MemoryT
 #[tokio::test]
 async fn our_client_registers_once_steps_up_and_reuses_its_registration() {
     let Ok(resource) = std::env::var("MCP_OIDC_RESOURCE") else {
-        eprintln!("oauth_oidc: not run (tests/interop/oauth/run.sh runs it with MCP_OIDC_RESOURCE)");
+        eprintln!(
+            "oauth_oidc: not run (tests/interop/oauth/run.sh runs it with MCP_OIDC_RESOURCE)"
+        );
         return;
     };
     let browser: Vec<String> = std::env::var("MCP_OIDC_BROWSER")
@@ -121,7 +131,12 @@ async fn our_client_registers_once_steps_up_and_reuses_its_registration() {
     let client = connect(oauth(&browser, &urls, &store))
         .await
         .unwrap_or_else(|e| panic!("connect: {e}"));
-    let me = json_of(&client.call_tool("whoami", json!({})).await.unwrap_or_else(|e| panic!("whoami: {e}")));
+    let me = json_of(
+        &client
+            .call_tool("whoami", json!({}))
+            .await
+            .unwrap_or_else(|e| panic!("whoami: {e}")),
+    );
     assert_eq!(me["principal"], "alice", "{me}");
     assert_eq!(scopes(&me), ["notes:read"], "{me}");
     let added = client
@@ -129,12 +144,21 @@ async fn our_client_registers_once_steps_up_and_reuses_its_registration() {
         .await
         .unwrap_or_else(|e| panic!("add_note after the step-up: {e}"));
     assert!(!added.is_error.unwrap_or(false), "{added:?}");
-    let me = json_of(&client.call_tool("whoami", json!({})).await.unwrap_or_else(|e| panic!("whoami: {e}")));
+    let me = json_of(
+        &client
+            .call_tool("whoami", json!({}))
+            .await
+            .unwrap_or_else(|e| panic!("whoami: {e}")),
+    );
     assert_eq!(scopes(&me), ["notes:read", "notes:write"], "{me}");
     client.close().await;
 
     let first_run: Vec<String> = urls.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    assert_eq!(first_run.len(), 2, "the authorization, then the step-up: {first_run:?}");
+    assert_eq!(
+        first_run.len(),
+        2,
+        "the authorization, then the step-up: {first_run:?}"
+    );
     let step_up = param(&first_run[1], "scope").unwrap_or_default();
     assert!(
         step_up.contains("notes:read") && step_up.contains("notes:write"),
@@ -150,7 +174,10 @@ async fn our_client_registers_once_steps_up_and_reuses_its_registration() {
         .unwrap_or_else(|| panic!("no registration kept for {}", tokens.issuer));
     assert_eq!(tokens.client_id, kept.client_id);
     for url in &first_run {
-        assert_eq!(param(url, "client_id").as_deref(), Some(kept.client_id.as_str()));
+        assert_eq!(
+            param(url, "client_id").as_deref(),
+            Some(kept.client_id.as_str())
+        );
     }
 
     // Run 2: a new OAuth on the same store, without tokens: it authorizes
@@ -160,12 +187,20 @@ async fn our_client_registers_once_steps_up_and_reuses_its_registration() {
     let client = connect(oauth(&browser, &urls, &store))
         .await
         .unwrap_or_else(|e| panic!("connect (run 2): {e}"));
-    let me = json_of(&client.call_tool("whoami", json!({})).await.unwrap_or_else(|e| panic!("whoami: {e}")));
+    let me = json_of(
+        &client
+            .call_tool("whoami", json!({}))
+            .await
+            .unwrap_or_else(|e| panic!("whoami: {e}")),
+    );
     assert_eq!(me["principal"], "alice", "{me}");
     client.close().await;
     let all: Vec<String> = urls.lock().unwrap_or_else(|e| e.into_inner()).clone();
     assert_eq!(all.len(), 3, "one authorization in run 2: {all:?}");
-    assert_eq!(param(&all[2], "client_id").as_deref(), Some(kept.client_id.as_str()));
+    assert_eq!(
+        param(&all[2], "client_id").as_deref(),
+        Some(kept.client_id.as_str())
+    );
     assert_eq!(store.load_registration(&tokens.issuer).await, Some(kept));
 
     if let Ok(marker) = std::env::var("MCP_OIDC_MARKER") {

@@ -63,6 +63,11 @@ async fn a_dynamic_registration_is_kept_and_reused_by_the_next_run() {
     assert_eq!(kept(&server, &store).await, first);
     server.seen(|seen| {
         assert_eq!(seen.register.len(), 1, "registered once, then reused");
+        // The server does not list its grant types: refresh is asked for.
+        assert_eq!(
+            seen.register[0]["grant_types"],
+            json!(["authorization_code", "refresh_token"])
+        );
         assert_eq!(seen.authorize.len(), 2, "one authorization per run");
         for q in &seen.authorize {
             assert_eq!(q["client_id"], first.client_id);

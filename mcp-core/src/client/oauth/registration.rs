@@ -273,10 +273,17 @@ async fn register(
     } else {
         "client_secret_post"
     };
+    // A server that lists its grant types refuses a registration asking
+    // for one it does not have (oidc-provider without refresh tokens).
+    let grant_types: &[&str] = if server.may_refresh() {
+        &["authorization_code", "refresh_token"]
+    } else {
+        &["authorization_code"]
+    };
     let body = json!({
         "client_name": me.name,
         "redirect_uris": [me.redirect_uri],
-        "grant_types": ["authorization_code", "refresh_token"],
+        "grant_types": grant_types,
         "response_types": ["code"],
         "token_endpoint_auth_method": asked,
         "application_type": "native",
