@@ -107,8 +107,10 @@ fn oauth(
 #[tokio::test]
 async fn our_client_registers_once_steps_up_and_reuses_its_registration() {
     let Ok(resource) = std::env::var("MCP_OIDC_RESOURCE") else {
-        eprintln!(
-            "oauth_oidc: not run (tests/interop/oauth/run.sh runs it with MCP_OIDC_RESOURCE)"
+        // Straight to the process's stderr: the harness captures eprintln!.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"oauth_oidc: not run (tests/interop/oauth/run.sh runs it with MCP_OIDC_RESOURCE)\n",
         );
         return;
     };
