@@ -4,6 +4,7 @@
 //! scope per tool) and its authorization server (metadata, an authorize
 //! endpoint that approves at once, a token endpoint that checks PKCE).
 
+mod registration;
 mod server;
 
 use std::sync::{Arc, Mutex};

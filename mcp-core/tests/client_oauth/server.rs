@@ -36,6 +36,10 @@ pub(crate) struct Plan {
     pub(crate) never_enough: bool,
     /// The resource metadata names another server.
     pub(crate) foreign_resource: bool,
+    /// The authorization server offers dynamic registration (RFC 7591)
+    /// of confidential clients (`client_secret_post`) and its token
+    /// endpoint accepts only the clients it registered.
+    pub(crate) registration: bool,
 }
 
 /// What a request to the test server carried.
@@ -49,6 +53,8 @@ pub(crate) struct Seen {
     pub(crate) mcp: Vec<(Method, Option<String>)>,
     /// Authorization-server metadata fetches.
     pub(crate) metadata: usize,
+    /// Body of each registration request.
+    pub(crate) register: Vec<Value>,
 }
 
 struct Grant {
@@ -65,6 +71,8 @@ pub(crate) struct Server {
     /// Access token → its scopes; refresh token → its scopes.
     access: Mutex<HashMap<String, Vec<String>>>,
     refresh: Mutex<HashMap<String, Vec<String>>>,
+    /// Registered client id → its secret.
+    clients: Mutex<HashMap<String, String>>,
     counter: AtomicUsize,
 }
 
@@ -109,6 +117,7 @@ pub(crate) async fn start(plan: Plan) -> Arc<Server> {
         codes: Mutex::default(),
         access: Mutex::default(),
         refresh: Mutex::default(),
+        clients: Mutex::default(),
         counter: AtomicUsize::new(0),
     });
     let shared = Arc::clone(&server);
@@ -184,6 +193,11 @@ impl Server {
         format!("{}/mcp", self.base)
     }
 
+    /// The authorization server's issuer.
+    pub(crate) fn issuer(&self) -> String {
+        self.base.clone()
+    }
+
     fn prm_url(&self) -> String {
         format!("{}/.well-known/oauth-protected-resource/mcp", self.base)
     }
@@ -212,10 +226,7 @@ impl Server {
             ),
             (Method::GET, "/.well-known/oauth-authorization-server") => {
                 self.seen.lock().unwrap_or_else(|e| e.into_inner()).metadata += 1;
-                reply(
-                    StatusCode::OK,
-                    &[],
-                    json!({
+                let mut metadata = json!({
                         "issuer": self.base,
                         "authorization_endpoint": format!("{}/authorize", self.base),
                         "token_endpoint": format!("{}/token", self.base),
@@ -224,8 +235,19 @@ impl Server {
                         "token_endpoint_auth_methods_supported": ["none"],
                         "authorization_response_iss_parameter_supported": true,
                         "scopes_supported": [READ_SCOPE, WRITE_SCOPE, "offline_access"],
-                    }),
-                )
+                });
+                if self.plan.registration {
+                    metadata["registration_endpoint"] = json!(format!("{}/register", self.base));
+                    metadata["token_endpoint_auth_methods_supported"] =
+                        json!(["client_secret_post"]);
+                }
+                reply(StatusCode::OK, &[], metadata)
+            }
+            (Method::POST, "/register") if self.plan.registration => {
+                let body = req.into_body().collect().await.map(|b| b.to_bytes());
+                let asked: Value =
+                    serde_json::from_slice(&body.unwrap_or_default()).unwrap_or_default();
+                self.register(asked)
             }
             (Method::GET, "/authorize") => self.authorize(&query),
             (Method::POST, "/token") => {
@@ -267,6 +289,40 @@ impl Server {
         reply(StatusCode::FOUND, &[("location", location)], json!({}))
     }
 
+    fn register(&self, asked: Value) -> Response<Body> {
+        self.seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .register
+            .push(asked.clone());
+        let id = self.next("dyn");
+        let secret = self.next("secret");
+        self.clients
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone(), secret.clone());
+        reply(
+            StatusCode::CREATED,
+            &[],
+            json!({
+                "client_id": id,
+                "client_secret": secret,
+                "client_secret_expires_at": 0,
+                "token_endpoint_auth_method": "client_secret_post",
+                "redirect_uris": asked["redirect_uris"],
+            }),
+        )
+    }
+
+    /// Forgets every registered client (as a server whose registrations
+    /// expired or were purged would).
+    pub(crate) fn forget_clients(&self) {
+        self.clients
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
     fn token(&self, form: HashMap<String, String>) -> Response<Body> {
         self.seen
             .lock()
@@ -274,6 +330,21 @@ impl Server {
             .token
             .push(form.clone());
         let field = |n: &str| form.get(n).cloned().unwrap_or_default();
+        if self.plan.registration {
+            let known = self
+                .clients
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&field("client_id"))
+                .is_some_and(|secret| *secret == field("client_secret"));
+            if !known {
+                return reply(
+                    StatusCode::UNAUTHORIZED,
+                    &[],
+                    json!({"error": "invalid_client"}),
+                );
+            }
+        }
         if field("resource") != self.resource() {
             return reply(
                 StatusCode::BAD_REQUEST,

@@ -11,6 +11,8 @@
 // PKCE, redirect `http://127.0.0.1:9/callback`, never listened on: the test
 // reads the code from the redirect). Both may get `notes:read notes:write`.
 // Login and consent are oidc-provider's development pages (any login).
+// Dynamic client registration (RFC 7591) is open, for our own client's
+// deprecated fallback: each registration logs "AS client registered".
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import Provider, { errors } from 'oidc-provider';
 
@@ -47,6 +49,7 @@ const provider = new Provider(issuer, {
     devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
     introspection: { enabled: true },
+    registration: { enabled: true },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => resource,
@@ -71,5 +74,8 @@ provider.on('grant.error', (ctx, err) => console.error('AS grant.error:', err.me
 provider.on('grant.success', (ctx) => {
   const scope = ctx.oidc?.body?.scope ?? '';
   console.error(`AS token issued (scope requested: "${scope}")`);
+});
+provider.on('registration_create.success', (ctx, client) => {
+  console.error(`AS client registered: ${client.clientId}`);
 });
 provider.listen(Number(port), '127.0.0.1', () => console.error(`AS ready: ${issuer}`));

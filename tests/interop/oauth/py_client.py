@@ -12,6 +12,7 @@ Prints one line per check and `N passed, M failed`; exits 1 on a failure.
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import anyio
@@ -57,7 +58,8 @@ async def main(url: str, issuer: str) -> None:
     statuses: list[str] = []
 
     async def log(response: httpx2.Response) -> None:
-        statuses.append(f"{response.request.method} {response.request.url} {response.status_code}")
+        challenge = response.headers.get("www-authenticate", "")
+        statuses.append(f"{response.request.method} {response.request.url} {response.status_code} {challenge}".strip())
 
     provider = ClientCredentialsOAuthProvider(
         server_url=url,
@@ -72,7 +74,11 @@ async def main(url: str, issuer: str) -> None:
             read, write = streams[0], streams[1]
             async with ClientSession(read, write) as session:
                 await session.initialize()
-                check("connect after the 401 and a token", any(s.endswith(" 401") for s in statuses), "; ".join(statuses))
+                check(
+                    "connect after the 401 and a token",
+                    any(" 401 Bearer " in s and 'resource_metadata="' in s for s in statuses),
+                    "; ".join(statuses),
+                )
                 me = json.loads(text(await session.call_tool("whoami", {})) or "{}")
                 check("whoami names the client", me.get("principal") == "mcp-interop", json.dumps(me))
                 check("the token carries notes:read", "notes:read" in me.get("scopes", []))
@@ -81,7 +87,15 @@ async def main(url: str, issuer: str) -> None:
                 before = len(statuses)
                 added = await session.call_tool("add_note", {"text": "from the Python SDK"})
                 step_up = statuses[before:]
-                check("add_note: 403 insufficient_scope first", any(s.endswith(" 403") for s in step_up), "; ".join(step_up))
+                check(
+                    "add_note: 403 insufficient_scope naming notes:write first",
+                    any(
+                        " 403 Bearer " in s and 'error="insufficient_scope"' in s and re.search(r'scope="[^"]*notes:write', s)
+                        for s in step_up
+                    ),
+                    "; ".join(step_up),
+                )
+                check("the step-up got a new token", any(re.search(r"/token 200$", s) for s in step_up), "; ".join(step_up))
                 check("add_note after the step-up", not getattr(added, "is_error", getattr(added, "isError", False)) and "notes" in text(added), text(added))
                 me = json.loads(text(await session.call_tool("whoami", {})) or "{}")
                 scopes = me.get("scopes", [])

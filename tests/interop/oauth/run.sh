@@ -2,11 +2,20 @@
 # The OAuth interop test: a real authorization server (oidc-provider, pinned
 # in package.json/package-lock.json here) issues JWT access tokens for
 # examples/protected, and the official TypeScript and Python SDK clients
-# complete their OAuth flows against both (401 -> metadata -> token -> calls
-# -> 403 insufficient_scope -> step-up): TypeScript with client credentials
-# and with the authorization code flow (PKCE; this script's "browser" fills in
-# the server's login and consent pages), Python with client credentials. Starts both servers on free loopback ports,
-# stops them on exit; exits non-zero on any failure.
+# complete their own OAuth flows against both (401 -> metadata -> token ->
+# calls -> 403 insufficient_scope -> step-up -> the call succeeds):
+#   ts_client.mjs       TS SDK v1, client credentials
+#   ts_client_code.mjs  TS SDK v1, authorization code + PKCE
+#   ts2_client_code.mjs TS SDK v2, authorization code + PKCE
+#   py_client.py        Python SDK, client credentials
+#   py_client_code.py   Python SDK, authorization code + PKCE
+# then our own client (mcp-core/tests/oauth_oidc.rs, through cargo): dynamic
+# registration, the code flow, step-up, and a second run that reuses the
+# registration (this script checks the server registered one client).
+# In the code flows a scripted "browser" (browser.mjs, and its Python twin in
+# py_client_code.py) fills in the server's login and consent pages. Starts
+# both servers on free loopback ports, stops them on exit; exits non-zero on
+# any failure.
 #
 #   INTEROP_HOME=target/interop tests/interop/oauth/run.sh target/debug/examples
 set -euo pipefail
@@ -55,7 +64,25 @@ wait_for "$LOGS/protected.log" "MCP endpoint" "examples/protected"
 status=0
 node --import "$SHARED/interop/lib/preload.mjs" "$HERE/ts_client.mjs" "$RESOURCE" "$ISSUER" || status=$?
 node --import "$SHARED/interop/lib/preload.mjs" "$HERE/ts_client_code.mjs" "$RESOURCE" || status=$?
+node --import "$SHARED/interop/lib/preload.mjs" "$HERE/ts2_client_code.mjs" "$RESOURCE" || status=$?
 "$INTEROP_HOME/.venv/bin/python" "$HERE/py_client.py" "$RESOURCE" "$ISSUER" || status=$?
+"$INTEROP_HOME/.venv/bin/python" "$HERE/py_client_code.py" "$RESOURCE" || status=$?
+
+# --workspace: the features of `cargo test --workspace`, so CI reuses that build.
+MARKER="$LOGS/oauth_oidc.passed"
+(cd "$ROOT" && MCP_OIDC_RESOURCE="$RESOURCE" MCP_OIDC_BROWSER="node $HERE/browse.mjs" \
+  MCP_OIDC_MARKER="$MARKER" "${CARGO:-cargo}" test -q --workspace --test oauth_oidc) || status=$?
+if [ -f "$MARKER" ]; then
+  echo "PASS mcp-core oauth: registered, stepped up, reused its registration in a second run"
+else
+  echo "FAIL mcp-core oauth: mcp-core/tests/oauth_oidc.rs did not pass"; status=1
+fi
+registered="$(grep -c 'AS client registered' "$LOGS/as.log" || true)"
+if [ "$registered" = 1 ]; then
+  echo "PASS mcp-core oauth: the authorization server registered one client in two runs"
+else
+  echo "FAIL mcp-core oauth: the authorization server registered $registered clients (expected 1)"; status=1
+fi
 if [ "$status" -ne 0 ]; then
   echo "-- authorization server log" >&2; cat "$LOGS/as.log" >&2
   echo "-- examples/protected log" >&2; cat "$LOGS/protected.log" >&2

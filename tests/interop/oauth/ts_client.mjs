@@ -41,7 +41,8 @@ const statuses = [];
 let provider;
 const countingFetch = async (input, init) => {
   const response = await fetch(input, init);
-  statuses.push(`${init?.method ?? 'GET'} ${String(input)} ${response.status}`);
+  const challenge = response.headers.get('www-authenticate');
+  statuses.push(`${init?.method ?? 'GET'} ${String(input)} ${response.status}${challenge ? ` ${challenge}` : ''}`);
   if (response.status === 403) provider?.challenged(response.headers.get('www-authenticate'));
   return response;
 };
@@ -56,7 +57,7 @@ try {
   const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, fetch: countingFetch });
   const client = new Client({ name: 'oauth-interop-ts', version: '1.0.0' });
   await client.connect(transport);
-  check('connect after the 401 and a token', statuses.some((s) => s.endsWith(' 401')), statuses.filter((s) => s.includes(' 401')).join('; '));
+  check('connect after the 401 and a token', statuses.some((s) => / 401 Bearer .*resource_metadata="/.test(s)), statuses.filter((s) => s.includes(' 401')).join('; '));
   check('the token is for the resource', !!provider.tokens()?.access_token);
 
   const who = await client.callTool({ name: 'whoami', arguments: {} });
@@ -74,7 +75,9 @@ try {
   const before = statuses.length;
   const add = await client.callTool({ name: 'add_note', arguments: { text: 'from the TypeScript SDK' } });
   const stepUp = statuses.slice(before);
-  check('add_note: 403 insufficient_scope first', stepUp.some((s) => s.endsWith(' 403')), stepUp.join('; '));
+  check('add_note: 403 insufficient_scope naming notes:write first',
+    stepUp.some((s) => / 403 Bearer /.test(s) && /error="insufficient_scope"/.test(s) && /scope="[^"]*notes:write/.test(s)), stepUp.join('; '));
+  check('the step-up got a new token', stepUp.some((s) => /\/token 200$/.test(s)), stepUp.join('; '));
   check('add_note after the step-up', !add.isError && /1 notes/.test(add.content?.[0]?.text ?? ''), add.content?.[0]?.text);
   const again = await client.callTool({ name: 'whoami', arguments: {} });
   const now = JSON.parse(again.content?.[0]?.text ?? '{}');

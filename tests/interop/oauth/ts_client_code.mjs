@@ -10,9 +10,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { browse, REDIRECT } from './browser.mjs';
 
 const [url] = process.argv.slice(2);
-const REDIRECT = 'http://127.0.0.1:9/callback';
 let passed = 0;
 let failed = 0;
 const check = (name, ok, detail = '') => {
@@ -44,45 +44,15 @@ class CodeProvider {
   codeVerifier() { return this._verifier; }
 }
 
-/** Follows the authorization URL like a browser: signs in, consents, returns the code. */
-async function browse(start) {
-  const jar = new Map();
-  let next = start.href;
-  let method = 'GET';
-  let body;
-  for (let hop = 0; hop < 20; hop += 1) {
-    const headers = { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
-    if (body) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await fetch(next, { method, body, headers, redirect: 'manual' });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const i = pair.indexOf('=');
-      jar.set(pair.slice(0, i), pair.slice(i + 1));
-    }
-    if ([302, 303].includes(res.status)) {
-      const location = new URL(res.headers.get('location'), next);
-      if (location.href.startsWith(REDIRECT)) {
-        const code = location.searchParams.get('code');
-        if (!code) throw new Error(`no code in the redirect: ${location.href}`);
-        return code;
-      }
-      next = location.href; method = 'GET'; body = undefined;
-      continue;
-    }
-    const html = await res.text();
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    if (!action) throw new Error(`HTTP ${res.status} without a form: ${html.replace(/<style[\s\S]*?<\/style>/g, "").replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").slice(0, 400)}`);
-    const form = new URLSearchParams();
-    for (const [, name, value] of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g)) form.set(name, value);
-    if (/name="login"/.test(html)) { form.set('login', 'alice'); form.set('password', 'any'); }
-    next = new URL(action.replaceAll('&amp;', '&'), next).href; method = 'POST'; body = form.toString();
-  }
-  throw new Error('too many hops');
-}
-
+const statuses = [];
+const recordingFetch = async (input, init) => {
+  const response = await fetch(input, init);
+  if (String(input).startsWith(url)) statuses.push(`${response.status} ${response.headers.get('www-authenticate') ?? ''}`.trim());
+  return response;
+};
 const provider = new CodeProvider();
 const connect = async () => {
-  const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider, fetch: recordingFetch });
   const client = new Client({ name: 'oauth-interop-ts-code', version: '1.0.0' });
   return { client, transport };
 };
@@ -97,7 +67,7 @@ try {
   }
   check('the authorization URL names the resource', provider.pending?.searchParams.get('resource') === url, provider.pending?.href);
   check('the authorization URL uses PKCE S256', provider.pending?.searchParams.get('code_challenge_method') === 'S256');
-  const code = await browse(provider.pending);
+  const code = (await browse(provider.pending)).get('code');
   await transport.finishAuth(code);
   ({ client, transport } = await connect());
   await client.connect(transport);
@@ -106,14 +76,18 @@ try {
   check('the token carries notes:read', (me.scopes ?? []).includes('notes:read'), JSON.stringify(me.scopes));
 
   provider.pending = undefined;
+  const before = statuses.length;
   try {
     await client.callTool({ name: 'add_note', arguments: { text: 'from the code flow' } });
     check('add_note without notes:write asks for a new authorization', false, 'it succeeded');
   } catch (e) {
     check('add_note: 403 insufficient_scope -> step-up authorization', e instanceof UnauthorizedError && !!provider.pending, String(e));
   }
+  const denied = statuses.slice(before);
+  check('the 403 says insufficient_scope and names notes:write',
+    denied.some((s) => s.startsWith('403 ') && /error="insufficient_scope"/.test(s) && /scope="[^"]*notes:write/.test(s)), denied.join(' | '));
   check('the step-up asks for notes:write', provider.requested.at(-1) === 'notes:write', provider.requested.join(' | '));
-  const code2 = await browse(provider.pending);
+  const code2 = (await browse(provider.pending)).get('code');
   await transport.finishAuth(code2);
   ({ client, transport } = await connect());
   await client.connect(transport);

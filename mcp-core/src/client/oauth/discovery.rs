@@ -42,6 +42,8 @@ pub(crate) struct ServerMetadata {
     pub(crate) authorization_response_iss_parameter_supported: Option<bool>,
     #[serde(default)]
     pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) grant_types_supported: Option<Vec<String>>,
 }
 
 impl ServerMetadata {
@@ -51,6 +53,14 @@ impl ServerMetadata {
         self.code_challenge_methods_supported
             .as_ref()
             .is_some_and(|m| m.iter().any(|m| m == "S256"))
+    }
+
+    /// False only when the server lists its grant types without
+    /// `refresh_token` (many that refresh do not list them at all).
+    pub(crate) fn may_refresh(&self) -> bool {
+        self.grant_types_supported
+            .as_ref()
+            .is_none_or(|g| g.iter().any(|g| g == "refresh_token"))
     }
 
     /// True when the server lists `method` for its token endpoint (RFC

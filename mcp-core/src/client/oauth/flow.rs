@@ -16,7 +16,7 @@ use super::discovery::{self, Discovered};
 use super::pkce::{self, Pkce};
 use super::registration::{self, ClientId, Identity};
 use super::store::Tokens;
-use super::token::{self, Grant};
+use super::token::{self, Grant, TokenError};
 use super::{urls, Known, Machine, OAuth};
 use crate::client::ClientError;
 
@@ -220,13 +220,51 @@ impl OAuth {
         self.authorize(&key, discovered, scopes).await
     }
 
-    /// The authorization code flow at the discovered server for `scopes`.
+    /// The authorization at the discovered server for `scopes`; once more
+    /// with a new registration when the server refuses a dynamically
+    /// registered client it no longer knows (`invalid_client`).
     async fn authorize(
         &self,
         key: &str,
         discovered: Discovered,
-        mut scopes: Vec<String>,
+        scopes: Vec<String>,
     ) -> Result<(), ClientError> {
+        let issuer = discovered.server.issuer.clone();
+        match self
+            .authorize_once(key, discovered.clone(), scopes.clone())
+            .await
+        {
+            Err(e) if e.invalid_client && self.forget_refused(&issuer).await => {
+                Ok(self.authorize_once(key, discovered, scopes).await?)
+            }
+            done => Ok(done?),
+        }
+    }
+
+    /// Forgets the dynamic registration the server `issuer` refused, here
+    /// and in the store; false when the refused client was not one.
+    async fn forget_refused(&self, issuer: &str) -> bool {
+        let removed = {
+            let mut state = self.shared.lock();
+            match state.clients.get(issuer) {
+                Some(c) if c.dynamic => state.clients.remove(issuer),
+                _ => None,
+            }
+        };
+        if removed.is_some() {
+            self.config.store.clear_registration(issuer).await;
+        }
+        removed.is_some()
+    }
+
+    /// The authorization code flow (or the machine grant) at the
+    /// discovered server for `scopes`.
+    async fn authorize_once(
+        &self,
+        key: &str,
+        discovered: Discovered,
+        mut scopes: Vec<String>,
+    ) -> Result<(), TokenError> {
         let server = &discovered.server;
         let offers_offline = server
             .scopes_supported
@@ -279,7 +317,8 @@ impl OAuth {
             return Err(ClientError::Authorization(format!(
                 "authorization server {} does not offer PKCE with S256",
                 server.issuer
-            )));
+            ))
+            .into());
         }
         let pkce = Pkce::new();
         let state = pkce::state();
@@ -353,7 +392,18 @@ impl OAuth {
             &tokens.scopes,
             dpop.as_deref().map(|k| (k, &self.shared.as_nonce)),
         )
-        .await?;
+        .await;
+        let fresh = match fresh {
+            Ok(fresh) => fresh,
+            Err(e) => {
+                if e.invalid_client {
+                    // The next authorization registers anew before it
+                    // sends the user to the server.
+                    self.forget_refused(&tokens.issuer).await;
+                }
+                return Err(e.error);
+            }
+        };
         self.config.store.save(key, fresh.clone()).await;
         Ok(Some(fresh))
     }
@@ -371,6 +421,7 @@ impl OAuth {
             pre_registered: &self.config.pre_registered,
             dynamic_registration: self.config.dynamic_registration,
             redirect_uri: &redirect_uri,
+            store: &*self.config.store,
         };
         let client = registration::identify(&self.fetcher(), &discovered.server, &me).await?;
         self.shared

@@ -27,7 +27,10 @@
 //! credentials registered for that issuer ([`PreRegistered`]), else its
 //! client ID metadata document ([`OAuth::client_metadata_url`]) where the
 //! server supports them, else dynamic registration (deprecated; on by
-//! default). Scopes: the challenge's `scope`, else the metadata's
+//! default), which the [`TokenStore`] keeps per issuer ([`Registration`])
+//! so later runs reuse it; one the server refuses (`invalid_client` at
+//! the token endpoint) or whose secret has expired is replaced by a new
+//! one. Scopes: the challenge's `scope`, else the metadata's
 //! `scopes_supported`, else none, plus `offline_access` when the
 //! authorization server lists it. The [`AuthorizationStep`] takes the
 //! user to the authorization URL (PKCE S256, `state`, the `resource`
@@ -88,7 +91,7 @@ use std::time::Duration;
 pub use enterprise::IdentityProvider;
 pub use redirect::{AuthorizationStep, HeadlessRedirect, LoopbackRedirect};
 pub use registration::PreRegistered;
-pub use store::{MemoryTokenStore, TokenStore, Tokens};
+pub use store::{MemoryTokenStore, Registration, TokenStore, Tokens};
 
 use super::{ClientBuilder, ClientError};
 use discovery::Discovered;
@@ -265,7 +268,8 @@ impl OAuth {
         self
     }
 
-    /// Keeps tokens in `store` instead of memory.
+    /// Keeps tokens and dynamic registrations in `store` instead of
+    /// memory (an `Arc` of a store can be shared by several `OAuth`s).
     #[must_use]
     pub fn token_store(mut self, store: impl TokenStore) -> Self {
         self.config.store = Arc::new(store);

@@ -45,6 +45,29 @@ struct TokenResponse {
     scope: Option<String>,
 }
 
+/// A refused or failed token request.
+pub(crate) struct TokenError {
+    /// The server refused the client itself (`invalid_client`, RFC 6749
+    /// §5.2): a dynamic registration it forgot is worth replacing.
+    pub(crate) invalid_client: bool,
+    pub(crate) error: ClientError,
+}
+
+impl From<ClientError> for TokenError {
+    fn from(error: ClientError) -> Self {
+        Self {
+            invalid_client: false,
+            error,
+        }
+    }
+}
+
+impl From<TokenError> for ClientError {
+    fn from(e: TokenError) -> Self {
+        e.error
+    }
+}
+
 /// A DPoP key and where the authorization server's nonce is kept.
 pub(crate) type DpopAt<'a> = Option<(&'a Dpop, &'a Mutex<Option<String>>)>;
 
@@ -60,7 +83,7 @@ pub(crate) async fn request(
     resource: &str,
     requested: &[String],
     dpop: DpopAt<'_>,
-) -> Result<Tokens, ClientError> {
+) -> Result<Tokens, TokenError> {
     let mut form: Vec<(&str, &str)> = match &grant {
         Grant::Code {
             code,
@@ -147,10 +170,13 @@ pub(crate) async fn request(
         break answer;
     };
     if !answer.status.is_success() {
-        return Err(ClientError::Authorization(format!(
-            "the token endpoint {token_endpoint} refused the grant: {}",
-            answer.oauth_error()
-        )));
+        return Err(TokenError {
+            invalid_client: answer.error_code().as_deref() == Some("invalid_client"),
+            error: ClientError::Authorization(format!(
+                "the token endpoint {token_endpoint} refused the grant: {}",
+                answer.oauth_error()
+            )),
+        });
     }
     let response: TokenResponse = answer.json("the token response")?;
     let dpop_bound = dpop.is_some() && response.token_type.eq_ignore_ascii_case("dpop");
@@ -158,7 +184,8 @@ pub(crate) async fn request(
         return Err(ClientError::Authorization(format!(
             "the token endpoint issued a {:?} token, which this client cannot send",
             response.token_type
-        )));
+        ))
+        .into());
     }
     let scopes = match response.scope.as_deref() {
         Some(s) => split_scopes(Some(s)),
