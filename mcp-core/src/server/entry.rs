@@ -218,6 +218,7 @@ impl Call {
 
     /// The call as a future to run elsewhere, without polling it here (a
     /// call already answered stays answered).
+    #[cfg(feature = "stdio")]
     pub(crate) fn defer(self) -> Started {
         match self.state {
             State::Done(reply) => Started::Done(reply.map(Response::from)),
