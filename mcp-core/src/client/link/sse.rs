@@ -134,6 +134,15 @@ mod tests {
     }
 
     #[test]
+    fn a_line_that_is_not_utf8_is_read_lossily() {
+        let mut p = Parser::new(1024);
+        let mut out = Vec::new();
+        p.feed(b"data: a\xffb\n\n", &mut out).expect("within bounds");
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].data, "a\u{fffd}b");
+    }
+
+    #[test]
     fn an_event_over_the_bound_is_refused() {
         let mut p = Parser::new(8);
         let mut out = Vec::new();
