@@ -137,7 +137,8 @@ mod tests {
     fn a_line_that_is_not_utf8_is_read_lossily() {
         let mut p = Parser::new(1024);
         let mut out = Vec::new();
-        p.feed(b"data: a\xffb\n\n", &mut out).expect("within bounds");
+        p.feed(b"data: a\xffb\n\n", &mut out)
+            .expect("within bounds");
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].data, "a\u{fffd}b");
     }
