@@ -197,25 +197,27 @@ impl Peer {
             fragment.as_deref(),
             guard.token.as_deref(),
         );
+        let link = self.link();
+        let routes = link.routes();
         let name = match method {
+            _ if !routes => None,
             "tools/call" | "prompts/get" => params.get("name"),
             "resources/read" => params.get("uri"),
             _ => None,
         }
         .and_then(Value::as_str)
         .map(str::to_owned);
-        self.link()
-            .send(Outgoing {
-                body,
-                id: Some(id),
-                method: Some(Arc::from(method)),
-                name,
-                param_headers: options.param_headers.clone(),
-                headers: options.headers.clone(),
-                protocol_version: version,
-                abandon: Some(abandon),
-            })
-            .await?;
+        link.send(Outgoing {
+            body,
+            id: Some(id),
+            method: routes.then(|| Arc::from(method)),
+            name,
+            param_headers: options.param_headers.clone(),
+            headers: options.headers.clone(),
+            protocol_version: version,
+            abandon: Some(abandon),
+        })
+        .await?;
         let timeout = if options.no_timeout {
             None
         } else {
@@ -448,6 +450,15 @@ impl Deliver for ToPeer {
         if let Some(peer) = self.0.upgrade() {
             peer.close_all();
         }
+    }
+
+    fn waiting(&self, id: &RequestId) -> bool {
+        self.0.upgrade().is_some_and(|peer| {
+            peer.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains_key(id)
+        })
     }
 }
 

@@ -342,11 +342,13 @@ impl Shared {
         if event.data.trim().is_empty() {
             return false;
         }
-        let done = is_response_to(event.data.as_bytes(), id);
         // The GET stream's messages belong to no request.
         let related = (!matches!(id, RequestId::String(s) if s.is_empty())).then(|| id.clone());
+        let ours = related.is_some();
         self.deliver(Inbound::Message(event.data.into_bytes(), related));
-        done
+        // Delivering settles the request when this was its response (or a
+        // refusal that answers it): the stream is then done.
+        ours && !self.inbox.waiting(id)
     }
 
     /// The legacy GET stream: server messages outside any request, kept
@@ -411,14 +413,9 @@ pub(crate) fn is_own_header(name: &HeaderName) -> bool {
         )
 }
 
-/// What the link reads of a reply: whether it is an error, its id,
-/// whether it has a method.
+/// What the link reads of a JSON reply: whether it is an error.
 #[derive(serde::Deserialize)]
 struct Probe {
-    #[serde(default)]
-    id: Option<Value>,
-    #[serde(default)]
-    method: Option<serde::de::IgnoredAny>,
     /// True for a JSON-RPC error object (an OAuth error body has a string).
     #[serde(default, deserialize_with = "error_object")]
     error: bool,
@@ -426,13 +423,6 @@ struct Probe {
 
 fn error_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     Value::deserialize(d).map(|v| v.is_object())
-}
-
-/// True when `message` is the response to request `id`.
-fn is_response_to(message: &[u8], id: &RequestId) -> bool {
-    serde_json::from_slice::<Probe>(message).is_ok_and(|p| {
-        p.method.is_none() && p.id.as_ref().and_then(RequestId::from_value).as_ref() == Some(id)
-    })
 }
 
 fn is_event_stream(headers: &HeaderMap) -> bool {
@@ -505,6 +495,10 @@ impl Drop for Http {
 
 #[async_trait::async_trait]
 impl Link for Http {
+    fn routes(&self) -> bool {
+        true
+    }
+
     async fn send(&self, mut message: Outgoing) -> Result<(), ClientError> {
         if self.0.closed.is_cancelled() {
             return Err(ClientError::Closed);

@@ -35,6 +35,10 @@ pub(crate) trait Deliver: Send + Sync {
     fn deliver(&self, item: Inbound);
     /// The server's stream ended: nothing more will come.
     fn closed(&self);
+    /// True while request `id` still waits for its answer: an event
+    /// stream stops reading once what it delivered settled it (no second
+    /// parse of every event to find the response).
+    fn waiting(&self, id: &RequestId) -> bool;
 }
 
 /// A link's handle on the client.
@@ -87,6 +91,13 @@ pub(crate) trait Link: Send + Sync + 'static {
     /// built with; a failure to deliver a *request* may also be reported
     /// there ([`Inbound::Failed`]).
     async fn send(&self, message: Outgoing) -> Result<(), ClientError>;
+
+    /// True when the link routes by [`Outgoing::method`] and
+    /// [`Outgoing::name`] (HTTP's headers): other links are not handed
+    /// them, which saves two allocations per request.
+    fn routes(&self) -> bool {
+        false
+    }
 
     /// Tells the link the legacy handshake finished: HTTP opens the GET
     /// stream for server messages outside any request.

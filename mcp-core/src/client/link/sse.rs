@@ -45,9 +45,16 @@ impl Parser {
             if let [rest @ .., b'\r'] = line {
                 line = rest;
             }
-            let line = String::from_utf8_lossy(line).into_owned();
             start = end + 1;
-            self.line(&line, out)?;
+            // Borrowed when it is UTF-8 (always, from a conforming server):
+            // no copy of each line before its field is read.
+            match std::str::from_utf8(line) {
+                Ok(text) => Self::line(&mut self.event, &mut self.has_data, self.max, text, out)?,
+                Err(_) => {
+                    let text = String::from_utf8_lossy(line).into_owned();
+                    Self::line(&mut self.event, &mut self.has_data, self.max, &text, out)?;
+                }
+            }
         }
         self.buf.drain(..start);
         if self.buf.len() > self.max {
@@ -56,10 +63,18 @@ impl Parser {
         Ok(())
     }
 
-    fn line(&mut self, line: &str, out: &mut Vec<Event>) -> Result<(), String> {
+    /// One line of the event in progress (`event`, `has_data`), split
+    /// from the parser's buffer so the line can borrow that buffer.
+    fn line(
+        event: &mut Event,
+        has_data: &mut bool,
+        max: usize,
+        line: &str,
+        out: &mut Vec<Event>,
+    ) -> Result<(), String> {
         if line.is_empty() {
-            let event = std::mem::take(&mut self.event);
-            if std::mem::take(&mut self.has_data) || event.retry.is_some() || event.id.is_some() {
+            let event = std::mem::take(event);
+            if std::mem::take(has_data) || event.retry.is_some() || event.id.is_some() {
                 out.push(event);
             }
             return Ok(());
@@ -71,17 +86,17 @@ impl Parser {
         let value = value.strip_prefix(' ').unwrap_or(value);
         match field {
             "data" => {
-                if self.has_data {
-                    self.event.data.push('\n');
+                if *has_data {
+                    event.data.push('\n');
                 }
-                self.event.data.push_str(value);
-                self.has_data = true;
-                if self.event.data.len() > self.max {
-                    return Err(format!("an event over {} bytes", self.max));
+                event.data.push_str(value);
+                *has_data = true;
+                if event.data.len() > max {
+                    return Err(format!("an event over {max} bytes"));
                 }
             }
-            "id" if !value.contains('\0') => self.event.id = Some(value.to_owned()),
-            "retry" => self.event.retry = value.parse().ok(),
+            "id" if !value.contains('\0') => event.id = Some(value.to_owned()),
+            "retry" => event.retry = value.parse().ok(),
             _ => {}
         }
         Ok(())
@@ -116,6 +131,16 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_read_lossily() {
+        let mut p = Parser::new(1024);
+        let mut out = Vec::new();
+        p.feed(b"data: a\xffb\n\n", &mut out)
+            .expect("within bounds");
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].data, "a\u{fffd}b");
     }
 
     #[test]
