@@ -19,12 +19,38 @@ use crate::protocol::{Era, ErrorObject};
 /// integer is always short).
 pub(crate) const MAX_PROGRESS_TOKEN: usize = 256;
 
+/// What a call's sealed `requestState` is bound to.
+enum Identity {
+    /// Computed: a retry's state was opened against it.
+    Known(String),
+    /// Not computed yet: a first round that may ask, and most never do.
+    /// Hashing the arguments costs more than keeping them (a SHA-256 over
+    /// their JSON against a copy of the tree), so the digest waits until
+    /// the handler asks.
+    Deferred {
+        method: String,
+        key: String,
+        args: Map<String, Value>,
+    },
+}
+
+impl Identity {
+    fn binding(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Self::Known(identity) => identity.as_str().into(),
+            Self::Deferred { method, key, args } => {
+                crate::request_state::binding(method, key, args).into()
+            }
+        }
+    }
+}
+
 /// A call that a handler may interrupt.
 pub(crate) struct RoundTrip<'a> {
     pub(crate) interrupt: Arc<Interrupt>,
     /// Set for modern requests that may ask: what sealed state is bound to
     /// (method plus a digest of name or URI and arguments).
-    identity: Option<String>,
+    identity: Option<Identity>,
     server: &'a McpServer,
     principal: Option<Arc<str>>,
 }
@@ -69,39 +95,45 @@ impl McpServer {
         {
             return Ok(round);
         }
-        let identity = crate::request_state::binding(&scope.method, key, args);
-        if let Some(state) = params.get("requestState") {
-            let state = state
-                .as_str()
-                .ok_or_else(|| ErrorObject::invalid_params("`requestState` must be a string"))?;
-            let (mut answers, pending) = self
-                .inner
-                .state_keys
-                .open(state, &identity, scope.ctx.principal.as_deref())
-                .map_err(|why| {
-                    ErrorObject::invalid_params(format!("Invalid requestState: {why}"))
-                })?;
+        let Some(state) = params.get("requestState") else {
             if let Some(Value::Object(responses)) = params.get("inputResponses") {
-                for key in pending {
-                    if let Some(answer @ Value::Object(_)) = responses.get(&key) {
-                        answers.insert(key, answer.clone());
-                    }
+                // Answers without a state: nothing of an earlier round to
+                // carry, and these answers are the client's own either way,
+                // so they are used as given (keys nobody asks for are
+                // ignored; answers that are not objects are dropped and the
+                // question asked again).
+                let answers = responses
+                    .iter()
+                    .filter(|(_, answer)| answer.is_object())
+                    .map(|(key, answer)| (key.clone(), answer.clone()))
+                    .collect();
+                round.interrupt = Arc::new(Interrupt::with_answers(answers));
+            }
+            round.identity = Some(Identity::Deferred {
+                method: scope.method.clone(),
+                key: key.to_owned(),
+                args: args.clone(),
+            });
+            return Ok(round);
+        };
+        let identity = crate::request_state::binding(&scope.method, key, args);
+        let state = state
+            .as_str()
+            .ok_or_else(|| ErrorObject::invalid_params("`requestState` must be a string"))?;
+        let (mut answers, pending) = self
+            .inner
+            .state_keys
+            .open(state, &identity, scope.ctx.principal.as_deref())
+            .map_err(|why| ErrorObject::invalid_params(format!("Invalid requestState: {why}")))?;
+        if let Some(Value::Object(responses)) = params.get("inputResponses") {
+            for key in pending {
+                if let Some(answer @ Value::Object(_)) = responses.get(&key) {
+                    answers.insert(key, answer.clone());
                 }
             }
-            round.interrupt = Arc::new(Interrupt::with_answers(answers));
-        } else if let Some(Value::Object(responses)) = params.get("inputResponses") {
-            // Answers without a state: nothing of an earlier round to carry,
-            // and these answers are the client's own either way, so they are
-            // used as given (keys nobody asks for are ignored; answers that
-            // are not objects are dropped and the question asked again).
-            let answers = responses
-                .iter()
-                .filter(|(_, answer)| answer.is_object())
-                .map(|(key, answer)| (key.clone(), answer.clone()))
-                .collect();
-            round.interrupt = Arc::new(Interrupt::with_answers(answers));
         }
-        round.identity = Some(identity);
+        round.interrupt = Arc::new(Interrupt::with_answers(answers));
+        round.identity = Some(Identity::Known(identity));
         Ok(round)
     }
 
@@ -196,7 +228,7 @@ impl RoundTrip<'_> {
                 let inner = &self.server.inner;
                 let pending: Vec<String> = requests.keys().cloned().collect();
                 let state = inner.state_keys.seal(
-                    identity,
+                    &identity.binding(),
                     self.principal.as_deref(),
                     &self.interrupt.used_answers(),
                     &pending,
