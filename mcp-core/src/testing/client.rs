@@ -42,6 +42,10 @@ pub struct ClientOptions {
     /// The longest line the server may send (default 64 MiB); a longer
     /// one ends the connection, found before it is buffered.
     pub max_message_bytes: usize,
+    /// With feature `trace`, record this client's messages under
+    /// `$MCP_TRACE_DIR` (default `true`). A test whose server sends what
+    /// no schema allows on purpose turns it off ([`untraced`](Self::untraced)).
+    pub trace: bool,
 }
 
 impl Default for ClientOptions {
@@ -52,6 +56,7 @@ impl Default for ClientOptions {
             })),
             timeout: Duration::from_secs(30),
             max_message_bytes: 64 * 1024 * 1024,
+            trace: true,
         }
     }
 }
@@ -85,6 +90,13 @@ impl ClientOptions {
     #[must_use]
     pub fn max_message_bytes(mut self, max: usize) -> Self {
         self.max_message_bytes = max;
+        self
+    }
+
+    /// Records nothing under `$MCP_TRACE_DIR` (see [`trace`](Self::trace)).
+    #[must_use]
+    pub fn untraced(mut self) -> Self {
+        self.trace = false;
         self
     }
 
@@ -242,7 +254,7 @@ impl TestClient {
             notifications: note_tx,
             unmatched: other_tx,
             #[cfg(feature = "trace")]
-            tracer: Tracer::new(),
+            tracer: Tracer::new().filter(|_| options.trace),
         };
         let peer = Peer::unlinked(
             false,
