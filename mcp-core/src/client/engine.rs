@@ -33,6 +33,8 @@ enum Waiting {
     /// [`Peer::request`]: the result, or the error.
     Answer(Waiter),
     /// [`Peer::expect`]: the whole reply, as received.
+    // `testing::TestClient`'s (feature `stdio`).
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     Message(oneshot::Sender<Vec<u8>>),
 }
 
@@ -142,6 +144,8 @@ impl Peer {
     }
 
     /// A request id no other request of this peer's has had.
+    // This and the next two: `testing::TestClient`'s (feature `stdio`).
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     pub(crate) fn fresh_id(&self) -> i64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
@@ -150,12 +154,16 @@ impl Peer {
     /// caller itself, with [`send_raw`](Self::send_raw): the receiver gets
     /// the whole reply as received, and fails when the connection closes.
     /// A later request with the same id replaces this wait.
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     pub(crate) fn expect(&self, id: RequestId) -> oneshot::Receiver<Vec<u8>> {
         let (tx, rx) = oneshot::channel();
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, Waiting::Message(tx));
+        // Closed already: the sender drops here and the wait ends at once.
+        if !self.is_closed() {
+            self.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(id, Waiting::Message(tx));
+        }
         rx
     }
 
@@ -164,6 +172,7 @@ impl Peer {
     ///
     /// # Errors
     /// [`ClientError::Closed`] once the link is closed; the link's own.
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     pub(crate) async fn send_raw(&self, message: Vec<u8>) -> Result<(), ClientError> {
         self.send(Outgoing::plain(message)).await
     }
