@@ -89,6 +89,11 @@ pub mod catalog;
 #[cfg(feature = "client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod client;
+// Feature `stdio` without `client`: the client's transport-neutral engine
+// and byte stream link only, private, for `testing::TestClient` (one client
+// implementation, no HTTP client built).
+#[cfg(all(feature = "stdio", not(feature = "client")))]
+mod client;
 mod context;
 mod handler;
 #[cfg(any(feature = "client", feature = "auth", feature = "tls"))]

@@ -315,7 +315,9 @@ async fn backend_resources_and_prompts_are_refreshed_after_the_ttl() {
             got["messages"][0]["content"]["text"], "hello",
             "{backend_era}"
         );
-        drop(client);
+        guard("the front client closes", client.close())
+            .await
+            .expect("the front server ends cleanly");
         // Tools are not offered by this backend: the front has none, and
         // nothing forwarded is marked wrongly.
         assert!(front.list_tools().iter().all(|t| t

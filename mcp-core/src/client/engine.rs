@@ -1,6 +1,9 @@
 //! The client's core, the same for every transport: request ids, the
 //! table of requests waiting for their answer, progress routing,
-//! cancellation, and answers to the server's own requests.
+//! cancellation, and answers to the server's own requests. An
+//! [`Observer`] may watch it all (`testing::TestClient` does), and send
+//! raw messages and wait for replies to ids of its own choosing
+//! ([`Peer::send_raw`], [`Peer::expect`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -14,45 +17,28 @@ use tokio::sync::oneshot;
 use super::error::ClientError;
 use super::handlers::Handlers;
 use super::link::{Deliver, Inbound, Inbox, Link, Outgoing};
+use super::observer::Observer;
 use super::options::{Progress, RequestOptions};
+#[cfg(feature = "client")]
+pub(crate) use super::speaking::modern_meta;
+pub(crate) use super::speaking::Speaking;
 use super::wire;
 use crate::cancel::CancelToken;
-use crate::protocol::meta::meta_keys;
 use crate::protocol::{ErrorObject, RequestId};
 
 type Waiter = oneshot::Sender<Result<Box<RawValue>, ClientError>>;
+
+/// Who waits for a reply.
+enum Waiting {
+    /// [`Peer::request`]: the result, or the error.
+    Answer(Waiter),
+    /// [`Peer::expect`]: the whole reply, as received.
+    // `testing::TestClient`'s (feature `stdio`).
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+    Message(oneshot::Sender<Vec<u8>>),
+}
+
 type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
-
-/// The negotiated protocol: which revision every message speaks.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Speaking {
-    /// `MCP-Protocol-Version` (and, modern, the `_meta` claim).
-    pub(crate) version: Option<Arc<str>>,
-    /// The per-request `_meta` of the 2026-07-28 revision, when speaking it.
-    pub(crate) modern_meta: Option<Map<String, Value>>,
-    /// The same, serialized once ([`wire::fragment`]).
-    pub(crate) fragment: Option<Arc<str>>,
-}
-
-impl Speaking {
-    /// A legacy revision (after `initialize`).
-    pub(crate) fn legacy(version: &str) -> Self {
-        Self {
-            version: Some(Arc::from(version)),
-            modern_meta: None,
-            fragment: None,
-        }
-    }
-
-    /// A stateless revision with its per-request `_meta`.
-    pub(crate) fn modern(version: &str, meta: Map<String, Value>) -> Self {
-        Self {
-            version: Some(Arc::from(version)),
-            fragment: Some(Arc::from(wire::fragment(&meta))),
-            modern_meta: Some(meta),
-        }
-    }
-}
 
 /// One connection to a server.
 pub(crate) struct Peer {
@@ -62,7 +48,7 @@ pub(crate) struct Peer {
     /// connection (2026-07-28 HTTP) rather than by `notifications/cancelled`.
     disconnect_cancels: bool,
     next_id: AtomicI64,
-    pending: Mutex<HashMap<RequestId, Waiter>>,
+    pending: Mutex<HashMap<RequestId, Waiting>>,
     progress: Mutex<HashMap<String, ProgressFn>>,
     /// Requests that answer the server's questions about them themselves
     /// ([`RequestOptions::answer_with`]).
@@ -71,6 +57,7 @@ pub(crate) struct Peer {
     speaking: RwLock<Speaking>,
     closed: CancelToken,
     pub(crate) default_timeout: Option<Duration>,
+    observer: Option<Arc<dyn Observer>>,
 }
 
 impl Peer {
@@ -85,7 +72,21 @@ impl Peer {
         handlers: Handlers,
         default_timeout: Option<Duration>,
     ) -> Result<Arc<Self>, ClientError> {
-        let peer = Arc::new(Self {
+        let peer = Self::unlinked(disconnect_cancels, handlers, default_timeout, None);
+        peer.attach(make_link(peer.inbox())?);
+        Ok(peer)
+    }
+
+    /// A peer without its link yet, `observer` (if any) watching every
+    /// message: hand [`inbox`](Self::inbox) to the link, then
+    /// [`attach`](Self::attach) it.
+    pub(crate) fn unlinked(
+        disconnect_cancels: bool,
+        handlers: Handlers,
+        default_timeout: Option<Duration>,
+        observer: Option<Arc<dyn Observer>>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
             link: OnceLock::new(),
             disconnect_cancels,
             next_id: AtomicI64::new(1),
@@ -96,10 +97,19 @@ impl Peer {
             speaking: RwLock::new(Speaking::default()),
             closed: CancelToken::new(),
             default_timeout,
-        });
-        let link = make_link(Arc::new(ToPeer(Arc::downgrade(&peer))))?;
-        let _ = peer.link.set(link);
-        Ok(peer)
+            observer,
+        })
+    }
+
+    /// Where a link delivers what it receives for this peer (it holds the
+    /// peer weakly: a dropped peer is not kept alive by its link).
+    pub(crate) fn inbox(self: &Arc<Self>) -> Inbox {
+        Arc::new(ToPeer(Arc::downgrade(self)))
+    }
+
+    /// Sets the link this peer sends through (the first one set stays).
+    pub(crate) fn attach(&self, link: Box<dyn Link>) {
+        let _ = self.link.set(link);
     }
 
     pub(crate) fn speak(&self, speaking: Speaking) {
@@ -131,6 +141,48 @@ impl Peer {
     /// True once the server closed the connection.
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.is_cancelled()
+    }
+
+    /// A request id no other request of this peer's has had.
+    // This and the next two: `testing::TestClient`'s (feature `stdio`).
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+    pub(crate) fn fresh_id(&self) -> i64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Waits for the reply to request `id`, sent (or to be sent) by the
+    /// caller itself, with [`send_raw`](Self::send_raw): the receiver gets
+    /// the whole reply as received, and fails when the connection closes.
+    /// A later request with the same id replaces this wait.
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+    pub(crate) fn expect(&self, id: RequestId) -> oneshot::Receiver<Vec<u8>> {
+        let (tx, rx) = oneshot::channel();
+        // Closed already: the sender drops here and the wait ends at once.
+        if !self.is_closed() {
+            self.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(id, Waiting::Message(tx));
+        }
+        rx
+    }
+
+    /// Sends `message` as it is (one line on a byte stream; the
+    /// observer sees it first). Nothing in it is checked or routed.
+    ///
+    /// # Errors
+    /// [`ClientError::Closed`] once the link is closed; the link's own.
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+    pub(crate) async fn send_raw(&self, message: Vec<u8>) -> Result<(), ClientError> {
+        self.send(Outgoing::plain(message)).await
+    }
+
+    /// Every message goes out here: the observer sees it, then the link.
+    async fn send(&self, message: Outgoing) -> Result<(), ClientError> {
+        if let Some(observer) = &self.observer {
+            observer.sent(&message.body);
+        }
+        self.link().send(message).await
     }
 
     fn version(&self) -> Option<Arc<str>> {
@@ -181,7 +233,7 @@ impl Peer {
         self.pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.clone(), tx);
+            .insert(id.clone(), Waiting::Answer(tx));
         let abandon = CancelToken::new();
         let mut guard = InFlight {
             peer: Arc::clone(self),
@@ -207,7 +259,7 @@ impl Peer {
         }
         .and_then(Value::as_str)
         .map(str::to_owned);
-        link.send(Outgoing {
+        self.send(Outgoing {
             body,
             id: Some(id),
             method: routes.then(|| Arc::from(method)),
@@ -247,7 +299,7 @@ impl Peer {
         let mut out = Outgoing::plain(wire::notification(method, params, fragment.as_deref()));
         out.method = Some(Arc::from(method));
         out.protocol_version = version;
-        self.link().send(out).await
+        self.send(out).await
     }
 
     fn settle(&self, id: &RequestId, outcome: Result<Box<RawValue>, ClientError>) {
@@ -257,17 +309,27 @@ impl Peer {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(id);
         match waiter {
-            Some(waiter) => {
+            Some(Waiting::Answer(waiter)) => {
                 let _ = waiter.send(outcome);
             }
+            // The caller waits for a message: none comes (the sender drops).
+            Some(Waiting::Message(_)) => {}
             None => tracing::debug!(target: "mcp_core::client", "a reply for unknown request {id}"),
+        }
+    }
+
+    /// A message no request claims: the observer's, else a log line.
+    fn unmatched(&self, message: &[u8], why: &str) {
+        match &self.observer {
+            Some(observer) => observer.unmatched(message),
+            None => tracing::debug!(target: "mcp_core::client", "ignored {why}"),
         }
     }
 
     /// Everything still waiting fails: the connection is gone.
     fn close_all(&self) {
         self.closed.cancel();
-        let waiting: Vec<Waiter> = self
+        let waiting: Vec<Waiting> = self
             .pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -275,7 +337,9 @@ impl Peer {
             .map(|(_, w)| w)
             .collect();
         for waiter in waiting {
-            let _ = waiter.send(Err(ClientError::Closed));
+            if let Waiting::Answer(waiter) = waiter {
+                let _ = waiter.send(Err(ClientError::Closed));
+            }
         }
     }
 
@@ -297,6 +361,13 @@ impl Peer {
 
     fn on_message(self: &Arc<Self>, message: &[u8], related: Option<&RequestId>) {
         let message = message.trim_ascii();
+        if let Some(observer) = &self.observer {
+            observer.received(message);
+            if observer.whole_batches() && message.first() == Some(&b'[') {
+                observer.unmatched(message);
+                return;
+            }
+        }
         if message.first() == Some(&b'[') {
             match serde_json::from_slice::<Vec<Box<RawValue>>>(message) {
                 Ok(batch) => {
@@ -313,7 +384,11 @@ impl Peer {
         let envelope = match serde_json::from_slice::<wire::Envelope>(message) {
             Ok(envelope) => envelope,
             Err(e) => {
-                tracing::warn!(target: "mcp_core::client", "ignored a message that is not JSON-RPC: {e}");
+                if let Some(observer) = &self.observer {
+                    observer.unmatched(message);
+                } else {
+                    tracing::warn!(target: "mcp_core::client", "ignored a message that is not JSON-RPC: {e}");
+                }
                 return;
             }
         };
@@ -328,14 +403,32 @@ impl Peer {
                 let handlers = self.handlers_for(related);
                 tokio::spawn(async move { peer.answer(&handlers, id, &method, params).await });
             }
-            (Some(method), None) => self.on_notification(&method, envelope.params.as_deref()),
+            (Some(method), None) => {
+                self.on_notification(&method, envelope.params.as_deref(), message);
+            }
             (None, id) => {
                 // A refusal before routing carries a null id: over HTTP it
                 // answers the request whose POST it came back on.
                 let fallback = related.filter(|_| envelope.error.is_some()).cloned();
                 let Some(id) = id.or(fallback) else {
-                    tracing::debug!(target: "mcp_core::client", "ignored a reply without an id");
+                    self.unmatched(message, "a reply without an id");
                     return;
+                };
+                let waiter = self
+                    .pending
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&id);
+                let waiter = match waiter {
+                    Some(Waiting::Answer(waiter)) => waiter,
+                    Some(Waiting::Message(waiter)) => {
+                        let _ = waiter.send(message.to_vec());
+                        return;
+                    }
+                    None => {
+                        self.unmatched(message, "a reply for an unknown request");
+                        return;
+                    }
                 };
                 let outcome = match (envelope.result, envelope.error) {
                     (_, Some(error)) => match serde_json::from_str::<ErrorObject>(error.get()) {
@@ -349,12 +442,12 @@ impl Peer {
                         "a reply with neither result nor error",
                     )),
                 };
-                self.settle(&id, outcome);
+                let _ = waiter.send(outcome);
             }
         }
     }
 
-    fn on_notification(&self, method: &str, params: Option<&RawValue>) {
+    fn on_notification(&self, method: &str, params: Option<&RawValue>, message: &[u8]) {
         if method == "notifications/progress" {
             let progress =
                 params.and_then(|p| serde_json::from_str::<wire::ProgressParams>(p.get()).ok());
@@ -381,6 +474,9 @@ impl Peer {
                 }
             }
         }
+        if let Some(observer) = &self.observer {
+            observer.notification(message);
+        }
         if let Some(f) = &self.handlers.notification {
             let params = params
                 .and_then(|p| serde_json::from_str(p.get()).ok())
@@ -400,29 +496,10 @@ impl Peer {
         };
         let mut out = Outgoing::plain(body);
         out.protocol_version = self.version();
-        if let Err(e) = self.link().send(out).await {
+        if let Err(e) = self.send(out).await {
             tracing::warn!(target: "mcp_core::client", "could not answer the server's {method}: {e}");
         }
     }
-}
-
-/// The per-request `_meta` of a 2026-07-28 request.
-pub(crate) fn modern_meta(
-    version: &str,
-    capabilities: &Map<String, Value>,
-    info: &Value,
-) -> Map<String, Value> {
-    let mut meta = Map::new();
-    meta.insert(
-        meta_keys::PROTOCOL_VERSION.into(),
-        Value::String(version.into()),
-    );
-    meta.insert(
-        meta_keys::CLIENT_CAPABILITIES.into(),
-        Value::Object(capabilities.clone()),
-    );
-    meta.insert(meta_keys::CLIENT_INFO.into(), info.clone());
-    meta
 }
 
 async fn sleep_or_never(timeout: Option<Duration>) {

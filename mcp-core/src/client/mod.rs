@@ -48,32 +48,57 @@
 //! ([`ClientBuilder::max_message_bytes`]); listings stop after 1,000 pages
 //! or a repeated cursor; input rounds stop after 16.
 
+//! **Without the `client` feature** (feature `stdio` alone) this module
+//! is private and holds only the transport-neutral engine and the byte
+//! stream link, which `testing::TestClient` drives: no HTTP client is built.
+
+// With `stdio` alone the engine is compiled for `testing::TestClient`,
+// which uses only part of it, and nothing here is public.
+#![cfg_attr(not(feature = "client"), allow(dead_code, unreachable_pub))]
+
+#[cfg(feature = "client")]
 mod calls;
+#[cfg(feature = "client")]
 mod connect;
-mod engine;
+pub(crate) mod engine;
 mod error;
+#[cfg(feature = "client")]
 mod forward;
 mod handlers;
-mod link;
+pub(crate) mod link;
 #[cfg(feature = "client-oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "client-oauth")))]
 pub mod oauth;
+pub(crate) mod observer;
 mod options;
+#[cfg(feature = "client")]
 pub mod proxy;
+#[cfg(feature = "client")]
 mod rounds;
+mod speaking;
+#[cfg(feature = "client")]
 mod tool_headers;
 mod wire;
 
+#[cfg(feature = "client")]
 use std::collections::HashMap;
+#[cfg(feature = "client")]
 use std::sync::{Arc, Mutex};
 
+#[cfg(feature = "client")]
 use serde_json::Value;
 
 pub use error::ClientError;
-pub use handlers::{Answer, Handlers, OnNotification};
-pub use options::{ClientBuilder, Progress, Protocol, RequestOptions};
+pub use handlers::Handlers;
+#[cfg(feature = "client")]
+pub use handlers::{Answer, OnNotification};
+pub use options::RequestOptions;
+#[cfg(feature = "client")]
+pub use options::{ClientBuilder, Progress, Protocol};
 
+#[cfg(feature = "client")]
 use connect::Greeting;
+#[cfg(feature = "client")]
 use engine::Peer;
 
 /// A connection to one MCP server; see the [module docs](self).
@@ -81,6 +106,7 @@ use engine::Peer;
 /// Calls take `&self` and may run concurrently. [`Client::close`] ends
 /// the connection; dropping the client does too (a child process is
 /// killed).
+#[cfg(feature = "client")]
 pub struct Client {
     peer: Arc<Peer>,
     greeting: Greeting,
@@ -88,6 +114,7 @@ pub struct Client {
     tool_headers: Mutex<HashMap<String, tool_headers::Annotated>>,
 }
 
+#[cfg(feature = "client")]
 impl Client {
     fn new(peer: Arc<Peer>, greeting: Greeting) -> Self {
         Self {
@@ -151,6 +178,7 @@ impl Client {
     }
 }
 
+#[cfg(feature = "client")]
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")

@@ -1,16 +1,24 @@
 //! [`TestClient`]: an MCP client over newline-delimited JSON-RPC; see the
 //! [module docs](super).
+//!
+//! A thin layer over the client's engine (`client::engine::Peer` on the
+//! byte stream link): request ids, the table of requests waiting for
+//! their reply, timeouts, and answers to the server's own requests are the
+//! client's. What a test needs besides is the engine's observer hook
+//! ([`Queues`]): the queue of notifications, the queue of messages no
+//! request claims, and the `MCP_TRACE_DIR` recorder.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 
+use crate::client::engine::Peer;
+use crate::client::link::lines::Lines;
+use crate::client::observer::Observer;
+use crate::client::{ClientError, Handlers, RequestOptions};
 use crate::protocol::{jsonrpc, CallToolResult, ErrorObject, RequestId, LATEST_PROTOCOL_VERSION};
 use crate::transport::stdio::{serve_io, StdioHandle, StdioOptions};
 use crate::McpServer;
@@ -22,9 +30,6 @@ use super::trace::Tracer;
 /// params, returns the result object (`{action, content?}`) or an error.
 pub type ElicitHandler = Arc<dyn Fn(&Value) -> Result<Value, ErrorObject> + Send + Sync>;
 
-type Writer = Box<dyn AsyncWrite + Send + Unpin>;
-type Waiters = Arc<Mutex<HashMap<RequestId, oneshot::Sender<Value>>>>;
-
 /// How a [`TestClient`] behaves.
 #[derive(Clone)]
 #[non_exhaustive]
@@ -34,6 +39,13 @@ pub struct ClientOptions {
     pub elicit: Option<ElicitHandler>,
     /// How long [`TestClient::request`] waits for a reply (default 30 s).
     pub timeout: Duration,
+    /// The longest line the server may send (default 64 MiB); a longer
+    /// one ends the connection, found before it is buffered.
+    pub max_message_bytes: usize,
+    /// With feature `trace`, record this client's messages under
+    /// `$MCP_TRACE_DIR` (default `true`). A test whose server sends what
+    /// no schema allows on purpose turns it off ([`untraced`](Self::untraced)).
+    pub trace: bool,
 }
 
 impl Default for ClientOptions {
@@ -43,6 +55,8 @@ impl Default for ClientOptions {
                 Ok(json!({"action": "accept", "content": {"confirm": true}}))
             })),
             timeout: Duration::from_secs(30),
+            max_message_bytes: 64 * 1024 * 1024,
+            trace: true,
         }
     }
 }
@@ -71,6 +85,35 @@ impl ClientOptions {
         self.timeout = timeout;
         self
     }
+
+    /// Sets the longest line the server may send.
+    #[must_use]
+    pub fn max_message_bytes(mut self, max: usize) -> Self {
+        self.max_message_bytes = max;
+        self
+    }
+
+    /// Records nothing under `$MCP_TRACE_DIR` (see [`trace`](Self::trace)).
+    #[must_use]
+    pub fn untraced(mut self) -> Self {
+        self.trace = false;
+        self
+    }
+
+    /// The engine's callbacks: the elicitation handler, if any (`ping` is
+    /// answered by the engine, anything else is `-32601`).
+    fn handlers(&self) -> Handlers {
+        match &self.elicit {
+            Some(handler) => {
+                let handler = Arc::clone(handler);
+                Handlers::default().elicitation(move |params| {
+                    let answer = handler(&params);
+                    async move { answer }
+                })
+            }
+            None => Handlers::default(),
+        }
+    }
 }
 
 /// A request sent but not yet answered; see [`TestClient::start_request`].
@@ -78,32 +121,76 @@ impl ClientOptions {
 pub struct PendingRequest {
     /// The id it was sent with.
     pub id: RequestId,
-    rx: oneshot::Receiver<Value>,
+    rx: oneshot::Receiver<Vec<u8>>,
 }
 
 impl PendingRequest {
-    /// Waits up to `timeout` for the raw response message.
+    /// Waits up to `timeout` for the raw response message (`None` on
+    /// timeout, or once the connection has closed without it).
     ///
     /// # Cancel safety
     /// Dropping the future gives up on the response; a later one is discarded.
     pub async fn response(self, timeout: Duration) -> Option<Value> {
-        tokio::time::timeout(timeout, self.rx).await.ok()?.ok()
+        let reply = tokio::time::timeout(timeout, self.rx).await.ok()?.ok()?;
+        serde_json::from_slice(&reply).ok()
+    }
+}
+
+/// The engine's observer for a [`TestClient`]: queues what a test reads
+/// and records the trace.
+struct Queues {
+    notifications: mpsc::UnboundedSender<Value>,
+    unmatched: mpsc::UnboundedSender<Value>,
+    #[cfg(feature = "trace")]
+    tracer: Option<Arc<Tracer>>,
+}
+
+/// A message as a test sees it: its JSON, or (not JSON) its text.
+fn as_value(message: &[u8]) -> Value {
+    serde_json::from_slice(message)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(message).into_owned()))
+}
+
+impl Observer for Queues {
+    #[cfg(feature = "trace")]
+    fn sent(&self, message: &[u8]) {
+        if let Some(tracer) = &self.tracer {
+            tracer.sent(message);
+        }
+    }
+
+    #[cfg(feature = "trace")]
+    fn received(&self, message: &[u8]) {
+        if let Some(tracer) = &self.tracer {
+            match serde_json::from_slice::<Value>(message) {
+                Ok(value) => tracer.received(&value, std::str::from_utf8(message).ok()),
+                Err(_) => tracer.received(&as_value(message), None),
+            }
+        }
+    }
+
+    fn notification(&self, message: &[u8]) {
+        let _ = self.notifications.send(as_value(message));
+    }
+
+    fn unmatched(&self, message: &[u8]) {
+        let _ = self.unmatched.send(as_value(message));
+    }
+
+    /// A batch reply is a test's to read whole ([`TestClient::next_unmatched`]).
+    fn whole_batches(&self) -> bool {
+        true
     }
 }
 
 /// An MCP client for tests; see the [module docs](super).
 pub struct TestClient {
-    writer: Arc<tokio::sync::Mutex<Option<Writer>>>,
-    waiters: Waiters,
-    next_id: AtomicI64,
+    peer: Arc<Peer>,
     notifications: tokio::sync::Mutex<mpsc::UnboundedReceiver<Value>>,
     unmatched: tokio::sync::Mutex<mpsc::UnboundedReceiver<Value>>,
-    reader: JoinHandle<()>,
     server: Option<StdioHandle>,
     options: ClientOptions,
     init: Option<Value>,
-    #[cfg(feature = "trace")]
-    tracer: Option<Arc<Tracer>>,
 }
 
 impl std::fmt::Debug for TestClient {
@@ -161,35 +248,29 @@ impl TestClient {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let writer: Arc<tokio::sync::Mutex<Option<Writer>>> =
-            Arc::new(tokio::sync::Mutex::new(Some(Box::new(writer))));
-        let waiters: Waiters = Arc::default();
         let (note_tx, note_rx) = mpsc::unbounded_channel();
         let (other_tx, other_rx) = mpsc::unbounded_channel();
-        #[cfg(feature = "trace")]
-        let tracer = Tracer::new();
-        let reader = tokio::spawn(read_loop(
-            reader,
-            Arc::clone(&writer),
-            Arc::clone(&waiters),
-            note_tx,
-            other_tx,
-            options.elicit.clone(),
+        let queues = Queues {
+            notifications: note_tx,
+            unmatched: other_tx,
             #[cfg(feature = "trace")]
-            tracer.clone(),
-        ));
+            tracer: Tracer::new().filter(|_| options.trace),
+        };
+        let peer = Peer::unlinked(
+            false,
+            options.handlers(),
+            Some(options.timeout),
+            Some(Arc::new(queues)),
+        );
+        let link = Lines::over(reader, writer, peer.inbox(), options.max_message_bytes);
+        peer.attach(Box::new(link));
         Self {
-            writer,
-            waiters,
-            next_id: AtomicI64::new(1),
+            peer,
             notifications: tokio::sync::Mutex::new(note_rx),
             unmatched: tokio::sync::Mutex::new(other_rx),
-            reader,
             server: None,
             options,
             init: None,
-            #[cfg(feature = "trace")]
-            tracer,
         }
     }
 
@@ -227,23 +308,13 @@ impl TestClient {
         self.init.as_ref()
     }
 
-    /// Writes one raw line (a newline is appended).
+    /// Writes one raw line (a newline is appended): any bytes, JSON or not.
+    /// `false` once the connection is closed.
     ///
     /// # Cancel safety
     /// Dropping the future may lose the line, never half of it.
     pub async fn send_raw(&self, line: &[u8]) -> bool {
-        #[cfg(feature = "trace")]
-        if let Some(tracer) = &self.tracer {
-            tracer.sent(line);
-        }
-        let mut guard = self.writer.lock().await;
-        let Some(w) = guard.as_mut() else {
-            return false;
-        };
-        let mut buf = Vec::with_capacity(line.len() + 1);
-        buf.extend_from_slice(line);
-        buf.push(b'\n');
-        w.write_all(&buf).await.is_ok() && w.flush().await.is_ok()
+        self.peer.send_raw(line.to_vec()).await.is_ok()
     }
 
     /// Sends a JSON value as one line.
@@ -251,7 +322,10 @@ impl TestClient {
     /// # Cancel safety
     /// As for [`send_raw`](Self::send_raw).
     pub async fn send_json(&self, message: &Value) -> bool {
-        self.send_raw(message.to_string().as_bytes()).await
+        match serde_json::to_vec(message) {
+            Ok(line) => self.peer.send_raw(line).await.is_ok(),
+            Err(_) => false,
+        }
     }
 
     /// Sends a notification.
@@ -262,16 +336,12 @@ impl TestClient {
         self.send_json(&jsonrpc::notification(method, params)).await
     }
 
-    fn fresh_id(&self) -> RequestId {
-        RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
-    }
-
     /// Sends a request and returns without waiting for the answer.
     ///
     /// # Cancel safety
     /// As for [`send_raw`](Self::send_raw).
     pub async fn start_request(&self, method: &str, params: Value) -> PendingRequest {
-        let id = self.fresh_id();
+        let id = RequestId::Number(self.peer.fresh_id());
         self.start_request_with_id(id, method, params).await
     }
 
@@ -285,16 +355,14 @@ impl TestClient {
         method: &str,
         params: Value,
     ) -> PendingRequest {
-        let (tx, rx) = oneshot::channel();
-        self.waiters
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.clone(), tx);
+        let rx = self.peer.expect(id.clone());
         self.send_json(&jsonrpc::request(&id, method, params)).await;
         PendingRequest { id, rx }
     }
 
-    /// Sends a request and waits for its result.
+    /// Sends a request and waits for its result, as the client does: on
+    /// timeout (or when the future is dropped) the server gets
+    /// `notifications/cancelled`.
     ///
     /// # Errors
     /// The server's error object; an internal error on timeout or closed connection.
@@ -302,12 +370,23 @@ impl TestClient {
     /// # Cancel safety
     /// Dropping the future abandons the request; its response is discarded.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
-        let pending = self.start_request(method, params).await;
-        let message = pending
-            .response(self.options.timeout)
-            .await
-            .ok_or_else(|| ErrorObject::internal(format!("no response to {method}")))?;
-        result_of(message)
+        let Value::Object(params) = params else {
+            // Params that are not an object are a test input: sent as they are.
+            let pending = self.start_request(method, params).await;
+            let message = pending
+                .response(self.options.timeout)
+                .await
+                .ok_or_else(|| ErrorObject::internal(format!("no response to {method}")))?;
+            return result_of(message);
+        };
+        let options = RequestOptions::new().timeout(self.options.timeout);
+        match self.peer.request(method, &params, &options).await {
+            Ok(result) => serde_json::from_str(result.get())
+                .map_err(|e| ErrorObject::internal(format!("malformed result: {e}"))),
+            Err(ClientError::Rpc(e)) => Err(e),
+            Err(ClientError::Protocol(what)) => Err(ErrorObject::internal(what)),
+            Err(_) => Err(ErrorObject::internal(format!("no response to {method}"))),
+        }
     }
 
     /// Calls a tool.
@@ -330,7 +409,8 @@ impl TestClient {
     }
 
     /// Calls a tool with a progress token and returns the result together
-    /// with every progress notification received for that token.
+    /// with every progress notification received for that token (the
+    /// notifications received until then are drained).
     ///
     /// # Errors
     /// A protocol error.
@@ -342,7 +422,9 @@ impl TestClient {
         name: &str,
         arguments: Value,
     ) -> Result<(CallToolResult, Vec<Value>), ErrorObject> {
-        let token = format!("progress-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        // The test's own token: the notifications stay whole in the
+        // queue (the engine's progress callback would keep only the numbers).
+        let token = format!("progress-{}", self.peer.fresh_id());
         let result = self
             .request(
                 "tools/call",
@@ -402,7 +484,8 @@ impl TestClient {
     }
 
     /// The next message that matched no pending request (e.g. an error with
-    /// id `null`), waiting up to `timeout`.
+    /// id `null`, a batch reply, a line that is not JSON, as a string),
+    /// waiting up to `timeout`.
     ///
     /// # Cancel safety
     /// Cancel-safe: a message not yet returned stays queued.
@@ -423,21 +506,11 @@ impl TestClient {
     /// # Cancel safety
     /// Dropping the future leaves the server task to end when its input does.
     pub async fn close(mut self) -> std::io::Result<()> {
-        if let Some(mut w) = self.writer.lock().await.take() {
-            let _ = w.shutdown().await;
-        }
-        let result = match self.server.take() {
+        self.peer.link().close().await;
+        match self.server.take() {
             Some(handle) => handle.wait().await,
             None => Ok(()),
-        };
-        self.reader.abort();
-        result
-    }
-}
-
-impl Drop for TestClient {
-    fn drop(&mut self) {
-        self.reader.abort();
+        }
     }
 }
 
@@ -451,73 +524,4 @@ fn result_of(message: Value) -> Result<Value, ErrorObject> {
     }
     obj.remove("result")
         .ok_or_else(|| ErrorObject::internal("response has neither result nor error"))
-}
-
-async fn read_loop<R: AsyncRead + Unpin>(
-    reader: R,
-    writer: Arc<tokio::sync::Mutex<Option<Writer>>>,
-    waiters: Waiters,
-    notes: mpsc::UnboundedSender<Value>,
-    unmatched: mpsc::UnboundedSender<Value>,
-    elicit: Option<ElicitHandler>,
-    #[cfg(feature = "trace")] tracer: Option<Arc<Tracer>>,
-) {
-    let mut lines = BufReader::new(reader).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        let Ok(message) = serde_json::from_str::<Value>(&line) else {
-            let line = Value::String(line);
-            #[cfg(feature = "trace")]
-            if let Some(tracer) = &tracer {
-                tracer.received(&line, None);
-            }
-            let _ = unmatched.send(line);
-            continue;
-        };
-        #[cfg(feature = "trace")]
-        if let Some(tracer) = &tracer {
-            tracer.received(&message, Some(&line));
-        }
-        let has_method = message.get("method").is_some();
-        let id = message.get("id").and_then(RequestId::from_value);
-        match (has_method, id) {
-            (true, Some(id)) => {
-                // A server→client request.
-                let method = message["method"].as_str().unwrap_or_default();
-                let reply = match (method, &elicit) {
-                    ("elicitation/create", Some(handler)) => match handler(&message["params"]) {
-                        Ok(result) => jsonrpc::ok(id.to_value(), result),
-                        Err(e) => jsonrpc::fail(id.to_value(), &e),
-                    },
-                    ("ping", _) => jsonrpc::ok(id.to_value(), json!({})),
-                    _ => jsonrpc::fail(id.to_value(), &ErrorObject::method_not_found(method)),
-                };
-                let mut line = reply.to_string().into_bytes();
-                line.push(b'\n');
-                if let Some(w) = writer.lock().await.as_mut() {
-                    let _ = w.write_all(&line).await;
-                    let _ = w.flush().await;
-                }
-            }
-            (true, None) => {
-                let _ = notes.send(message);
-            }
-            (false, Some(id)) => {
-                let waiter = waiters
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&id);
-                match waiter {
-                    Some(tx) => {
-                        let _ = tx.send(message);
-                    }
-                    None => {
-                        let _ = unmatched.send(message);
-                    }
-                }
-            }
-            (false, None) => {
-                let _ = unmatched.send(message);
-            }
-        }
-    }
 }

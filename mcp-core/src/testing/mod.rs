@@ -6,6 +6,12 @@
 //! `elicitation/create` requests with a handler you choose, records progress
 //! and other notifications, and hands back anything it cannot match.
 //!
+//! It is a thin layer over the client of `mcp_core::client` (feature
+//! `client`): the same engine (request ids, replies matched to requests,
+//! timeouts, answers to the server's requests) on the same byte stream
+//! link. With feature `stdio` alone only that engine and link are built,
+//! not the HTTP client.
+//!
 //! ```
 //! use mcp_core::{McpServer, McpToolDef, InvokeContext, testing::TestClient};
 //! use serde_json::json;

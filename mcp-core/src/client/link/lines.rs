@@ -1,11 +1,13 @@
 //! Newline-delimited JSON-RPC over a byte stream: a child process's stdin
 //! and stdout, or any `AsyncRead`/`AsyncWrite` pair.
 
+#[cfg(feature = "client")]
 use std::process::Stdio;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+#[cfg(feature = "client")]
 use tokio::process::{Child, Command};
-use tokio::sync::{mpsc, Mutex};
+use tokio::sync::mpsc;
 
 use super::{Inbound, Inbox, Link, Outgoing};
 use crate::client::error::ClientError;
@@ -15,10 +17,14 @@ use crate::client::error::ClientError;
 pub(crate) struct Lines {
     /// Taken on close, which ends the writer and closes the stream.
     out: std::sync::Mutex<Option<mpsc::Sender<Vec<u8>>>>,
-    child: Mutex<Option<Child>>,
+    /// The server process, when the link started it (feature `client`:
+    /// `testing::TestClient` starts none).
+    #[cfg(feature = "client")]
+    child: tokio::sync::Mutex<Option<Child>>,
 }
 
 /// How long a closed server process has to exit before it is killed.
+#[cfg(feature = "client")]
 const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Lines {
@@ -33,13 +39,15 @@ impl Lines {
         tokio::spawn(read_lines(reader, inbox, max_line));
         Self {
             out: std::sync::Mutex::new(Some(out)),
-            child: Mutex::new(None),
+            #[cfg(feature = "client")]
+            child: tokio::sync::Mutex::new(None),
         }
     }
 
     /// Spawns `command` with piped stdin and stdout (its stderr goes to
     /// ours) and links to it. The process is killed when the link is
     /// dropped or closed.
+    #[cfg(feature = "client")]
     pub(crate) fn spawn(
         mut command: Command,
         inbox: Inbox,
@@ -163,7 +171,9 @@ impl Link for Lines {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .take(),
         );
+        #[cfg(feature = "client")]
         let child = self.child.lock().await.take();
+        #[cfg(feature = "client")]
         if let Some(mut child) = child {
             if tokio::time::timeout(EXIT_GRACE, child.wait())
                 .await

@@ -6,8 +6,10 @@
 //! - [`http`]: Streamable HTTP, one POST per message, JSON or event-stream
 //!   answers, the legacy session header and GET stream.
 
+#[cfg(feature = "client")]
 pub(crate) mod http;
 pub(crate) mod lines;
+#[cfg(feature = "client")]
 pub(crate) mod sse;
 
 use std::sync::Arc;
