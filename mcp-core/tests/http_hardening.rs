@@ -227,19 +227,24 @@ async fn stateless_subscribes_answered_as_event_streams_are_released() {
     handle.close().await;
 }
 
-#[tokio::test]
-async fn stateless_initializes_on_a_live_catalog_leave_no_listener_behind() {
-    // A live catalog tells every initialized legacy session of changes; a
-    // stateless server's sessions end with their POST, and so must that.
+/// A server with a live tool catalog over HTTP, and a handle on it for
+/// counting its listeners.
+async fn live_server(options: HttpOptions) -> (McpServer, mcp_core::transport::http::HttpHandle) {
     let server = McpServer::builder()
         .server_info("live", "1")
         .live_tools()
         .build()
         .expect("build");
     let probe = server.clone();
-    let handle = serve_http(server, HttpOptions::stateless())
-        .await
-        .expect("serve_http");
+    let handle = serve_http(server, options).await.expect("serve_http");
+    (probe, handle)
+}
+
+#[tokio::test]
+async fn stateless_initializes_on_a_live_catalog_leave_no_listener_behind() {
+    // A live catalog tells every initialized legacy session of changes; a
+    // stateless server's sessions end with their POST, and so must that.
+    let (probe, handle) = live_server(HttpOptions::stateless()).await;
     let addr = handle.local_addr();
     for _ in 0..50 {
         let r = post(addr, &[ACCEPT_BOTH], &init_body()).await;
@@ -252,15 +257,9 @@ async fn stateless_initializes_on_a_live_catalog_leave_no_listener_behind() {
 
 #[tokio::test]
 async fn an_initialize_refused_at_the_session_cap_leaves_no_listener_behind() {
-    let server = McpServer::builder()
-        .server_info("live", "1")
-        .live_tools()
-        .build()
-        .expect("build");
-    let probe = server.clone();
     let options =
         HttpOptions::new().sessions(SessionOptions::default().max(10).max_per_principal(1));
-    let handle = serve_http(server, options).await.expect("serve_http");
+    let (probe, handle) = live_server(options).await;
     let addr = handle.local_addr();
     let alice = [ACCEPT_BOTH, ("Authorization", "Bearer alice")];
     open_session(addr, &alice).await;
