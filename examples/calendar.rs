@@ -147,13 +147,8 @@ async fn prepare_week(
     ))
 }
 
+// Current-thread runtime for stdio, multi-threaded for HTTP (`common::run`).
 fn main() -> std::io::Result<()> {
-    // Current-thread for stdio, multi-threaded for HTTP (see `common::runtime_for`).
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    common::runtime_for(&args)?.block_on(serve(args))
-}
-
-async fn serve(args: Vec<String>) -> std::io::Result<()> {
     let calendar = Calendar::default();
     calendar.add("Standup".into(), "2026-09-07T09:00:00Z".into());
     calendar.add("Design review".into(), "2026-09-09T15:00:00Z".into());
@@ -165,5 +160,5 @@ async fn serve(args: Vec<String>) -> std::io::Result<()> {
         .prompt(prepare_week::prompt())
         .build()
         .map_err(std::io::Error::other)?;
-    common::serve_args(server, mcp_core::StdioOptions::default(), args, |o| o).await
+    common::run(server, mcp_core::StdioOptions::default())
 }

@@ -61,13 +61,8 @@ async fn confirm(
     }
 }
 
+// Current-thread runtime for stdio, multi-threaded for HTTP (`common::run`).
 fn main() -> std::io::Result<()> {
-    // Current-thread for stdio, multi-threaded for HTTP (see `common::runtime_for`).
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    common::runtime_for(&args)?.block_on(serve(args))
-}
-
-async fn serve(args: Vec<String>) -> std::io::Result<()> {
     let builder = McpServer::builder()
         .server_info("demo", env!("CARGO_PKG_VERSION"))
         .instructions("A demo server: echo text, watch progress on `slow`, try `confirm`.")
@@ -78,5 +73,5 @@ async fn serve(args: Vec<String>) -> std::io::Result<()> {
     let server = common::with_env_state_key(builder)
         .build()
         .map_err(std::io::Error::other)?;
-    common::serve_args(server, mcp_core::StdioOptions::default(), args, |o| o).await
+    common::run(server, mcp_core::StdioOptions::default())
 }

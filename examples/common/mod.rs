@@ -120,18 +120,9 @@ pub fn runtime_for(args: &[String]) -> std::io::Result<tokio::runtime::Runtime> 
     }
 }
 
-/// Serves `server` as the command line says.
-pub async fn serve(server: McpServer) -> std::io::Result<()> {
-    serve_with(server, StdioOptions::default()).await
-}
-
-/// Like [`serve`], with explicit stdio options.
-pub async fn serve_with(server: McpServer, stdio: StdioOptions) -> std::io::Result<()> {
-    serve_args(server, stdio, std::env::args().skip(1).collect(), |o| o).await
-}
-
-/// Like [`serve_with`], for the arguments `args` (what is left once an
-/// example took its own), with `http` adjusting the HTTP options.
+/// Serves `server` as the arguments `args` say (what is left once an
+/// example took its own: `--stdio`, `--http ADDR`, `--stateless`), with
+/// `http_options` adjusting the HTTP options.
 pub async fn serve_args(
     server: McpServer,
     stdio: StdioOptions,
