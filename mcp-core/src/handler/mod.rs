@@ -4,6 +4,7 @@
 
 pub(crate) mod args;
 pub(crate) mod prompt;
+pub(crate) mod raw_args;
 pub(crate) mod resource;
 pub(crate) mod state;
 pub(crate) mod tool;

@@ -47,6 +47,7 @@ pub(crate) fn classify(message: Incoming) -> Kind {
             method,
             params,
             claim: None,
+            arguments: None,
         }),
         Err(e) => Kind::Invalid(Reply::error(Some(id), e)),
     }

@@ -133,8 +133,26 @@ impl Frame {
     }
 
     /// The `params` object of a single message, if there is one.
+    ///
+    /// The `arguments` object of a request decoded from text is held apart
+    /// from it, as text: read it with [`arguments`](Self::arguments).
     pub fn params(&self) -> Option<&Map<String, Value>> {
         self.0.params()
+    }
+
+    /// `params.arguments` of a single message, if there is one (parsed
+    /// now when it was held as text).
+    pub fn arguments(&self) -> Option<Cow<'_, Value>> {
+        match &self.0 {
+            Incoming::Request(RequestParts {
+                arguments: Some(raw),
+                ..
+            }) => serde_json::from_str(raw.get()).ok().map(Cow::Owned),
+            other => other
+                .params()
+                .and_then(|p| p.get("arguments"))
+                .map(Cow::Borrowed),
+        }
     }
 
     /// The protocol version a single message claims in its `_meta` (a
@@ -184,6 +202,22 @@ pub(crate) struct RequestParts {
     /// then no longer in `params`); `None` when the era is still to be read
     /// from `params` (messages handed over as JSON).
     pub(crate) claim: Option<MetaClaim>,
+    /// `params.arguments` when it is an object, kept as its JSON text (and
+    /// then not in `params`): a tool whose handler reads its arguments from
+    /// text never has a JSON tree built for them. Put back into `params`
+    /// by [`RequestParts::restore_arguments`] wherever they are read as JSON.
+    pub(crate) arguments: Option<Box<RawValue>>,
+}
+
+impl RequestParts {
+    /// Puts arguments kept as text back into `params`.
+    pub(crate) fn restore_arguments(params: &mut Map<String, Value>, raw: Option<Box<RawValue>>) {
+        if let Some(raw) = raw {
+            // The text was read as valid JSON already.
+            let value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+            params.insert("arguments".into(), value);
+        }
+    }
 }
 
 impl Incoming {
@@ -290,6 +324,8 @@ struct Envelope<'a> {
 struct WireParams {
     members: Map<String, Value>,
     claim: Option<MetaClaim>,
+    /// An `arguments` object, kept as its text (see [`RequestParts`]).
+    arguments: Option<Box<RawValue>>,
 }
 
 impl<'de> Deserialize<'de> for WireParams {
@@ -304,6 +340,7 @@ impl<'de> Deserialize<'de> for WireParams {
                 let mut params = WireParams {
                     members: Map::new(),
                     claim: None,
+                    arguments: None,
                 };
                 while let Some(key) = map.next_key::<Key<'de>>()? {
                     if key.0 == "_meta" {
@@ -318,6 +355,18 @@ impl<'de> Deserialize<'de> for WireParams {
                                 .insert("_meta".into(), Value::Object(meta.rest));
                         } else {
                             params.members.remove("_meta");
+                        }
+                    } else if key.0 == "arguments" {
+                        // The last `arguments` wins, as in a JSON object.
+                        let raw: &'de RawValue = map.next_value()?;
+                        params.members.remove("arguments");
+                        params.arguments = None;
+                        if raw.get().starts_with('{') {
+                            params.arguments = Some(raw.to_owned());
+                        } else {
+                            let value =
+                                serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
+                            params.members.insert("arguments".into(), value);
                         }
                     } else {
                         let value = map.next_value()?;
@@ -376,15 +425,16 @@ fn parse_request(bytes: &[u8]) -> Option<RequestParts> {
     if envelope.jsonrpc != "2.0" {
         return None;
     }
-    let (params, claim) = match envelope.params {
-        Some(p) => (p.members, p.claim),
-        None => (Map::new(), None),
+    let (params, claim, arguments) = match envelope.params {
+        Some(p) => (p.members, p.claim, p.arguments),
+        None => (Map::new(), None, None),
     };
     Some(RequestParts {
         id: envelope.id.0,
         method: envelope.method,
         params,
         claim,
+        arguments,
     })
 }
 

@@ -277,11 +277,12 @@ impl McpServer {
             method: "tools/call".into(),
             params,
             claim: None,
+            arguments: None,
         };
         let ctx = CallContext::new();
         let (scope, params) =
             inflight::register(parts, Era::Legacy, &ctx, Session::new()).map_err(|(_, e)| e)?;
-        match self.execute(&scope, params).await {
+        match self.execute(&scope, params, None).await {
             Outcome::Answer(Answer::Tool(result)) => Ok(result),
             Outcome::Error(e) => Err(e),
             Outcome::NoReply => Err(ErrorObject::internal("the call was cancelled")),

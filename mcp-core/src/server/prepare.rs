@@ -92,8 +92,13 @@ impl McpServer {
                 Err(e) => Reply::error(Some(parts.id), e),
             }));
         }
+        let arguments = parts.arguments.take();
         match register(parts, era, ctx, session) {
-            Ok((scope, params)) => Step::Run(Prepared { scope, params }),
+            Ok((scope, params)) => Step::Run(Prepared {
+                scope,
+                params,
+                arguments,
+            }),
             Err((id, e)) => Step::Done(Some(Reply::error(Some(id), e))),
         }
     }

@@ -1,8 +1,10 @@
 //! Stage 6, run: a registered request is routed and its handler runs under
 //! the cancellation select; the outcome is made into its reply.
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::decode::RequestParts;
 use super::encode::{Body, Reply};
 use super::intercept::{LocalBoxed, Method, Request};
 use super::methods;
@@ -18,14 +20,20 @@ use crate::protocol::{Era, ErrorObject};
 pub(crate) struct Prepared {
     pub(crate) scope: RequestScope,
     pub(crate) params: Map<String, Value>,
+    /// `params.arguments`, when decoding kept it as text.
+    pub(crate) arguments: Option<Box<RawValue>>,
 }
 
 impl McpServer {
     /// Runs a prepared request to its reply. `None` when it was cancelled
     /// or ended without one (no reply is sent).
     pub(crate) async fn run_prepared(&self, call: Prepared) -> Option<Reply> {
-        let Prepared { scope, params } = call;
-        let outcome = self.execute(&scope, params).await;
+        let Prepared {
+            scope,
+            params,
+            arguments,
+        } = call;
+        let outcome = self.execute(&scope, params, arguments).await;
         let RequestScope { id, era, guard, .. } = scope;
         // Unregistered before the reply leaves: a client may reuse the id
         // as soon as it has the answer.
@@ -41,6 +49,7 @@ impl McpServer {
         &self,
         scope: &RequestScope,
         params: Map<String, Value>,
+        arguments: Option<Box<RawValue>>,
     ) -> Outcome {
         let token = scope.token();
         let external = scope.ctx.signal.as_ref();
@@ -48,7 +57,7 @@ impl McpServer {
             token.cancel();
             return Outcome::NoReply;
         }
-        let work = self.dispatch(scope, params);
+        let work = self.dispatch(scope, params, arguments);
         // The work is polled first: a call that finishes at once never
         // registers a waiter on either cancellation signal. One cancelled
         // by the time it finished still gets no reply.
@@ -73,14 +82,22 @@ impl McpServer {
     async fn dispatch(
         &self,
         scope: &RequestScope,
-        params: Map<String, Value>,
+        mut params: Map<String, Value>,
+        arguments: Option<Box<RawValue>>,
     ) -> Result<Answer, Stop> {
         let chain = &self.inner.interceptors;
         let extensions = scope.ctx.extensions.clone();
         if chain.is_empty() {
             let route = route(&self.inner, &scope.method, &scope.era)?;
+            // Only a tool reads its arguments from text, and only where no
+            // interceptor can read or change them as JSON.
+            if route == Route::ToolsCall && self.inner.tool_chains.is_empty() {
+                return methods::tools::call(self, scope, params, arguments, extensions).await;
+            }
+            RequestParts::restore_arguments(&mut params, arguments);
             return self.run_method(scope, route, params, extensions).await;
         }
+        RequestParts::restore_arguments(&mut params, arguments);
         let route = match (&scope.era, scope.method.as_str()) {
             // Answered before registration unless interceptors are there.
             (Era::Legacy, "initialize") => Route::Initialize,
@@ -119,7 +136,7 @@ impl McpServer {
                         return chain.run(req, &ToolMethod(self)).await.into();
                     }
                 }
-                return methods::tools::call(self, scope, params, ext).await;
+                return methods::tools::call(self, scope, params, None, ext).await;
             }
             Route::ToolsList => match &self.inner.tools.snapshot().listing {
                 Some(listing) => {
@@ -315,7 +332,7 @@ impl Method for ToolMethod<'_> {
                 extensions,
                 ..
             } = req;
-            methods::tools::call(self.0, scope, params, extensions)
+            methods::tools::call(self.0, scope, params, None, extensions)
                 .await
                 .into()
         })

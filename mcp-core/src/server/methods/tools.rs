@@ -9,6 +9,7 @@
 //! 3. **final** — the outcome is settled, just before it is encoded
 //!    ([`McpServer::finish`](crate::McpServer)).
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{listing, to_json};
@@ -75,18 +76,31 @@ pub(crate) fn resolve<'a>(
 
 /// `tools/call`: the result stays typed until it is written. A tool with
 /// task support may be run as a task instead (see `server/tasks`).
+///
+/// `text`: the arguments object as decoding kept it, as JSON text (then
+/// not in `params`). It reaches the tool as text unless something reads
+/// it as JSON first: a round trip's binding, or a task.
 pub(crate) async fn call(
     server: &McpServer,
     scope: &RequestScope,
     mut params: Map<String, Value>,
+    mut text: Option<Box<RawValue>>,
     ext: Extensions,
 ) -> Result<Answer, Stop> {
     // The catalog version this call started with, even if a live
     // catalog changes while it runs.
     let catalog = server.inner.tools.snapshot();
-    let (name, tool, args) = resolve(&catalog, &mut params)?;
+    let (name, tool, mut args) = resolve(&catalog, &mut params)?;
     if !scopes_allowed(&ext, tool.scopes()) {
         return Err(insufficient(&format!("tool `{name}`"), tool.scopes()).into());
+    }
+    let as_json = tool.may_ask()
+        || params.contains_key("requestState")
+        || params.contains_key("inputResponses")
+        || (tool.task_support() != TaskSupport::Forbidden && server.inner.tasks.is_some());
+    if let Some(raw) = text.take_if(|_| as_json) {
+        args = serde_json::from_str(raw.get())
+            .map_err(|e| ErrorObject::invalid_params(format!("tools/call `arguments`: {e}")))?;
     }
     if tool.task_support() != TaskSupport::Forbidden {
         if let Some(engine) = &server.inner.tasks {
@@ -104,7 +118,10 @@ pub(crate) async fn call(
     }
     let round = server.round_trip(scope, &name, &args, &params, tool.may_ask())?;
     let ctx = server.invoke_context(scope, &params, &round, ext)?;
-    let work = catch_panic(tool.invoke(args, ctx));
+    let work = catch_panic(match text {
+        Some(raw) => tool.invoke_raw(raw, ctx),
+        None => tool.invoke(args, ctx),
+    });
     // Point 2: the handler's typed result (or its panic, as -32603).
     let result = match tool.timeout() {
         None => round.run(work).await?,

@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 use crate::protocol::base64;
 use crate::protocol::meta::meta_keys;
 use crate::protocol::MODERN_PROTOCOL_VERSIONS;
-use crate::McpServer;
+use crate::{Frame, McpServer};
 
 use super::names::PROTOCOL_VERSION_NAME;
 
@@ -127,11 +127,11 @@ pub(crate) fn header_is_modern(headers: &HeaderMap) -> bool {
 /// is `version`; the error says what is wrong (answered `-32020`, HTTP 400).
 pub(crate) fn check(
     headers: &HeaderMap,
-    method: Option<&str>,
-    params: Option<&Map<String, Value>>,
+    payload: &Frame,
     version: &str,
     tools: &ToolHeaders,
 ) -> Result<(), String> {
+    let (method, params) = (payload.method(), payload.params());
     // MCP-Protocol-Version: never base64-wrapped.
     match raw_value(headers, &PROTOCOL_VERSION_NAME, "MCP-Protocol-Version")? {
         None => return Err("missing MCP-Protocol-Version header".into()),
@@ -169,9 +169,15 @@ pub(crate) fn check(
             .and_then(|p| p.get("name"))
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let args = params.and_then(|p| p.get("arguments"));
-        for param in tools.of(tool) {
-            let Some(value) = lookup(args, &param.path) else {
+        let declared = tools.of(tool);
+        // Read only for a tool that mirrors arguments into headers.
+        let args = if declared.is_empty() {
+            None
+        } else {
+            payload.arguments()
+        };
+        for param in declared {
+            let Some(value) = lookup(args.as_deref(), &param.path) else {
                 continue;
             };
             let Some(header) = value_of(headers, &param.name, &param.display)? else {
