@@ -56,6 +56,10 @@ pub struct ToolMeta {
     /// something): it takes the context, or a pattern parameter (always
     /// injected). Named parameters found injected are added by `tool_def`.
     pub asks: bool,
+    /// The function reads the invoke context in any way: it takes the
+    /// context, a `State<T>` or a pattern parameter. Named parameters found
+    /// injected are added by `tool_def`.
+    pub context: bool,
 }
 
 /// Fetches `State<T>` for an injected argument.
@@ -109,7 +113,7 @@ pub(crate) type ParseFn<A> = fn(Map<String, Value>, &Map<String, Value>) -> Resu
 
 /// [`ParseFn`] for arguments still in their JSON text.
 pub(crate) type RawParseFn<A> =
-    fn(&serde_json::value::RawValue, &Map<String, Value>) -> Result<A, String>;
+    fn(&serde_json::value::RawValue, &crate::handler::raw_args::CheckedSchema) -> Result<A, String>;
 
 /// Proof that `A` is a valid tool-arguments type: its parser and its schema.
 pub struct ToolArgs<A> {
@@ -283,7 +287,9 @@ where
     remove_injected(&mut schema, &args.skip);
     // An injected argument may be the invoke context under another name.
     let asks = meta.asks || !args.skip.is_empty();
-    let checked = std::sync::Arc::new(schema.as_object().cloned().unwrap_or_default());
+    let checked = std::sync::Arc::new(crate::handler::raw_args::CheckedSchema::new(
+        schema.as_object().cloned().unwrap_or_default(),
+    ));
     let (parse, parse_raw) = (args.parse, args.parse_raw);
     let convert = result.convert;
     let body = std::sync::Arc::new(body);
@@ -294,7 +300,7 @@ where
     let mut def = McpToolDef::new(meta.name, meta.description, schema, move |raw, ctx| {
         // Call `body` here rather than in the future, so the arguments are
         // never held across an await (they need not be `Send`).
-        let call = parse(raw, &checked).map(|args| body(args, ctx));
+        let call = parse(raw, &checked.tree).map(|args| body(args, ctx));
         async move {
             match call {
                 Ok(fut) => convert(fut.await),
@@ -314,6 +320,9 @@ where
     });
     if !asks {
         def = def.never_asks();
+    }
+    if !meta.context && args.skip.is_empty() {
+        def = def.context_free();
     }
     if let Some(title) = meta.title {
         def = def.with_title(title);

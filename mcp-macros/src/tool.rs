@@ -228,6 +228,18 @@ fn build(
             ParamKind::Context { .. } | ParamKind::Typed { ident: None, .. }
         )
     });
+    // A function that reads no context at all (no context, no state, no
+    // pattern): its calls build none. A named parameter of an unsettled
+    // type counts when the compiler finds it injected (`tool_def` adds
+    // those).
+    let context = sig.params.iter().any(|p| {
+        matches!(
+            p.kind,
+            ParamKind::Context { .. }
+                | ParamKind::State { .. }
+                | ParamKind::Typed { ident: None, .. }
+        )
+    });
     let bind = sig.bind_injected(krate, &ctx);
     let call = sig.call(fn_ident, &ctx);
     let ret = respan(krate, sig.ret_span);
@@ -277,6 +289,7 @@ fn build(
             meta: #meta,
             keep_defs: #keep_defs,
             asks: #asks,
+            context: #context,
         };
         #check_binding
         let __mcp_result = #result;

@@ -64,8 +64,14 @@ impl InvokeContext {
     /// A context for calling a handler directly (tests, `McpServer::call_tool`):
     /// a fresh cancellation token and nothing else.
     pub fn detached() -> Self {
+        Self::unreachable(CancelToken::new())
+    }
+
+    /// The context of a handler that never reads it (see
+    /// `McpToolDef::is_context_free`): only its call's cancellation.
+    pub(crate) fn unreachable(cancel: CancelToken) -> Self {
         Self {
-            cancel: CancelToken::new(),
+            cancel,
             progress: None,
             elicitor: std::sync::OnceLock::new(),
             can_elicit: false,

@@ -20,29 +20,51 @@ use serde_json::{Map, Value};
 
 use super::args::{parse_args, Keywords};
 
+/// A tool's input schema, with what the streaming pass reads of it
+/// compiled once.
+pub(crate) struct CheckedSchema {
+    /// The schema itself, for the tree path.
+    pub(crate) tree: Map<String, Value>,
+    root: Node,
+}
+
+impl CheckedSchema {
+    /// Compiles `tree`.
+    pub(crate) fn new(tree: Map<String, Value>) -> Self {
+        let root = Node::compile(&tree, 0);
+        Self { tree, root }
+    }
+}
+
 /// [`parse_args`] for arguments still in their JSON text (an object).
 ///
 /// # Errors
 /// The same message [`parse_args`] gives for the same arguments.
 pub(crate) fn parse_raw_args<T: DeserializeOwned>(
     raw: &RawValue,
-    schema: &Map<String, Value>,
+    schema: &CheckedSchema,
 ) -> Result<T, String> {
-    if conforms(raw.get(), schema) {
+    if conforms(raw.get(), &schema.root) {
         if let Ok(args) = serde_json::from_str::<T>(raw.get()) {
             return Ok(args);
         }
     }
     let args: Map<String, Value> =
         serde_json::from_str(raw.get()).map_err(|e| format!("Invalid arguments: {e}"))?;
-    parse_args(args, schema)
+    parse_args(args, &schema.tree)
 }
 
-/// True when the checker would find no problem in `text` against `schema`
-/// (false also when this pass cannot tell).
-fn conforms(text: &str, schema: &Map<String, Value>) -> bool {
+/// True when the checker would find no problem in `text` against the
+/// schema (false also when this pass cannot tell).
+fn conforms(text: &str, root: &Node) -> bool {
     let mut de = serde_json::Deserializer::from_str(text);
-    Node { schema, root: true }.deserialize(&mut de).is_ok() && de.end().is_ok()
+    At {
+        node: root,
+        root: true,
+    }
+    .deserialize(&mut de)
+    .is_ok()
+        && de.end().is_ok()
 }
 
 /// The error that ends the pass: a problem, or something it cannot prove.
@@ -51,85 +73,133 @@ fn unproven<E: de::Error>() -> E {
     E::custom("")
 }
 
-/// One value and the schema node it must satisfy.
-struct Node<'s> {
-    schema: &'s Map<String, Value>,
+/// The kinds of JSON value, as bits, the way the checker's `type` sees them.
+mod kind {
+    pub(super) const NULL: u8 = 1;
+    pub(super) const BOOL: u8 = 2;
+    /// A number with no fractional part (`integer` and `number` match it).
+    pub(super) const INTEGRAL: u8 = 4;
+    /// Any other number (only `number` matches it).
+    pub(super) const FRACTIONAL: u8 = 8;
+    pub(super) const STRING: u8 = 16;
+    pub(super) const ARRAY: u8 = 32;
+    pub(super) const OBJECT: u8 = 64;
+    pub(super) const ANY: u8 = 127;
+
+    /// What a `type` name admits (an unknown name admits anything).
+    pub(super) fn of(name: &str) -> u8 {
+        match name {
+            "object" => OBJECT,
+            "array" => ARRAY,
+            "string" => STRING,
+            "boolean" => BOOL,
+            "null" => NULL,
+            "number" => INTEGRAL | FRACTIONAL,
+            "integer" => INTEGRAL,
+            _ => ANY,
+        }
+    }
+}
+
+/// One schema node as the pass reads it, compiled from what
+/// [`Keywords::of`] finds in it.
+struct Node {
+    /// `anyOf` or `oneOf`: alternatives would need the value more than once.
+    unprovable: bool,
+    /// The kinds `type` admits.
+    kinds: u8,
+    enumeration: Option<Vec<Value>>,
+    constant: Option<Value>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    items: Option<Box<Node>>,
+    /// Each property with its schema (`None`: not an object, which the
+    /// checker treats as an unknown key).
+    properties: Option<Vec<(String, Option<Node>)>>,
+    /// The names in `required` (the checker skips any other entry).
+    required: Vec<String>,
+    closed: bool,
+}
+
+/// Deeper schemas than this are left to the tree.
+const MAX_DEPTH: usize = 64;
+
+impl Node {
+    fn compile(schema: &Map<String, Value>, depth: usize) -> Self {
+        let kw = Keywords::of(schema);
+        let kinds = match kw.ty {
+            Some(Value::String(t)) => kind::of(t),
+            Some(Value::Array(ts)) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .fold(0, |k, t| k | kind::of(t)),
+            _ => kind::ANY,
+        };
+        let deeper = |sub: &Map<String, Value>| Self::compile(sub, depth + 1);
+        Self {
+            unprovable: kw.any_of.is_some() || kw.one_of.is_some() || depth > MAX_DEPTH,
+            kinds,
+            enumeration: kw.enumeration.cloned(),
+            constant: kw.constant.cloned(),
+            minimum: kw.minimum,
+            maximum: kw.maximum,
+            items: kw.items.map(|items| Box::new(deeper(items))),
+            properties: kw.properties.map(|props| {
+                props
+                    .iter()
+                    .map(|(name, sub)| (name.clone(), sub.as_object().map(deeper)))
+                    .collect()
+            }),
+            required: kw
+                .required
+                .map(|r| {
+                    r.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            closed: kw.closed,
+        }
+    }
+}
+
+/// A value and the node it must satisfy.
+struct At<'s> {
+    node: &'s Node,
     /// The arguments object itself, where unknown keys are refused.
     root: bool,
 }
 
-impl<'de> DeserializeSeed<'de> for Node<'_> {
+impl<'de> DeserializeSeed<'de> for At<'_> {
     type Value = ();
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        let kw = Keywords::of(self.schema);
-        // Alternatives would need the value more than once.
-        if kw.any_of.is_some() || kw.one_of.is_some() {
+        if self.node.unprovable {
             return Err(unproven());
         }
-        deserializer.deserialize_any(NodeVisitor {
-            kw,
-            root: self.root,
-        })
+        deserializer.deserialize_any(self)
     }
 }
 
-/// The JSON type of a value, as the checker's `type` keyword sees it.
-#[derive(Clone, Copy)]
-enum Kind {
-    Null,
-    Bool,
-    /// `true` when the number is integral (`integer` matches it).
-    Number(bool),
-    String,
-    Array,
-    Object,
-}
-
-fn kind_matches(kind: Kind, ty: &str) -> bool {
-    match ty {
-        "object" => matches!(kind, Kind::Object),
-        "array" => matches!(kind, Kind::Array),
-        "string" => matches!(kind, Kind::String),
-        "boolean" => matches!(kind, Kind::Bool),
-        "null" => matches!(kind, Kind::Null),
-        "number" => matches!(kind, Kind::Number(_)),
-        "integer" => matches!(kind, Kind::Number(true)),
-        _ => true,
-    }
-}
-
-struct NodeVisitor<'s> {
-    kw: Keywords<'s>,
-    root: bool,
-}
-
-impl NodeVisitor<'_> {
+impl At<'_> {
     /// The `type` keyword.
-    fn typed<E: de::Error>(&self, kind: Kind) -> Result<(), E> {
-        let ok = match self.kw.ty {
-            Some(Value::String(t)) => kind_matches(kind, t),
-            Some(Value::Array(ts)) => ts
-                .iter()
-                .filter_map(Value::as_str)
-                .any(|t| kind_matches(kind, t)),
-            _ => true,
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(unproven())
+    fn typed<E: de::Error>(&self, kind: u8) -> Result<(), E> {
+        if self.node.kinds & kind == 0 {
+            return Err(unproven());
         }
+        Ok(())
     }
 
     /// `type`, `enum` and `const` for a scalar, compared with `is`.
-    fn scalar<E: de::Error>(&self, kind: Kind, is: impl Fn(&Value) -> bool) -> Result<(), E> {
+    fn scalar<E: de::Error>(&self, kind: u8, is: impl Fn(&Value) -> bool) -> Result<(), E> {
         self.typed(kind)?;
-        if self
-            .kw
+        let node = self.node;
+        if node
             .enumeration
+            .as_ref()
             .is_some_and(|allowed| !allowed.iter().any(&is))
-            || self.kw.constant.is_some_and(|expected| !is(expected))
+            || node.constant.as_ref().is_some_and(|expected| !is(expected))
         {
             return Err(unproven());
         }
@@ -140,26 +210,31 @@ impl NodeVisitor<'_> {
     /// compare by representation), `minimum` and `maximum` as the checker
     /// reads them.
     fn number<E: de::Error>(&self, f: f64, integral: bool) -> Result<(), E> {
-        self.typed(Kind::Number(integral))?;
-        let below = self.kw.minimum.is_some_and(|min| f < min);
-        let above = self.kw.maximum.is_some_and(|max| f > max);
-        if self.kw.enumeration.is_some() || self.kw.constant.is_some() || below || above {
+        self.typed(if integral {
+            kind::INTEGRAL
+        } else {
+            kind::FRACTIONAL
+        })?;
+        let node = self.node;
+        let below = node.minimum.is_some_and(|min| f < min);
+        let above = node.maximum.is_some_and(|max| f > max);
+        if node.enumeration.is_some() || node.constant.is_some() || below || above {
             return Err(unproven());
         }
         Ok(())
     }
 
     /// A container: `enum` and `const` are left to the tree.
-    fn container<E: de::Error>(&self, kind: Kind) -> Result<(), E> {
+    fn container<E: de::Error>(&self, kind: u8) -> Result<(), E> {
         self.typed(kind)?;
-        if self.kw.enumeration.is_some() || self.kw.constant.is_some() {
+        if self.node.enumeration.is_some() || self.node.constant.is_some() {
             return Err(unproven());
         }
         Ok(())
     }
 }
 
-impl<'de> Visitor<'de> for NodeVisitor<'_> {
+impl<'de> Visitor<'de> for At<'_> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -167,15 +242,15 @@ impl<'de> Visitor<'de> for NodeVisitor<'_> {
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.scalar(Kind::Null, Value::is_null)
+        self.scalar(kind::NULL, Value::is_null)
     }
 
     fn visit_bool<E: de::Error>(self, b: bool) -> Result<(), E> {
-        self.scalar(Kind::Bool, |v| v.as_bool() == Some(b))
+        self.scalar(kind::BOOL, |v| v.as_bool() == Some(b))
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
-        self.scalar(Kind::String, |v| v.as_str() == Some(s))
+        self.scalar(kind::STRING, |v| v.as_str() == Some(s))
     }
 
     #[allow(clippy::cast_precision_loss)] // as `Number::as_f64` reads it
@@ -193,58 +268,49 @@ impl<'de> Visitor<'de> for NodeVisitor<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        self.container(Kind::Array)?;
-        match self.kw.items {
-            Some(schema) => {
-                while seq
-                    .next_element_seed(Node {
-                        schema,
-                        root: false,
-                    })?
-                    .is_some()
-                {}
-            }
+        self.container(kind::ARRAY)?;
+        match &self.node.items {
+            Some(node) => while seq.next_element_seed(At { node, root: false })?.is_some() {},
             None => while seq.next_element::<IgnoredAny>()?.is_some() {},
         }
         Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        self.container(Kind::Object)?;
-        let required = self.kw.required.map_or(&[][..], Vec::as_slice);
+        self.container(kind::OBJECT)?;
+        let node = self.node;
+        let required = &node.required;
         if required.len() > 64 {
             return Err(unproven());
         }
-        let closed = self.root || self.kw.closed;
+        let closed = self.root || node.closed;
         // Bit `i`: `required[i]` was seen.
         let mut seen = 0u64;
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             for (i, name) in required.iter().enumerate() {
-                if name.as_str() == Some(&key) {
+                if *name == key {
                     seen |= 1 << i;
                 }
             }
             // Without `properties` the checker looks no further.
-            let Some(properties) = self.kw.properties else {
+            let Some(properties) = &node.properties else {
                 map.next_value::<IgnoredAny>()?;
                 continue;
             };
-            match properties.get(&*key).and_then(Value::as_object) {
-                Some(schema) => map.next_value_seed(Node {
-                    schema,
-                    root: false,
-                })?,
-                None if closed => return Err(unproven()),
-                None => {
+            match properties.iter().find(|(name, _)| *name == key) {
+                Some((_, Some(node))) => map.next_value_seed(At { node, root: false })?,
+                _ if closed => return Err(unproven()),
+                _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
-        let missing = required
-            .iter()
-            .enumerate()
-            .any(|(i, name)| name.is_string() && seen & (1 << i) == 0);
-        if missing {
+        let all = if required.len() == 64 {
+            u64::MAX
+        } else {
+            (1u64 << required.len()) - 1
+        };
+        if seen != all {
             return Err(unproven());
         }
         Ok(())
@@ -309,6 +375,7 @@ mod tests {
             },
             "required": ["text"]
         }));
+        let compiled = CheckedSchema::new(s.clone());
         let cases = [
             (json!({"text": "x"}), true),
             (
@@ -337,15 +404,18 @@ mod tests {
         for (args, valid) in cases {
             let text = args.to_string();
             assert_eq!(tree_accepts(&args, &s), valid, "tree on {text}");
-            if conforms(&text, &s) {
+            if conforms(&text, &compiled.root) {
                 assert!(valid, "the pass accepted {text}, which the tree refuses");
             }
         }
         // What the pass proves, it proves without the tree.
-        assert!(conforms(r#"{"text":"x","count":3,"tags":["a"]}"#, &s));
-        assert!(conforms(r#"{"te\u0078t":"x"}"#, &s));
+        assert!(conforms(
+            r#"{"text":"x","count":3,"tags":["a"]}"#,
+            &compiled.root
+        ));
+        assert!(conforms(r#"{"te\u0078t":"x"}"#, &compiled.root));
         // An `anyOf` is never proven: the tree decides.
-        assert!(!conforms(r#"{"text":"x","either":"y"}"#, &s));
+        assert!(!conforms(r#"{"text":"x","either":"y"}"#, &compiled.root));
     }
 
     #[derive(serde::Deserialize, Debug, PartialEq)]
@@ -375,7 +445,7 @@ mod tests {
             let raw: Box<RawValue> = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}"));
             let map: Map<String, Value> = serde_json::from_str(text).unwrap_or_default();
             assert_eq!(
-                parse_raw_args::<Args>(&raw, &s),
+                parse_raw_args::<Args>(&raw, &CheckedSchema::new(s.clone())),
                 parse_args::<Args>(map, &s),
                 "{text}"
             );

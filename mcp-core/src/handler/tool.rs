@@ -49,6 +49,9 @@ pub struct McpToolDef {
     pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
     /// False once [`never_asks`](Self::never_asks) said so.
     asks: bool,
+    /// The handler never reads its [`InvokeContext`] (a macro tool whose
+    /// function takes neither a context nor an injected argument).
+    context_free: bool,
     /// Whether it runs as a task (the tasks extension).
     task: crate::tasks::TaskSupport,
     /// How long one call may run (see [`with_timeout`](Self::with_timeout)).
@@ -115,6 +118,7 @@ impl McpToolDef {
             scopes: Vec::new(),
             required_state: Vec::new(),
             asks: true,
+            context_free: false,
             task: crate::tasks::TaskSupport::Forbidden,
             timeout: None,
         }
@@ -345,6 +349,19 @@ impl McpToolDef {
             Box::pin(async move { handler(args, ctx).await })
         }));
         self
+    }
+
+    /// Declares that the handler never reads its [`InvokeContext`]: a
+    /// call then builds none (only the macros know this for certain).
+    pub(crate) fn context_free(mut self) -> Self {
+        self.asks = false;
+        self.context_free = true;
+        self
+    }
+
+    /// True when the handler never reads its [`InvokeContext`].
+    pub(crate) fn is_context_free(&self) -> bool {
+        self.context_free
     }
 
     /// [`invoke`](Self::invoke) for an arguments object still in its JSON

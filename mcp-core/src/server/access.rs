@@ -5,8 +5,6 @@
 //! The caller's grants are the [`AuthInfo`](crate::AuthInfo) in the
 //! request's extensions; an item without scopes is open to every caller.
 
-use serde_json::{Map, Value};
-
 use super::McpServer;
 use crate::protocol::{ErrorCode, ErrorObject};
 
@@ -65,16 +63,16 @@ impl McpServer {
     }
 
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    /// The scopes a request for `method` with `params` needs (the tool,
-    /// resource or prompt it names), or `None` when it needs none (another
-    /// method, an unknown name: the method answers those). For a transport
-    /// that refuses before dispatch (HTTP's 403).
-    pub(crate) fn scopes_needed(
+    /// The scopes a request for `method` needs (the tool, resource or
+    /// prompt it names: `field` reads its params' string members), or
+    /// `None` when it needs none (another method, an unknown name: the
+    /// method answers those). For a transport that refuses before dispatch
+    /// (HTTP's 403).
+    pub(crate) fn scopes_needed<'a>(
         &self,
         method: &str,
-        params: Option<&Map<String, Value>>,
+        field: &dyn Fn(&str) -> Option<&'a str>,
     ) -> Option<Vec<String>> {
-        let field = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
         let inner = &self.inner;
         let scopes = match method {
             "tools/call" if inner.tools.scoped() => {
@@ -96,14 +94,10 @@ impl McpServer {
 }
 
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
-/// What a request acts on, as a refusal names it: ``tool `x` ``.
-pub(crate) fn subject(method: &str, params: Option<&Map<String, Value>>) -> String {
-    let field = |key: &str| {
-        params
-            .and_then(|p| p.get(key))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
+/// What a request acts on, as a refusal names it: ``tool `x` `` (`field`
+/// reads its params' string members).
+pub(crate) fn subject<'a>(method: &str, field: &dyn Fn(&str) -> Option<&'a str>) -> String {
+    let field = |key: &str| field(key).unwrap_or_default();
     match method {
         "tools/call" => format!("tool `{}`", field("name")),
         "prompts/get" => format!("prompt `{}`", field("name")),

@@ -47,7 +47,7 @@ pub(crate) fn classify(message: Incoming) -> Kind {
             method,
             params,
             claim: None,
-            arguments: None,
+            held: Default::default(),
         }),
         Err(e) => Kind::Invalid(Reply::error(Some(id), e)),
     }

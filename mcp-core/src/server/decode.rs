@@ -134,10 +134,18 @@ impl Frame {
 
     /// The `params` object of a single message, if there is one.
     ///
-    /// The `arguments` object of a request decoded from text is held apart
-    /// from it, as text: read it with [`arguments`](Self::arguments).
+    /// A request decoded from text holds two members apart from it, so
+    /// that a `tools/call` builds no JSON for them: a string `name` (read
+    /// it with [`param_str`](Self::param_str)) and an object `arguments`
+    /// (read it with [`arguments`](Self::arguments)).
     pub fn params(&self) -> Option<&Map<String, Value>> {
         self.0.params()
+    }
+
+    /// The string member `key` of a single message's `params` (`name`
+    /// included, wherever it is held).
+    pub fn param_str(&self, key: &str) -> Option<&str> {
+        self.0.param_str(key)
     }
 
     /// `params.arguments` of a single message, if there is one (parsed
@@ -145,7 +153,11 @@ impl Frame {
     pub fn arguments(&self) -> Option<Cow<'_, Value>> {
         match &self.0 {
             Incoming::Request(RequestParts {
-                arguments: Some(raw),
+                held:
+                    Held {
+                        arguments: Some(raw),
+                        ..
+                    },
                 ..
             }) => serde_json::from_str(raw.get()).ok().map(Cow::Owned),
             other => other
@@ -202,17 +214,29 @@ pub(crate) struct RequestParts {
     /// then no longer in `params`); `None` when the era is still to be read
     /// from `params` (messages handed over as JSON).
     pub(crate) claim: Option<MetaClaim>,
-    /// `params.arguments` when it is an object, kept as its JSON text (and
-    /// then not in `params`): a tool whose handler reads its arguments from
-    /// text never has a JSON tree built for them. Put back into `params`
-    /// by [`RequestParts::restore_arguments`] wherever they are read as JSON.
+    /// The members of `params` held apart from it (then not in `params`).
+    pub(crate) held: Held,
+}
+
+/// The members of a request's `params` that decoding holds apart from its
+/// JSON map, so that a `tools/call` whose tool reads its arguments from
+/// text builds no JSON at all for them. They are put back
+/// ([`restore`](Self::restore)) wherever params are read as JSON.
+#[derive(Debug, Default)]
+pub(crate) struct Held {
+    /// `params.name`, when it is a string.
+    pub(crate) name: Option<String>,
+    /// `params.arguments`, when it is an object, as its JSON text.
     pub(crate) arguments: Option<Box<RawValue>>,
 }
 
-impl RequestParts {
-    /// Puts arguments kept as text back into `params`.
-    pub(crate) fn restore_arguments(params: &mut Map<String, Value>, raw: Option<Box<RawValue>>) {
-        if let Some(raw) = raw {
+impl Held {
+    /// Puts the held members back into `params`.
+    pub(crate) fn restore(self, params: &mut Map<String, Value>) {
+        if let Some(name) = self.name {
+            params.insert("name".into(), Value::String(name));
+        }
+        if let Some(raw) = self.arguments {
             // The text was read as valid JSON already.
             let value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
             params.insert("arguments".into(), value);
@@ -246,6 +270,17 @@ impl Incoming {
             Self::Request(parts) => Some(&parts.method),
             Self::Json(v) => v.get("method").and_then(Value::as_str),
         }
+    }
+
+    /// The string member `key` of `params` (`name` included, wherever it
+    /// is held).
+    pub(crate) fn param_str(&self, key: &str) -> Option<&str> {
+        if let (Self::Request(parts), "name") = (self, key) {
+            if let Some(name) = &parts.held.name {
+                return Some(name);
+            }
+        }
+        self.params()?.get(key)?.as_str()
     }
 
     /// The `params` object, if there is one.
@@ -324,8 +359,7 @@ struct Envelope<'a> {
 struct WireParams {
     members: Map<String, Value>,
     claim: Option<MetaClaim>,
-    /// An `arguments` object, kept as its text (see [`RequestParts`]).
-    arguments: Option<Box<RawValue>>,
+    held: Held,
 }
 
 impl<'de> Deserialize<'de> for WireParams {
@@ -340,7 +374,7 @@ impl<'de> Deserialize<'de> for WireParams {
                 let mut params = WireParams {
                     members: Map::new(),
                     claim: None,
-                    arguments: None,
+                    held: Held::default(),
                 };
                 while let Some(key) = map.next_key::<Key<'de>>()? {
                     if key.0 == "_meta" {
@@ -360,13 +394,23 @@ impl<'de> Deserialize<'de> for WireParams {
                         // The last `arguments` wins, as in a JSON object.
                         let raw: &'de RawValue = map.next_value()?;
                         params.members.remove("arguments");
-                        params.arguments = None;
+                        params.held.arguments = None;
                         if raw.get().starts_with('{') {
-                            params.arguments = Some(raw.to_owned());
+                            params.held.arguments = Some(raw.to_owned());
                         } else {
                             let value =
                                 serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
                             params.members.insert("arguments".into(), value);
+                        }
+                    } else if key.0 == "name" {
+                        // The last `name` wins, as in a JSON object.
+                        params.members.remove("name");
+                        params.held.name = None;
+                        match map.next_value()? {
+                            Value::String(name) => params.held.name = Some(name),
+                            other => {
+                                params.members.insert("name".into(), other);
+                            }
                         }
                     } else {
                         let value = map.next_value()?;
@@ -425,16 +469,16 @@ fn parse_request(bytes: &[u8]) -> Option<RequestParts> {
     if envelope.jsonrpc != "2.0" {
         return None;
     }
-    let (params, claim, arguments) = match envelope.params {
-        Some(p) => (p.members, p.claim, p.arguments),
-        None => (Map::new(), None, None),
+    let (params, claim, held) = match envelope.params {
+        Some(p) => (p.members, p.claim, p.held),
+        None => (Map::new(), None, Held::default()),
     };
     Some(RequestParts {
         id: envelope.id.0,
         method: envelope.method,
         params,
         claim,
-        arguments,
+        held,
     })
 }
 
@@ -493,7 +537,12 @@ mod tests {
         );
         assert_eq!(p.id, RequestId::Number(7));
         assert_eq!(p.method, "tools/call");
-        assert_eq!(Value::Object(p.params), json!({"name": "x"}));
+        // The name is held apart from the map, and put back on demand.
+        assert!(p.params.is_empty());
+        assert_eq!(p.held.name.as_deref(), Some("x"));
+        let mut params = p.params;
+        p.held.restore(&mut params);
+        assert_eq!(Value::Object(params), json!({"name": "x"}));
 
         let p = parts(r#"{"method":"ping","id":"a\"b","jsonrpc":"2.0"}"#);
         assert_eq!(p.id, RequestId::String("a\"b".into()));
@@ -539,8 +588,10 @@ mod tests {
             _ => panic!("a request"),
         };
         let long_era = crate::server::classify::era_of(&mut long);
+        let mut short_params = short.params;
+        short.held.restore(&mut short_params);
         [
-            (short_era, Value::Object(short.params)),
+            (short_era, Value::Object(short_params)),
             (long_era, Value::Object(long.params)),
         ]
     }
@@ -588,6 +639,12 @@ mod tests {
                 r#"{{"name":"t","_meta":{{{CAPS}:{{"roots":{{}}}},{INFO}:{{"name":"c"}},"progressToken":"p"}}}}"#
             ),
             r#"{"name":"t","_meta":{}}"#.to_owned(),
+            // Held members: the last of each wins; a non-string name and
+            // non-object arguments stay in the map.
+            r#"{"name":"t","arguments":{"a":[1,{"b":null}],"c":"\u00e9"},"name":"u"}"#.to_owned(),
+            r#"{"arguments":{"a":1},"name":7,"arguments":"s"}"#.to_owned(),
+            r#"{"name":"t","name":null,"arguments":null}"#.to_owned(),
+            r#"{"arguments":[],"arguments":{}}"#.to_owned(),
         ];
         for params in &cases {
             let [short, long] = both_ways(params);
@@ -627,7 +684,7 @@ mod tests {
         for m in [&short, &long] {
             assert!(m.is_request());
             assert_eq!(m.method(), Some("tools/call"));
-            assert_eq!(m.params().and_then(|p| p.get("name")), Some(&json!("x")));
+            assert_eq!(m.param_str("name"), Some("x"));
             assert_eq!(m.id_value(), json!("q"));
             assert_eq!(m.request_id(), Some(RequestId::String("q".into())));
         }

@@ -277,12 +277,12 @@ impl McpServer {
             method: "tools/call".into(),
             params,
             claim: None,
-            arguments: None,
+            held: Default::default(),
         };
         let ctx = CallContext::new();
         let (scope, params) =
             inflight::register(parts, Era::Legacy, &ctx, Session::new()).map_err(|(_, e)| e)?;
-        match self.execute(&scope, params, None).await {
+        match self.execute(&scope, params, Default::default()).await {
             Outcome::Answer(Answer::Tool(result)) => Ok(result),
             Outcome::Error(e) => Err(e),
             Outcome::NoReply => Err(ErrorObject::internal("the call was cancelled")),

@@ -92,12 +92,12 @@ impl McpServer {
                 Err(e) => Reply::error(Some(parts.id), e),
             }));
         }
-        let arguments = parts.arguments.take();
+        let held = std::mem::take(&mut parts.held);
         match register(parts, era, ctx, session) {
             Ok((scope, params)) => Step::Run(Prepared {
                 scope,
                 params,
-                arguments,
+                held,
             }),
             Err((id, e)) => Step::Done(Some(Reply::error(Some(id), e))),
         }

@@ -165,17 +165,7 @@ impl McpServer {
         let progress = match (&ctx.progress, &ctx.outbound) {
             (Some(sink), _) => Some(Progress::sink(Arc::clone(sink))),
             (None, Some(outbound)) => {
-                match params.get("_meta").and_then(|m| m.get("progressToken")) {
-                    Some(Value::String(t)) if t.len() > MAX_PROGRESS_TOKEN => {
-                        return Err(ErrorObject::invalid_params(format!(
-                            "`progressToken` is longer than {MAX_PROGRESS_TOKEN} bytes"
-                        )))
-                    }
-                    Some(t) if t.is_string() || t.as_i64().is_some() => {
-                        Some(Progress::notify(t.clone(), Arc::clone(outbound)))
-                    }
-                    _ => None,
-                }
+                progress_token(params)?.map(|t| Progress::notify(t.clone(), Arc::clone(outbound)))
             }
             (None, None) => None,
         };
@@ -201,6 +191,21 @@ impl McpServer {
             modern: scope.is_modern(),
             log_threshold: self.log_threshold(scope),
         })
+    }
+}
+
+/// The usable `progressToken` of a request's `_meta` (a string or an
+/// integer), as the context of a transport that can notify reads it.
+///
+/// # Errors
+/// `-32602` for a string token longer than [`MAX_PROGRESS_TOKEN`] bytes.
+pub(crate) fn progress_token(params: &Map<String, Value>) -> Result<Option<&Value>, ErrorObject> {
+    match params.get("_meta").and_then(|m| m.get("progressToken")) {
+        Some(Value::String(t)) if t.len() > MAX_PROGRESS_TOKEN => Err(ErrorObject::invalid_params(
+            format!("`progressToken` is longer than {MAX_PROGRESS_TOKEN} bytes"),
+        )),
+        Some(t) if t.is_string() || t.as_i64().is_some() => Ok(Some(t)),
+        _ => Ok(None),
     }
 }
 

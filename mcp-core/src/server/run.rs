@@ -1,10 +1,9 @@
 //! Stage 6, run: a registered request is routed and its handler runs under
 //! the cancellation select; the outcome is made into its reply.
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::decode::RequestParts;
+use super::decode::Held;
 use super::encode::{Body, Reply};
 use super::intercept::{LocalBoxed, Method, Request};
 use super::methods;
@@ -20,8 +19,8 @@ use crate::protocol::{Era, ErrorObject};
 pub(crate) struct Prepared {
     pub(crate) scope: RequestScope,
     pub(crate) params: Map<String, Value>,
-    /// `params.arguments`, when decoding kept it as text.
-    pub(crate) arguments: Option<Box<RawValue>>,
+    /// The members of `params` decoding held apart.
+    pub(crate) held: Held,
 }
 
 impl McpServer {
@@ -31,9 +30,9 @@ impl McpServer {
         let Prepared {
             scope,
             params,
-            arguments,
+            held,
         } = call;
-        let outcome = self.execute(&scope, params, arguments).await;
+        let outcome = self.execute(&scope, params, held).await;
         let RequestScope { id, era, guard, .. } = scope;
         // Unregistered before the reply leaves: a client may reuse the id
         // as soon as it has the answer.
@@ -49,7 +48,7 @@ impl McpServer {
         &self,
         scope: &RequestScope,
         params: Map<String, Value>,
-        arguments: Option<Box<RawValue>>,
+        held: Held,
     ) -> Outcome {
         let token = scope.token();
         let external = scope.ctx.signal.as_ref();
@@ -57,7 +56,7 @@ impl McpServer {
             token.cancel();
             return Outcome::NoReply;
         }
-        let work = self.dispatch(scope, params, arguments);
+        let work = self.dispatch(scope, params, held);
         // The work is polled first: a call that finishes at once never
         // registers a waiter on either cancellation signal. One cancelled
         // by the time it finished still gets no reply.
@@ -83,21 +82,21 @@ impl McpServer {
         &self,
         scope: &RequestScope,
         mut params: Map<String, Value>,
-        arguments: Option<Box<RawValue>>,
+        held: Held,
     ) -> Result<Answer, Stop> {
         let chain = &self.inner.interceptors;
         let extensions = scope.ctx.extensions.clone();
         if chain.is_empty() {
             let route = route(&self.inner, &scope.method, &scope.era)?;
-            // Only a tool reads its arguments from text, and only where no
-            // interceptor can read or change them as JSON.
+            // Only a tool reads what decoding held apart, and only where no
+            // interceptor can read or change it as JSON.
             if route == Route::ToolsCall && self.inner.tool_chains.is_empty() {
-                return methods::tools::call(self, scope, params, arguments, extensions).await;
+                return methods::tools::call(self, scope, params, held, extensions).await;
             }
-            RequestParts::restore_arguments(&mut params, arguments);
+            held.restore(&mut params);
             return self.run_method(scope, route, params, extensions).await;
         }
-        RequestParts::restore_arguments(&mut params, arguments);
+        held.restore(&mut params);
         let route = match (&scope.era, scope.method.as_str()) {
             // Answered before registration unless interceptors are there.
             (Era::Legacy, "initialize") => Route::Initialize,
@@ -136,7 +135,7 @@ impl McpServer {
                         return chain.run(req, &ToolMethod(self)).await.into();
                     }
                 }
-                return methods::tools::call(self, scope, params, None, ext).await;
+                return methods::tools::call(self, scope, params, Held::default(), ext).await;
             }
             Route::ToolsList => match &self.inner.tools.snapshot().listing {
                 Some(listing) => {
@@ -332,7 +331,7 @@ impl Method for ToolMethod<'_> {
                 extensions,
                 ..
             } = req;
-            methods::tools::call(self.0, scope, params, None, extensions)
+            methods::tools::call(self.0, scope, params, Held::default(), extensions)
                 .await
                 .into()
         })

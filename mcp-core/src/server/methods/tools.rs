@@ -9,17 +9,19 @@
 //! 3. **final** — the outcome is settled, just before it is encoded
 //!    ([`McpServer::finish`](crate::McpServer)).
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{listing, to_json};
-use crate::context::{scopes_allowed, Extensions};
+use crate::context::{scopes_allowed, Extensions, InvokeContext};
 use crate::handler::tool::McpToolDef;
 use crate::panic::{catch_panic, panic_error};
+use crate::protocol::CallToolResult;
 use crate::protocol::ErrorObject;
 use crate::server::access::insufficient;
 use crate::server::catalog::ToolCatalog;
+use crate::server::decode::Held;
 use crate::server::outcome::{Answer, Stop};
+use crate::server::round_trip::progress_token;
 use crate::server::scope::RequestScope;
 use crate::server::tasks;
 use crate::server::McpServer;
@@ -49,8 +51,9 @@ pub(crate) fn list(
 pub(crate) fn resolve<'a>(
     catalog: &'a ToolCatalog,
     params: &mut Map<String, Value>,
+    held: Option<String>,
 ) -> Result<(String, &'a McpToolDef, Map<String, Value>), ErrorObject> {
-    let name = match params.remove("name") {
+    let name = match held.map(Value::String).or_else(|| params.remove("name")) {
         Some(Value::String(name)) => name,
         _ => {
             return Err(ErrorObject::invalid_params(
@@ -77,20 +80,21 @@ pub(crate) fn resolve<'a>(
 /// `tools/call`: the result stays typed until it is written. A tool with
 /// task support may be run as a task instead (see `server/tasks`).
 ///
-/// `text`: the arguments object as decoding kept it, as JSON text (then
-/// not in `params`). It reaches the tool as text unless something reads
-/// it as JSON first: a round trip's binding, or a task.
+/// `held`: what decoding held apart from `params` (then not in it). The
+/// arguments reach the tool as text unless something reads them as JSON
+/// first: a round trip's binding, or a task.
 pub(crate) async fn call(
     server: &McpServer,
     scope: &RequestScope,
     mut params: Map<String, Value>,
-    mut text: Option<Box<RawValue>>,
+    held: Held,
     ext: Extensions,
 ) -> Result<Answer, Stop> {
     // The catalog version this call started with, even if a live
     // catalog changes while it runs.
     let catalog = server.inner.tools.snapshot();
-    let (name, tool, mut args) = resolve(&catalog, &mut params)?;
+    let (name, tool, mut args) = resolve(&catalog, &mut params, held.name)?;
+    let mut text = held.arguments;
     if !scopes_allowed(&ext, tool.scopes()) {
         return Err(insufficient(&format!("tool `{name}`"), tool.scopes()).into());
     }
@@ -116,6 +120,24 @@ pub(crate) async fn call(
             }
         }
     }
+    // A handler that cannot reach its context (a macro tool with no
+    // context or injected argument) needs no round trip and no context:
+    // only what a context would refuse is checked.
+    if tool.is_context_free()
+        && !params.contains_key("requestState")
+        && !params.contains_key("inputResponses")
+    {
+        if scope.ctx.progress.is_none() && scope.ctx.outbound.is_some() {
+            progress_token(&params)?;
+        }
+        let ctx = InvokeContext::unreachable(scope.token().clone());
+        let work = catch_panic(match text {
+            Some(raw) => tool.invoke_raw(raw, ctx),
+            None => tool.invoke(args, ctx),
+        });
+        let result = bounded(&name, tool.timeout(), async { Ok(work.await) }).await?;
+        return Ok(Answer::Tool(result.map_err(panic_error)?));
+    }
     let round = server.round_trip(scope, &name, &args, &params, tool.may_ask())?;
     let ctx = server.invoke_context(scope, &params, &round, ext)?;
     let work = catch_panic(match text {
@@ -123,15 +145,25 @@ pub(crate) async fn call(
         None => tool.invoke(args, ctx),
     });
     // Point 2: the handler's typed result (or its panic, as -32603).
-    let result = match tool.timeout() {
-        None => round.run(work).await?,
-        // Boxed: the timer stays out of the futures of untimed calls.
-        Some(limit) => match Box::pin(tokio::time::timeout(limit, round.run(work))).await {
-            Ok(result) => result?,
-            Err(_) => Ok(crate::protocol::CallToolResult::error(format!(
-                "`{name}` timed out after {limit:?}"
-            ))),
-        },
-    };
+    let result = bounded(&name, tool.timeout(), round.run(work)).await?;
     Ok(Answer::Tool(result.map_err(panic_error)?))
+}
+
+/// A tool's run within its time limit, if it has one (past it, the
+/// result says so).
+async fn bounded<T>(
+    name: &str,
+    limit: Option<std::time::Duration>,
+    run: impl std::future::Future<Output = Result<Result<CallToolResult, T>, Stop>>,
+) -> Result<Result<CallToolResult, T>, Stop> {
+    match limit {
+        None => run.await,
+        // Boxed: the timer stays out of the futures of untimed calls.
+        Some(limit) => match Box::pin(tokio::time::timeout(limit, run)).await {
+            Ok(result) => result,
+            Err(_) => Ok(Ok(CallToolResult::error(format!(
+                "`{name}` timed out after {limit:?}"
+            )))),
+        },
+    }
 }

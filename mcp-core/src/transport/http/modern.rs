@@ -131,7 +131,7 @@ pub(crate) fn check(
     version: &str,
     tools: &ToolHeaders,
 ) -> Result<(), String> {
-    let (method, params) = (payload.method(), payload.params());
+    let method = payload.method();
     // MCP-Protocol-Version: never base64-wrapped.
     match raw_value(headers, &PROTOCOL_VERSION_NAME, "MCP-Protocol-Version")? {
         None => return Err("missing MCP-Protocol-Version header".into()),
@@ -152,23 +152,23 @@ pub(crate) fn check(
         _ => None,
     };
     if let Some(field) = name_field {
-        let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
-        expect_text(headers, &NAME_HEADER, "Mcp-Name", body)?;
+        expect_text(headers, &NAME_HEADER, "Mcp-Name", payload.param_str(field))?;
     }
     // The tasks extension: `Mcp-Name` carries `params.taskId`; checked
     // when sent (a mismatch is refused), tolerated when absent.
     if matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
         && headers.contains_key(&NAME_HEADER)
     {
-        let body = params.and_then(|p| p.get("taskId")).and_then(Value::as_str);
-        expect_text(headers, &NAME_HEADER, "Mcp-Name", body)?;
+        expect_text(
+            headers,
+            &NAME_HEADER,
+            "Mcp-Name",
+            payload.param_str("taskId"),
+        )?;
     }
 
     if method == "tools/call" {
-        let tool = params
-            .and_then(|p| p.get("name"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let tool = payload.param_str("name").unwrap_or_default();
         let declared = tools.of(tool);
         // Read only for a tool that mirrors arguments into headers.
         let args = if declared.is_empty() {

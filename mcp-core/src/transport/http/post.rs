@@ -575,7 +575,9 @@ fn too_many_sessions(reply: Replies, max: usize) -> Response<McpBody> {
     )
 }
 
-/// What a POST's task runs.
+/// What a POST's task runs. (Not boxed: it lives for one POST, and a box
+/// would cost an allocation per request.)
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Work {
     /// A single registered request, still running.
     One(PendingCall),

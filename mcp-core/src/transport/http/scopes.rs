@@ -10,7 +10,7 @@
 use hyper::header::{HeaderValue, WWW_AUTHENTICATE};
 use hyper::http::request::Parts;
 use hyper::{Response, StatusCode};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::respond::json_response;
 use super::service::McpHttpService;
@@ -26,34 +26,47 @@ impl McpHttpService {
         parts: &Parts,
         payload: &Frame,
     ) -> Result<(), Response<McpBody>> {
-        let server = &self.shared.server;
         let ext = parts.extensions.get::<Extensions>();
-        let check = |method: Option<&str>, params: Option<&Map<String, Value>>, id: Value| {
-            let Some(method) = method else {
-                return Ok(());
-            };
-            let Some(needed) = server.scopes_needed(method, params) else {
-                return Ok(());
-            };
-            if ext.is_some_and(|e| scopes_allowed(e, &needed)) {
-                return Ok(());
-            }
-            let what = crate::server::scoped_subject(method, params);
-            Err(self.forbidden(&what, &needed, id))
-        };
         match payload.batch() {
             Some(items) => items.iter().try_for_each(|item| {
-                check(
+                let params = item.get("params").and_then(Value::as_object);
+                self.check_one(
+                    ext,
                     item.get("method").and_then(Value::as_str),
-                    item.get("params").and_then(Value::as_object),
+                    &|key| params.and_then(|p| p.get(key)).and_then(Value::as_str),
                     item.get("id").cloned().unwrap_or(Value::Null),
                 )
             }),
-            None if payload.is_request() => {
-                check(payload.method(), payload.params(), payload.id_value())
-            }
+            None if payload.is_request() => self.check_one(
+                ext,
+                payload.method(),
+                &|key| payload.param_str(key),
+                payload.id_value(),
+            ),
             None => Ok(()),
         }
+    }
+
+    /// [`check_scopes`](Self::check_scopes) for one request (`field` reads
+    /// its params' string members).
+    fn check_one<'a>(
+        &self,
+        ext: Option<&Extensions>,
+        method: Option<&str>,
+        field: &dyn Fn(&str) -> Option<&'a str>,
+        id: Value,
+    ) -> Result<(), Response<McpBody>> {
+        let Some(method) = method else {
+            return Ok(());
+        };
+        let Some(needed) = self.shared.server.scopes_needed(method, field) else {
+            return Ok(());
+        };
+        if ext.is_some_and(|e| scopes_allowed(e, &needed)) {
+            return Ok(());
+        }
+        let what = crate::server::scoped_subject(method, field);
+        Err(self.forbidden(&what, &needed, id))
     }
 
     fn forbidden(&self, what: &str, needed: &[String], id: Value) -> Response<McpBody> {

@@ -7,6 +7,9 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::server::Frame;
 
+// Not boxed: a line is matched once, right after it is read, and a box
+// would cost an allocation per message.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Line {
     /// A non-blank line, parsed: the message or the ready `-32700` reply.
     Parsed(Result<Frame, Value>),
