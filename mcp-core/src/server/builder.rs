@@ -432,11 +432,7 @@ impl McpServerBuilder {
         // None set: the framework's name, and a warning naming the fix.
         let info = self.info.unwrap_or_else(super::info::unnamed);
         let server_info_json = Arc::new(serde_json::to_value(&info).unwrap_or(Value::Null));
-        // Serializing a `Value` cannot fail; `null` keeps this total.
-        let server_info_raw: Arc<serde_json::value::RawValue> =
-            serde_json::value::to_raw_value(&*server_info_json)
-                .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
-                .into();
+        let server_info_raw = Arc::new(super::encode::ServerInfoRaw::new(&server_info_json));
         let server = McpServer {
             inner: Arc::new(Inner {
                 info,

@@ -27,6 +27,30 @@ pub(crate) struct Reply {
     pub(crate) body: Body,
 }
 
+/// The server's info, serialized once when the server was built: alone,
+/// and as the whole `_meta` of a 2026-07-28 result that has no other
+/// (`{"io.modelcontextprotocol/serverInfo": info}`), written as it is.
+#[derive(Debug)]
+pub(crate) struct ServerInfoRaw {
+    info: Box<RawValue>,
+    meta: Box<RawValue>,
+}
+
+impl ServerInfoRaw {
+    /// Serializes `info` (a `Value` always serializes; `null` keeps this total).
+    pub(crate) fn new(info: &Value) -> Self {
+        let raw = |v: &Value| {
+            serde_json::value::to_raw_value(v).unwrap_or_else(|_| RawValue::NULL.to_owned())
+        };
+        let mut meta = Map::new();
+        meta.insert(meta_keys::SERVER_INFO.into(), info.clone());
+        Self {
+            info: raw(info),
+            meta: raw(&Value::Object(meta)),
+        }
+    }
+}
+
 /// What a response carries.
 #[derive(Debug)]
 pub(crate) enum Body {
@@ -37,14 +61,14 @@ pub(crate) enum Body {
     /// (`resultType`, `_meta` server info).
     Tool {
         result: CallToolResult,
-        modern: Option<Arc<RawValue>>,
+        modern: Option<Arc<ServerInfoRaw>>,
     },
     /// A listing whose array was serialized ahead of time: `{key: items}`,
     /// plus the cache hint and 2026-07-28 decoration when `modern` is set.
     Listing {
         key: &'static str,
         items: Arc<Box<RawValue>>,
-        modern: Option<(Arc<RawValue>, CacheHint)>,
+        modern: Option<(Arc<ServerInfoRaw>, CacheHint)>,
     },
     /// An error.
     Error(ErrorObject),
@@ -80,12 +104,65 @@ impl Reply {
         serde_json::to_value(&self).unwrap_or(Value::Null)
     }
 
-    /// Appends the response's JSON to `out`.
+    /// Appends the response's JSON to `out`: what its [`Serialize`] gives,
+    /// with the envelope's fixed text written as it is (serde would scan
+    /// every key for characters to escape, on every reply).
     pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
-        out.reserve(self.size_hint());
         // Serializing our own types into a Vec cannot fail, except for a
         // map with non-string keys, which `Value` cannot hold.
-        let _ = serde_json::to_writer(&mut *out, self);
+        fn json(out: &mut Vec<u8>, value: &impl Serialize) {
+            let _ = serde_json::to_writer(&mut *out, value);
+        }
+        out.reserve(self.size_hint());
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        json(out, &self.id);
+        match &self.body {
+            Body::Error(error) => {
+                out.extend_from_slice(br#","error":"#);
+                json(out, error);
+            }
+            Body::Tool {
+                result,
+                modern: Some(info),
+            } => {
+                out.extend_from_slice(br#","result":{"resultType":"complete","content":"#);
+                json(out, &result.content);
+                if let Some(structured) = &result.structured_content {
+                    out.extend_from_slice(br#","structuredContent":"#);
+                    json(out, structured);
+                }
+                if let Some(is_error) = result.is_error {
+                    out.extend_from_slice(br#","isError":"#);
+                    json(out, &is_error);
+                }
+                out.extend_from_slice(br#","_meta":"#);
+                json(
+                    out,
+                    &MetaWithServerInfo {
+                        meta: result.meta.as_ref(),
+                        info,
+                    },
+                );
+                out.push(b'}');
+            }
+            body => {
+                out.extend_from_slice(br#","result":"#);
+                match body {
+                    Body::Json(result) => json(out, result),
+                    Body::Tool { result, .. } => json(out, result),
+                    Body::Listing { key, items, modern } => json(
+                        out,
+                        &Listing {
+                            key,
+                            items,
+                            modern: modern.as_ref(),
+                        },
+                    ),
+                    Body::Error(_) => {}
+                }
+            }
+        }
+        out.push(b'}');
     }
 
     /// A lower bound of the written size from the bulk the reply carries
@@ -95,7 +172,7 @@ impl Reply {
     fn size_hint(&self) -> usize {
         // The envelope, the id, `resultType` and the like.
         const FRAME: usize = 256;
-        let info = |modern: Option<&RawValue>| modern.map_or(0, |info| info.get().len());
+        let info = |modern: Option<&ServerInfoRaw>| modern.map_or(0, |info| info.meta.get().len());
         FRAME
             + match &self.body {
                 Body::Tool { result, modern } => {
@@ -143,7 +220,7 @@ impl Serialize for Reply {
 struct Listing<'a> {
     key: &'a str,
     items: &'a RawValue,
-    modern: Option<&'a (Arc<RawValue>, CacheHint)>,
+    modern: Option<&'a (Arc<ServerInfoRaw>, CacheHint)>,
 }
 
 impl Serialize for Listing<'_> {
@@ -169,7 +246,7 @@ impl Serialize for Listing<'_> {
 /// A tool result written as a 2026-07-28 result.
 struct ModernTool<'a> {
     result: &'a CallToolResult,
-    info: &'a RawValue,
+    info: &'a ServerInfoRaw,
 }
 
 impl Serialize for ModernTool<'_> {
@@ -199,18 +276,22 @@ impl Serialize for ModernTool<'_> {
 /// handler set under the same key).
 struct MetaWithServerInfo<'a> {
     meta: Option<&'a Map<String, Value>>,
-    info: &'a RawValue,
+    info: &'a ServerInfoRaw,
 }
 
 impl Serialize for MetaWithServerInfo<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.meta.is_none_or(Map::is_empty) {
+            // The usual case, written as serialized once.
+            return self.info.meta.serialize(serializer);
+        }
         let mut map = serializer.serialize_map(None)?;
         for (key, value) in self.meta.into_iter().flatten() {
             if key != meta_keys::SERVER_INFO {
                 map.serialize_entry(key, value)?;
             }
         }
-        map.serialize_entry(meta_keys::SERVER_INFO, self.info)?;
+        map.serialize_entry(meta_keys::SERVER_INFO, &*self.info.info)?;
         map.end()
     }
 }
@@ -236,7 +317,14 @@ impl Replies {
             Self::One(reply) => reply.write_to(out),
             Self::Batch(replies) => {
                 out.reserve(replies.iter().map(Reply::size_hint).sum());
-                let _ = serde_json::to_writer(&mut *out, self);
+                out.push(b'[');
+                for (i, reply) in replies.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    reply.write_to(out);
+                }
+                out.push(b']');
             }
         }
     }
@@ -333,16 +421,58 @@ mod tests {
     }
 
     #[test]
+    fn written_bytes_are_what_serialize_gives() {
+        let info = Arc::new(ServerInfoRaw::new(&json!({"name": "s", "version": "1"})));
+        let mut structured = CallToolResult::text("x\u{1}\"y").with_structured(Map::new());
+        structured.is_error = Some(true);
+        let bodies = [
+            Body::Json(json!({"a": [1, "\u{7f}"]})),
+            Body::Tool {
+                result: CallToolResult::text("plain"),
+                modern: None,
+            },
+            Body::Tool {
+                result: structured,
+                modern: Some(Arc::clone(&info)),
+            },
+            Body::Listing {
+                key: "tools",
+                items: Arc::new(
+                    RawValue::from_string("[1,2]".into()).unwrap_or_else(|e| panic!("{e}")),
+                ),
+                modern: Some((info, CacheHint::new(5, crate::protocol::CacheScope::Public))),
+            },
+            Body::Error(ErrorObject::invalid_params("bad \"thing\"")),
+        ];
+        let replies: Vec<Reply> = bodies
+            .into_iter()
+            .enumerate()
+            .map(|(i, body)| Reply {
+                id: (i != 0).then_some(RequestId::Number(i64::try_from(i).unwrap_or_default())),
+                body,
+            })
+            .collect();
+        for reply in &replies {
+            let mut bytes = Vec::new();
+            reply.write_to(&mut bytes);
+            let written: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(written, serde_json::to_value(reply).unwrap_or_default());
+        }
+        let batch = Replies::Batch(replies);
+        let mut bytes = Vec::new();
+        batch.write_to(&mut bytes);
+        let written: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(written, serde_json::to_value(&batch).unwrap_or_default());
+    }
+
+    #[test]
     fn modern_tool_results_carry_result_type_and_merged_meta() {
         let mut result = CallToolResult::new(vec![Content::text("hi")]);
         let mut meta = Map::new();
         meta.insert("mine".into(), json!(1));
         meta.insert(meta_keys::SERVER_INFO.into(), json!("spoofed"));
         result.meta = Some(meta);
-        let info: Arc<RawValue> =
-            serde_json::value::to_raw_value(&json!({"name": "s", "version": "1"}))
-                .map(Arc::from)
-                .unwrap_or_else(|e| panic!("{e}"));
+        let info = Arc::new(ServerInfoRaw::new(&json!({"name": "s", "version": "1"})));
         let reply = Reply {
             id: Some(RequestId::String("a".into())),
             body: Body::Tool {
@@ -361,5 +491,25 @@ mod tests {
                 "_meta": {"mine": 1, meta_keys::SERVER_INFO: {"name": "s", "version": "1"}}
             }})
         );
+        // Without a `_meta` of its own (or an empty one), the one written
+        // once for the server.
+        for meta in [None, Some(Map::new())] {
+            let mut result = CallToolResult::new(vec![Content::text("hi")]);
+            result.meta = meta;
+            let reply = Reply {
+                id: Some(RequestId::Number(2)),
+                body: Body::Tool {
+                    result,
+                    modern: Some(Arc::new(ServerInfoRaw::new(&json!({"name": "s"})))),
+                },
+            };
+            let mut bytes = Vec::new();
+            reply.write_to(&mut bytes);
+            let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            assert_eq!(
+                v["result"]["_meta"],
+                json!({meta_keys::SERVER_INFO: {"name": "s"}})
+            );
+        }
     }
 }

@@ -129,7 +129,7 @@ pub(crate) struct Inner {
     pub(crate) discover_cache: CacheHint,
     pub(crate) server_info_json: Arc<Value>,
     /// The same, serialized once: written verbatim into typed results.
-    pub(crate) server_info_raw: Arc<serde_json::value::RawValue>,
+    pub(crate) server_info_raw: Arc<encode::ServerInfoRaw>,
     pub(crate) logging: bool,
     /// How long a client has to answer a server→client request (legacy).
     pub(crate) client_request_timeout: std::time::Duration,
