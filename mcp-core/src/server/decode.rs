@@ -218,6 +218,10 @@ pub(crate) struct RequestParts {
     pub(crate) held: Held,
 }
 
+/// The longest `arguments` text held apart (longer ones are parsed as
+/// JSON at once, as they arrive: one copy instead of two).
+const HELD_ARGUMENTS_MAX: usize = 64 * 1024;
+
 /// The members of a request's `params` that decoding holds apart from its
 /// JSON map, so that a `tools/call` whose tool reads its arguments from
 /// text builds no JSON at all for them. They are put back
@@ -395,7 +399,9 @@ impl<'de> Deserialize<'de> for WireParams {
                         let raw: &'de RawValue = map.next_value()?;
                         params.members.remove("arguments");
                         params.held.arguments = None;
-                        if raw.get().starts_with('{') {
+                        // Held as text only up to a size: a copy of large
+                        // arguments would double what a call holds.
+                        if raw.get().starts_with('{') && raw.get().len() <= HELD_ARGUMENTS_MAX {
                             params.held.arguments = Some(raw.to_owned());
                         } else {
                             let value =

@@ -21,7 +21,8 @@ pub(crate) const MAX_PROGRESS_TOKEN: usize = 256;
 
 /// What a call's sealed `requestState` is bound to.
 enum Identity {
-    /// Computed: a retry's state was opened against it.
+    /// Computed: a retry's state was opened against it, or the arguments
+    /// were too large to keep a copy of (see [`DEFER_UP_TO`]).
     Known(String),
     /// Not computed yet: a first round that may ask, and most never do.
     /// Hashing the arguments costs more than keeping them (a SHA-256 over
@@ -32,6 +33,42 @@ enum Identity {
         key: String,
         args: Map<String, Value>,
     },
+}
+
+/// Arguments up to about this many bytes are kept for a binding computed
+/// later; larger ones are hashed at once.
+const DEFER_UP_TO: usize = 4096;
+
+/// True when the strings, keys and items of `args` add up to more than
+/// `limit` bytes (a walk that stops as soon as they do).
+fn larger_than(args: &Map<String, Value>, limit: usize) -> bool {
+    fn walk(value: &Value, budget: &mut usize) -> bool {
+        let cost = match value {
+            Value::String(s) => s.len(),
+            Value::Array(items) => {
+                return items.iter().any(|item| walk(item, budget)) || spend(budget, 1)
+            }
+            Value::Object(map) => {
+                return map
+                    .iter()
+                    .any(|(key, item)| spend(budget, key.len()) || walk(item, budget))
+            }
+            _ => 8,
+        };
+        spend(budget, cost)
+    }
+    fn spend(budget: &mut usize, cost: usize) -> bool {
+        match budget.checked_sub(cost) {
+            Some(left) => {
+                *budget = left;
+                false
+            }
+            None => true,
+        }
+    }
+    let mut budget = limit;
+    args.iter()
+        .any(|(key, item)| spend(&mut budget, key.len()) || walk(item, &mut budget))
 }
 
 impl Identity {
@@ -109,10 +146,16 @@ impl McpServer {
                     .collect();
                 round.interrupt = Arc::new(Interrupt::with_answers(answers));
             }
-            round.identity = Some(Identity::Deferred {
-                method: scope.method.clone(),
-                key: key.to_owned(),
-                args: args.clone(),
+            // A copy of large arguments would cost more memory than their
+            // digest costs time: those are hashed now.
+            round.identity = Some(if larger_than(args, DEFER_UP_TO) {
+                Identity::Known(crate::request_state::binding(&scope.method, key, args))
+            } else {
+                Identity::Deferred {
+                    method: scope.method.clone(),
+                    key: key.to_owned(),
+                    args: args.clone(),
+                }
             });
             return Ok(round);
         };
@@ -249,5 +292,35 @@ impl RoundTrip<'_> {
                 "this request cannot ask for input by round trip",
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn large_arguments_are_found_without_walking_them_all() {
+        let small = json!({"a": "x", "b": [1, 2, {"c": true}]});
+        assert!(!larger_than(
+            small.as_object().unwrap_or(&Map::new()),
+            DEFER_UP_TO
+        ));
+        let big = json!({"text": "x".repeat(DEFER_UP_TO + 1)});
+        assert!(larger_than(
+            big.as_object().unwrap_or(&Map::new()),
+            DEFER_UP_TO
+        ));
+        let many = json!({"items": vec![json!(1); DEFER_UP_TO]});
+        assert!(larger_than(
+            many.as_object().unwrap_or(&Map::new()),
+            DEFER_UP_TO
+        ));
+        let nested = json!({"a": {"b": {"c": "y".repeat(DEFER_UP_TO)}}});
+        assert!(larger_than(
+            nested.as_object().unwrap_or(&Map::new()),
+            DEFER_UP_TO
+        ));
     }
 }
