@@ -126,6 +126,9 @@ const MAX_DEPTH: usize = 64;
 
 impl Node {
     fn compile(schema: &Map<String, Value>, depth: usize) -> Self {
+        if depth > MAX_DEPTH {
+            return Self::unprovable();
+        }
         let kw = Keywords::of(schema);
         let kinds = match kw.ty {
             Some(Value::String(t)) => kind::of(t),
@@ -137,7 +140,7 @@ impl Node {
         };
         let deeper = |sub: &Map<String, Value>| Self::compile(sub, depth + 1);
         Self {
-            unprovable: kw.any_of.is_some() || kw.one_of.is_some() || depth > MAX_DEPTH,
+            unprovable: kw.any_of.is_some() || kw.one_of.is_some(),
             kinds,
             enumeration: kw.enumeration.cloned(),
             constant: kw.constant.cloned(),
@@ -160,6 +163,24 @@ impl Node {
                 })
                 .unwrap_or_default(),
             closed: kw.closed,
+        }
+    }
+}
+
+impl Node {
+    /// A node the pass leaves to the tree, whatever its value.
+    fn unprovable() -> Self {
+        Self {
+            unprovable: true,
+            kinds: kind::ANY,
+            enumeration: None,
+            constant: None,
+            minimum: None,
+            maximum: None,
+            items: None,
+            properties: None,
+            required: Vec::new(),
+            closed: false,
         }
     }
 }
@@ -416,6 +437,21 @@ mod tests {
         assert!(conforms(r#"{"te\u0078t":"x"}"#, &compiled.root));
         // An `anyOf` is never proven: the tree decides.
         assert!(!conforms(r#"{"text":"x","either":"y"}"#, &compiled.root));
+    }
+
+    #[test]
+    fn a_schema_deeper_than_the_pass_reads_is_left_to_the_tree() {
+        let mut node = json!({"type": "string"});
+        for _ in 0..(MAX_DEPTH + 10) {
+            node = json!({"type": "array", "items": node});
+        }
+        let s = CheckedSchema::new(schema(json!({
+            "type": "object", "properties": {"deep": node}
+        })));
+        let shallow = format!(r#"{{"deep":{}{}}}"#, "[".repeat(3), "]".repeat(3));
+        assert!(conforms(&shallow, &s.root));
+        let deep = format!(r#"{{"deep":{}"x"{}}}"#, "[".repeat(80), "]".repeat(80));
+        assert!(!conforms(&deep, &s.root));
     }
 
     #[derive(serde::Deserialize, Debug, PartialEq)]

@@ -49,9 +49,10 @@ fn larger_than(args: &Map<String, Value>, limit: usize) -> bool {
                 return items.iter().any(|item| walk(item, budget)) || spend(budget, 1)
             }
             Value::Object(map) => {
-                return map
-                    .iter()
-                    .any(|(key, item)| spend(budget, key.len()) || walk(item, budget))
+                return spend(budget, 1)
+                    || map
+                        .iter()
+                        .any(|(key, item)| spend(budget, key.len()) || walk(item, budget))
             }
             _ => 8,
         };
