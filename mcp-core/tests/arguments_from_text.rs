@@ -1,0 +1,118 @@
+//! A tool's arguments read from their text (a request decoded from bytes,
+//! as the transports do) get exactly the answer the same arguments get as
+//! JSON (`McpServer::call_tool`): the fast path changes the cost, never a
+//! result or an error message.
+
+use mcp_core::{mcp_tool, CallContext, McpServer};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// Echo the input back.
+#[mcp_tool]
+async fn echo(text: String) -> String {
+    text
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Mode {
+    Fast,
+    Slow,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Filter {
+    /// Only this language.
+    language: String,
+}
+
+/// Every kind of argument the checker looks at.
+#[mcp_tool]
+async fn search(
+    query: String,
+    limit: Option<u8>,
+    #[arg(description = "How")] mode: Option<Mode>,
+    tags: Option<Vec<String>>,
+    filter: Option<Filter>,
+    ratio: Option<f64>,
+) -> String {
+    format!(
+        "{query} {limit:?} {} {tags:?} {} {ratio:?}",
+        mode.map_or("-", |m| match m {
+            Mode::Fast => "fast",
+            Mode::Slow => "slow",
+        }),
+        filter.map_or_else(String::new, |f| f.language)
+    )
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Strict {
+    id: u32,
+    #[schemars(range(min = 1, max = 9))]
+    level: i64,
+}
+
+/// A whole arguments struct with a range the type does not enforce.
+#[mcp_tool]
+async fn strict(#[args] args: Strict) -> String {
+    format!("{} {}", args.id, args.level)
+}
+
+#[tokio::test]
+async fn answers_from_text_equal_answers_from_json() {
+    let server = McpServer::builder()
+        .server_info("text", "0")
+        .tool(echo::tool())
+        .tool(search::tool())
+        .tool(strict::tool())
+        .build()
+        .expect("server");
+    let cases = [
+        ("echo", r#"{"text":"hi"}"#),
+        ("echo", r#"{"text":"caf\u00e9 \"q\""}"#),
+        ("echo", r#"{}"#),
+        ("echo", r#"{"text":1}"#),
+        ("echo", r#"{"txet":"hi"}"#),
+        ("echo", r#"{"text":"a","text":"b"}"#),
+        ("echo", r#"{"text":"hi","extra":null}"#),
+        ("search", r#"{"query":"q"}"#),
+        (
+            "search",
+            r#"{"query":"q","limit":7,"mode":"fast","tags":["a"],"ratio":1}"#,
+        ),
+        ("search", r#"{"query":"q","limit":300}"#),
+        ("search", r#"{"query":"q","limit":-1}"#),
+        ("search", r#"{"query":"q","limit":2.5}"#),
+        ("search", r#"{"query":"q","mode":"medium"}"#),
+        ("search", r#"{"query":"q","tags":["a",2]}"#),
+        ("search", r#"{"query":"q","filter":{"language":"en"}}"#),
+        ("search", r#"{"query":"q","filter":{}}"#),
+        ("search", r#"{"query":"q","filter":null,"mode":null}"#),
+        ("strict", r#"{"id":1,"level":5}"#),
+        ("strict", r#"{"id":1,"level":10}"#),
+        ("strict", r#"{"id":1,"level":5,"more":true}"#),
+        ("strict", r#"{"id":-1,"level":5}"#),
+    ];
+    let ctx = CallContext::new();
+    for (tool, args) in cases {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
+        );
+        let out = server
+            .handle_frame(line.as_bytes(), &ctx)
+            .await
+            .unwrap_or_default();
+        let reply: Value = serde_json::from_slice(&out).unwrap_or_default();
+        let from_text = &reply["result"];
+        let args: Value = serde_json::from_str(args).unwrap_or_default();
+        let from_json = server.call_tool(tool, args).await.map(|r| json!(r));
+        assert_eq!(
+            Some(from_text),
+            from_json.as_ref().ok(),
+            "{tool} {line}: {reply}"
+        );
+    }
+}
