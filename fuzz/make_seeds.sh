@@ -175,6 +175,46 @@ http("last-event-id", 0x20 | 0x02, 0x82, "")
 http("authorization", 0x00, 0x40, LIST)
 http("version-header-mismatch", 0x08, 0x00, LIST)
 
-for target in ("handle_frame", "dispatch_payload", "stdio_framing", "http_request"):
+# tool_arguments: a byte picking the tool (see fuzz_targets/tool_arguments.rs),
+# then the `arguments` text: valid ones, each kind of mistake, and the
+# shapes the streaming pass leaves to the tree checker.
+d = reset("tool_arguments")
+TOOL = {"echo": 0, "search": 1, "strict": 2, "numbers": 3, "nested": 4}
+arguments = [
+    ("echo", "ok", '{"text":"hi"}'),
+    ("echo", "escapes", '{"text":"caf\\u00e9 \\"q\\" \\n"}'),
+    ("echo", "missing", "{}"),
+    ("echo", "wrong-type", '{"text":1}'),
+    ("echo", "unknown-key", '{"text":"hi","extra":null}'),
+    ("echo", "duplicate-key", '{"text":"a","text":"b"}'),
+    ("echo", "spaces", ' { "text" : "hi" } '),
+    ("search", "all", '{"query":"q","limit":7,"mode":"fast","tags":["a"],"filter":{"language":"en","min_score":0.5},"ratio":1,"exact":true}'),
+    ("search", "over-range", '{"query":"q","limit":300}'),
+    ("search", "negative", '{"query":"q","limit":-1}'),
+    ("search", "fraction", '{"query":"q","limit":2.5}'),
+    ("search", "exponent", '{"query":"q","limit":1e2}'),
+    ("search", "bad-enum", '{"query":"q","mode":"medium"}'),
+    ("search", "bad-item", '{"query":"q","tags":["a",2]}'),
+    ("search", "nulls", '{"query":"q","filter":null,"mode":null,"exact":null}'),
+    ("search", "empty-filter", '{"query":"q","filter":{}}'),
+    ("strict", "ok", '{"id":1,"level":5}'),
+    ("strict", "range", '{"id":1,"level":10}'),
+    ("strict", "closed", '{"id":1,"level":5,"more":true}'),
+    ("strict", "unsigned", '{"id":-1,"level":5,"note":"n"}'),
+    ("numbers", "ok", '{"a":-128,"b":18446744073709551615,"c":-170141183460469231731687303715884105728,"e":1.5e3,"f":0}'),
+    ("numbers", "overflow", '{"a":128,"b":18446744073709551616,"c":1,"e":0,"f":-0}'),
+    ("numbers", "floats", '{"a":1.0,"b":2E0,"c":3e-0,"d":65535,"e":-0.0,"f":4}'),
+    ("nested", "ok", '{"items":[{"name":"a","count":2,"modes":["fast","slow"]}],"pair":[1,"x"],"labels":{"k":1},"shape":{"kind":"circle","radius":2},"who":7,"grid":[[1,2],[]]}'),
+    ("nested", "tuple-length", '{"items":[],"pair":[1,"x",3]}'),
+    ("nested", "tagged", '{"items":[],"shape":{"kind":"square","side":-1}}'),
+    ("nested", "untagged", '{"items":[],"who":"name"}'),
+    ("nested", "map-value", '{"items":[],"labels":{"k":"v"}}'),
+    ("nested", "deep-item", '{"items":[{"name":"a","modes":["fast",1]}]}'),
+    ("nested", "grid", '{"items":[{"name":"b"}],"grid":[[256]]}'),
+]
+for tool, name, text in arguments:
+    write(d, f"{tool}-{name}", bytes([TOOL[tool]]) + text.encode("utf-8"))
+
+for target in ("handle_frame", "dispatch_payload", "stdio_framing", "http_request", "tool_arguments"):
     print(f"{target}: {len(os.listdir(os.path.join(seeds, target)))} seeds")
 PY

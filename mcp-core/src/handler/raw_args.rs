@@ -67,6 +67,11 @@ fn conforms(text: &str, root: &Node) -> bool {
         && de.end().is_ok()
 }
 
+/// −2⁶³: a JSON number at or below it that is not an `i64` is read as a float.
+const BEYOND_I64: f64 = -9_223_372_036_854_775_808.0;
+/// 2⁶⁴: a JSON number at or above it is past `u64` and read as a float.
+const BEYOND_U64: f64 = 18_446_744_073_709_551_616.0;
+
 /// The error that ends the pass: a problem, or something it cannot prove.
 /// Its text is never shown.
 fn unproven<E: de::Error>() -> E {
@@ -285,6 +290,13 @@ impl<'de> Visitor<'de> for At<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, f: f64) -> Result<(), E> {
+        // An integer past 64 bits, or `-0`: a tree holds it as a float,
+        // which an `i128` or `u128` argument refuses, while serde_json reads
+        // the text of one as a whole integer. Left to the tree, so both
+        // paths answer alike.
+        if f <= BEYOND_I64 || f >= BEYOND_U64 || (f == 0.0 && f.is_sign_negative()) {
+            return Err(unproven());
+        }
         self.number(f, f.fract() == 0.0)
     }
 
@@ -483,6 +495,41 @@ mod tests {
             assert_eq!(
                 parse_raw_args::<Args>(&raw, &CheckedSchema::new(s.clone())),
                 parse_args::<Args>(map, &s),
+                "{text}"
+            );
+        }
+    }
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Wide {
+        n: i128,
+    }
+
+    /// A tree holds an integer past 64 bits (and `-0`) as a float, which an
+    /// `i128` refuses; the text would give it whole. Found by the `tool_arguments`
+    /// fuzz target: both paths must answer alike.
+    #[test]
+    fn integers_past_64_bits_get_the_tree_answer() {
+        let s = schema(json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer", "format": "int128"}},
+            "required": ["n"]
+        }));
+        for text in [
+            r#"{"n":-170141183460469231731687303715884105728}"#,
+            r#"{"n":-9223372036854775809}"#,
+            r#"{"n":18446744073709551616}"#,
+            r#"{"n":18446744073709551615}"#,
+            r#"{"n":-9223372036854775808}"#,
+            r#"{"n":1e30}"#,
+            r#"{"n":-0}"#,
+            r#"{"n":-0.0}"#,
+            r#"{"n":0}"#,
+        ] {
+            let raw: Box<RawValue> = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}"));
+            let map: Map<String, Value> = serde_json::from_str(text).unwrap_or_default();
+            assert_eq!(
+                parse_raw_args::<Wide>(&raw, &CheckedSchema::new(s.clone())),
+                parse_args::<Wide>(map, &s),
                 "{text}"
             );
         }
