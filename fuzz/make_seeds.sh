@@ -179,7 +179,7 @@ http("version-header-mismatch", 0x08, 0x00, LIST)
 # then the `arguments` text: valid ones, each kind of mistake, and the
 # shapes the streaming pass leaves to the tree checker.
 d = reset("tool_arguments")
-TOOL = {"echo": 0, "search": 1, "strict": 2, "numbers": 3, "nested": 4}
+TOOL = {"echo": 0, "search": 1, "strict": 2, "numbers": 3, "nested": 4, "misc": 5}
 arguments = [
     ("echo", "ok", '{"text":"hi"}'),
     ("echo", "escapes", '{"text":"caf\\u00e9 \\"q\\" \\n"}'),
@@ -211,6 +211,10 @@ arguments = [
     ("nested", "map-value", '{"items":[],"labels":{"k":"v"}}'),
     ("nested", "deep-item", '{"items":[{"name":"a","modes":["fast",1]}]}'),
     ("nested", "grid", '{"items":[{"name":"b"}],"grid":[[256]]}'),
+    ("misc", "ok", '{"big":340282366920938463463374607431768211455,"letter":"x","any":{"a":[1,null]},"extra":{"Level":3,"k":"v"},"small":-5}'),
+    ("misc", "alias", '{"extra":{"lvl":3}}'),
+    ("misc", "letters", '{"letter":"xy"}'),
+    ("misc", "small", '{"big":-1,"small":40000}'),
 ]
 for tool, name, text in arguments:
     write(d, f"{tool}-{name}", bytes([TOOL[tool]]) + text.encode("utf-8"))

@@ -8,7 +8,8 @@
 //! The first byte picks the tool, the rest is the `arguments` text. The
 //! tools cover what schemars derives from argument types: strings, integer
 //! widths and ranges, floats, booleans, string enums, tagged and untagged
-//! enums, nested and closed structs, arrays, tuples, maps, options.
+//! enums, nested and closed structs, arrays, tuples, maps, options, renamed,
+//! aliased and flattened fields, free JSON values.
 
 #![no_main]
 // The argument types are read only through `Debug` (the tools format what
@@ -118,7 +119,28 @@ async fn nested(
     format!("{items:?} {pair:?} {labels:?} {shape:?} {who:?} {grid:?}")
 }
 
-const TOOLS: [&str; 5] = ["echo", "search", "strict", "numbers", "nested"];
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Extra {
+    #[serde(rename = "Level", alias = "lvl")]
+    level: Option<u8>,
+    #[serde(flatten)]
+    rest: BTreeMap<String, Value>,
+}
+
+/// What the other tools leave out: wide unsigned integers, characters,
+/// free JSON values, renamed and aliased fields, flattened maps.
+#[mcp_tool]
+async fn misc(
+    big: Option<u128>,
+    letter: Option<char>,
+    any: Option<Value>,
+    extra: Option<Extra>,
+    small: Option<i16>,
+) -> String {
+    format!("{big:?} {letter:?} {any:?} {extra:?} {small:?}")
+}
+
+const TOOLS: [&str; 6] = ["echo", "search", "strict", "numbers", "nested", "misc"];
 
 fn shared() -> &'static (tokio::runtime::Runtime, McpServer) {
     static SHARED: OnceLock<(tokio::runtime::Runtime, McpServer)> = OnceLock::new();
@@ -132,6 +154,7 @@ fn shared() -> &'static (tokio::runtime::Runtime, McpServer) {
                 .tool(strict::tool())
                 .tool(numbers::tool())
                 .tool(nested::tool())
+                .tool(misc::tool())
                 .build()
                 .unwrap_or_else(|e| panic!("fixture: {e}"))
         });
