@@ -268,6 +268,18 @@ pub fn tool_result<R: IntoToolResult>() -> ToolResult<R> {
     }
 }
 
+/// A macro tool's answer: what its function returned, converted, or the
+/// error its arguments got.
+async fn answer<Fut: Future>(
+    call: Result<Fut, String>,
+    convert: fn(Fut::Output) -> CallToolResult,
+) -> CallToolResult {
+    match call {
+        Ok(fut) => convert(fut.await),
+        Err(message) => CallToolResult::error(message),
+    }
+}
+
 /// Builds a macro-generated tool from checked arguments and return type.
 /// Arguments are checked against the schema and deserialized before `body`
 /// runs; bad arguments become an `isError` result naming the problem.
@@ -301,22 +313,12 @@ where
         // Call `body` here rather than in the future, so the arguments are
         // never held across an await (they need not be `Send`).
         let call = parse(raw, &checked.tree).map(|args| body(args, ctx));
-        async move {
-            match call {
-                Ok(fut) => convert(fut.await),
-                Err(message) => CallToolResult::error(message),
-            }
-        }
+        answer(call, convert)
     })
     // The same, from the arguments' text (see `handler::raw_args`).
     .with_raw_handler(move |raw, ctx| {
         let call = parse_raw(&raw, &raw_checked).map(|args| raw_body(args, ctx));
-        async move {
-            match call {
-                Ok(fut) => convert(fut.await),
-                Err(message) => CallToolResult::error(message),
-            }
-        }
+        answer(call, convert)
     });
     if !asks {
         def = def.never_asks();

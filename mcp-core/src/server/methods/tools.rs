@@ -98,9 +98,10 @@ pub(crate) async fn call(
     if !scopes_allowed(&ext, tool.scopes()) {
         return Err(insufficient(&format!("tool `{name}`"), tool.scopes()).into());
     }
+    // A retry of a call that asked the client something.
+    let resumed = params.contains_key("requestState") || params.contains_key("inputResponses");
     let as_json = tool.may_ask()
-        || params.contains_key("requestState")
-        || params.contains_key("inputResponses")
+        || resumed
         || (tool.task_support() != TaskSupport::Forbidden && server.inner.tasks.is_some());
     if let Some(raw) = text.take_if(|_| as_json) {
         args = serde_json::from_str(raw.get())
@@ -123,30 +124,35 @@ pub(crate) async fn call(
     // A handler that cannot reach its context (a macro tool with no
     // context or injected argument) needs no round trip and no context:
     // only what a context would refuse is checked.
-    if tool.is_context_free()
-        && !params.contains_key("requestState")
-        && !params.contains_key("inputResponses")
-    {
+    if tool.is_context_free() && !resumed {
         if scope.ctx.progress.is_none() && scope.ctx.outbound.is_some() {
             progress_token(&params)?;
         }
         let ctx = InvokeContext::unreachable(scope.token().clone());
-        let work = catch_panic(match text {
-            Some(raw) => tool.invoke_raw(raw, ctx),
-            None => tool.invoke(args, ctx),
-        });
+        let work = catch_panic(start(tool, text, args, ctx));
         let result = bounded(&name, tool.timeout(), async { Ok(work.await) }).await?;
         return Ok(Answer::Tool(result.map_err(panic_error)?));
     }
     let round = server.round_trip(scope, &name, &args, &params, tool.may_ask())?;
     let ctx = server.invoke_context(scope, &params, &round, ext)?;
-    let work = catch_panic(match text {
-        Some(raw) => tool.invoke_raw(raw, ctx),
-        None => tool.invoke(args, ctx),
-    });
+    let work = catch_panic(start(tool, text, args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).
     let result = bounded(&name, tool.timeout(), round.run(work)).await?;
     Ok(Answer::Tool(result.map_err(panic_error)?))
+}
+
+/// The tool's handler on its arguments: from their text when decoding
+/// kept them as text, else as JSON.
+fn start(
+    tool: &McpToolDef,
+    text: Option<Box<serde_json::value::RawValue>>,
+    args: Map<String, Value>,
+    ctx: InvokeContext,
+) -> crate::BoxFuture<CallToolResult> {
+    match text {
+        Some(raw) => tool.invoke_raw(raw, ctx),
+        None => tool.invoke(args, ctx),
+    }
 }
 
 /// A tool's run within its time limit, if it has one (past it, the
