@@ -208,9 +208,11 @@ async fn a_task_whose_process_stopped_renewing_its_lease_fails() {
 #[tokio::test]
 async fn a_task_whose_process_lives_keeps_its_lease() {
     let dir = task_dir("fanout-lease-kept");
+    // A lease long enough that a loaded machine (tests run in parallel)
+    // still renews it in time, short enough that the call outlives three.
     let limits = TaskLimits {
         poll_interval_ms: 20,
-        lease_ms: 150,
+        lease_ms: 600,
         ..TaskLimits::default()
     };
     let server = task_server(&dir, limits, None);

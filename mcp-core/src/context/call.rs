@@ -234,15 +234,6 @@ impl CallContext {
         self
     }
 
-    /// Marks a legacy request served without a session (see
-    /// `sessionless_legacy`).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    #[must_use]
-    pub(crate) fn sessionless_legacy(mut self) -> Self {
-        self.sessionless_legacy = true;
-        self
-    }
-
     /// The caller, downcast to `T`.
     pub fn caller<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.caller.as_deref().and_then(|c| c.downcast_ref())

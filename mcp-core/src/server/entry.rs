@@ -65,6 +65,14 @@ pub enum Started {
     Pending(PendingCall),
 }
 
+/// A call before its first poll (see [`Call::into_pending`]).
+pub(crate) enum Unpolled {
+    /// It runs a handler: poll it.
+    Run(PendingCall),
+    /// It needed none: its answer (`None`: nothing to send).
+    Answered(Option<Response>),
+}
+
 /// The rest of a call that did not finish on its first poll. A `Send +
 /// 'static` future: spawn it or await it. A panic outside the handler
 /// (handler panics are already `-32603` results) answers the request with
@@ -85,6 +93,15 @@ impl PendingCall {
     /// The request's id (`None` for a batch).
     pub fn id(&self) -> Option<&RequestId> {
         self.id.as_ref()
+    }
+
+    /// Polls the call once, here: finished, or the rest to spawn or await.
+    pub(crate) async fn first_poll(mut self) -> Started {
+        match poll_once(&mut self.work).await {
+            Ok(Poll::Ready(reply)) => Started::Done(reply),
+            Ok(Poll::Pending) => Started::Pending(self),
+            Err(message) => Started::Done(Some(pipeline_panic(self.id, &message))),
+        }
     }
 }
 
@@ -205,14 +222,20 @@ impl Call {
     /// Dropping the future before it completes drops the call: its id is
     /// unregistered and no reply is sent.
     pub async fn start(self) -> Started {
-        let mut pending = match self.state {
-            State::Done(reply) => return Started::Done(reply.map(Response::from)),
-            state => self.server.pending(state),
-        };
-        match poll_once(&mut pending.work).await {
-            Ok(Poll::Ready(reply)) => Started::Done(reply),
-            Ok(Poll::Pending) => Started::Pending(pending),
-            Err(message) => Started::Done(Some(pipeline_panic(pending.id, &message))),
+        match self.into_pending() {
+            Unpolled::Run(pending) => pending.first_poll().await,
+            Unpolled::Answered(reply) => Started::Done(reply),
+        }
+    }
+
+    /// The call as its unpolled future, or its answer when it needed no
+    /// handler. With [`PendingCall::first_poll`] this is
+    /// [`start`](Self::start) in two steps, so a transport's own future
+    /// holds the small boxed call across the first poll, not this `Call`.
+    pub(crate) fn into_pending(self) -> Unpolled {
+        match self.state {
+            State::Done(reply) => Unpolled::Answered(reply.map(Response::from)),
+            state => Unpolled::Run(self.server.pending(state)),
         }
     }
 
@@ -220,9 +243,9 @@ impl Call {
     /// call already answered stays answered).
     #[cfg(feature = "stdio")]
     pub(crate) fn defer(self) -> Started {
-        match self.state {
-            State::Done(reply) => Started::Done(reply.map(Response::from)),
-            state => Started::Pending(self.server.pending(state)),
+        match self.into_pending() {
+            Unpolled::Run(pending) => Started::Pending(pending),
+            Unpolled::Answered(reply) => Started::Done(reply),
         }
     }
 
@@ -262,8 +285,13 @@ impl McpServer {
             },
             State::Run(prepared, admission) => PendingCall {
                 id: Some(prepared.scope.id.clone()),
+                // `run_prepared` written out: its future would hold the
+                // prepared call a second time.
                 work: Box::pin(async move {
-                    let reply = server.run_prepared(prepared).await;
+                    let outcome = server
+                        .execute(&prepared.scope, prepared.params, prepared.held)
+                        .await;
+                    let reply = server.conclude(prepared.scope, outcome);
                     drop(admission);
                     reply.map(Response::from)
                 }),

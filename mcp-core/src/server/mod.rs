@@ -73,6 +73,7 @@ pub(crate) use access::{insufficient as insufficient_scope, subject as scoped_su
 pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use decode::{parse_payload, Frame};
 pub use encode::Response;
+pub(crate) use entry::Unpolled;
 pub use entry::{Admission, Admit, Call, PendingCall, Started};
 pub use features::{CompletionRequest, DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION};
 

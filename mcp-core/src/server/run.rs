@@ -27,12 +27,15 @@ impl McpServer {
     /// Runs a prepared request to its reply. `None` when it was cancelled
     /// or ended without one (no reply is sent).
     pub(crate) async fn run_prepared(&self, call: Prepared) -> Option<Reply> {
-        let Prepared {
-            scope,
-            params,
-            held,
-        } = call;
-        let outcome = self.execute(&scope, params, held).await;
+        // Fields used in place, never moved to locals of their own: the
+        // future holds `call` once (a boxed call's size decides whether
+        // the allocator serves it from its fast per-thread cache).
+        let outcome = self.execute(&call.scope, call.params, call.held).await;
+        self.conclude(call.scope, outcome)
+    }
+
+    /// The reply of a request whose method ran, its id unregistered first.
+    pub(crate) fn conclude(&self, scope: RequestScope, outcome: Outcome) -> Option<Reply> {
         let RequestScope { id, era, guard, .. } = scope;
         // Unregistered before the reply leaves: a client may reuse the id
         // as soon as it has the answer.
@@ -90,11 +93,13 @@ impl McpServer {
             let route = route(&self.inner, &scope.method, &scope.era)?;
             // Only a tool reads what decoding held apart, and only where no
             // interceptor can read or change it as JSON.
+            // Each method's future boxed, so that the call's own future
+            // (boxed whole by a transport) stays small.
             if route == Route::ToolsCall && self.inner.tool_chains.is_empty() {
-                return methods::tools::call(self, scope, params, held, extensions).await;
+                return Box::pin(methods::tools::call(self, scope, params, held, extensions)).await;
             }
             held.restore(&mut params);
-            return self.run_method(scope, route, params, extensions).await;
+            return Box::pin(self.run_method(scope, route, params, extensions)).await;
         }
         held.restore(&mut params);
         let route = match (&scope.era, scope.method.as_str()) {
@@ -109,7 +114,7 @@ impl McpServer {
             params,
             extensions,
         };
-        chain.run(req, &ServerMethod(self)).await.into()
+        Box::pin(chain.run(req, &ServerMethod(self))).await.into()
     }
 
     /// Runs a routed method (the end of the interceptor chain).

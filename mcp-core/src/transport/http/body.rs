@@ -4,13 +4,12 @@
 // per request, so its size in a `Result` does not matter.
 #![allow(clippy::result_large_err)]
 
-use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
 
 use bytes::{Buf, Bytes};
-use http_body::{Body, Frame};
+use http_body::Body;
 use http_body_util::BodyExt;
 use hyper::header::{HeaderMap, CONTENT_LENGTH, EXPECT};
 use hyper::{Response, StatusCode};
@@ -66,78 +65,89 @@ where
         // that waits for it has sent nothing, and is simply answered.
         let waits = header_str(headers, EXPECT).is_some_and(|v| v.contains("100-continue"));
         if !waits && declared.is_some_and(|n| n <= linger_budget) {
-            discard(body.as_mut(), 0, linger_budget).await;
+            Box::pin(discard(body.as_mut(), 0, linger_budget)).await;
         }
         return Err(too_large());
     }
     let mut buf: Vec<u8> = Vec::with_capacity(declared.map_or(0, |n| n as usize).min(max));
-    // Armed at the first frame that is not already buffered: a small body
-    // usually arrives with its head, and then no timer is built at all.
-    let mut deadline = None;
-    loop {
-        let next = match next_frame(body.as_mut()).await {
-            Poll::Ready(frame) => Ok(frame),
+    // What has arrived is read in place; only a body still on its way
+    // waits, against its deadline, in a box of its own (a timer and its
+    // states would otherwise weigh on the future of every POST).
+    let end =
+        match std::future::poll_fn(|cx| Poll::Ready(take_ready(body.as_mut(), cx, &mut buf, max)))
+            .await
+        {
+            Poll::Ready(end) => end,
             Poll::Pending => {
-                let deadline = *deadline
-                    .get_or_insert_with(|| tokio::time::Instant::now() + opts.body_read_timeout);
-                tokio::time::timeout_at(deadline, body.frame())
+                let deadline = tokio::time::Instant::now() + opts.body_read_timeout;
+                let rest = std::future::poll_fn(|cx| take_ready(body.as_mut(), cx, &mut buf, max));
+                Box::pin(tokio::time::timeout_at(deadline, rest))
                     .await
-                    .map(|frame| frame.map(|r| r.map_err(drop)))
+                    .unwrap_or(Err(Unread::Late))
             }
         };
-        match next {
-            Err(_) => {
-                let mut r = error_response(
-                    StatusCode::REQUEST_TIMEOUT,
-                    ErrorCode::INVALID_REQUEST,
-                    "Request Timeout: the body did not arrive in time",
-                );
-                close_after(&mut r);
-                return Err(r);
+    let refusal = |status, message: &str| {
+        let mut r = error_response(status, ErrorCode::INVALID_REQUEST, message);
+        close_after(&mut r);
+        Err(r)
+    };
+    match end {
+        Ok(()) => Ok(Bytes::from(buf)),
+        Err(Unread::TooLarge(seen)) => {
+            drop(buf);
+            Box::pin(discard(body.as_mut(), seen, linger_budget)).await;
+            Err(too_large())
+        }
+        Err(Unread::Broken) => refusal(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the body could not be read",
+        ),
+        Err(Unread::Late) => refusal(
+            StatusCode::REQUEST_TIMEOUT,
+            "Request Timeout: the body did not arrive in time",
+        ),
+    }
+}
+
+/// Why a body was not read whole.
+enum Unread {
+    /// Past the limit after this many bytes.
+    TooLarge(u64),
+    /// The body failed.
+    Broken,
+    /// The read timeout passed.
+    Late,
+}
+
+/// Appends the frames already there to `buf`: `Ready` once the body ended
+/// (or went past `max`, or failed), `Pending` while more is on its way.
+/// (The body's own error type need not be `Send`: it is dropped here.)
+fn take_ready<B: Body>(
+    mut body: Pin<&mut B>,
+    cx: &mut std::task::Context<'_>,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> Poll<Result<(), Unread>> {
+    loop {
+        let frame = match body.as_mut().poll_frame(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(None) => return Poll::Ready(Ok(())),
+            Poll::Ready(Some(Err(_))) => return Poll::Ready(Err(Unread::Broken)),
+            Poll::Ready(Some(Ok(frame))) => frame,
+        };
+        if let Ok(mut data) = frame.into_data() {
+            if buf.len() + data.remaining() > max {
+                let seen = (buf.len() + data.remaining()) as u64;
+                return Poll::Ready(Err(Unread::TooLarge(seen)));
             }
-            Ok(None) => break,
-            Ok(Some(Err(()))) => {
-                let mut r = error_response(
-                    StatusCode::BAD_REQUEST,
-                    ErrorCode::INVALID_REQUEST,
-                    "Bad Request: the body could not be read",
-                );
-                close_after(&mut r);
-                return Err(r);
-            }
-            Ok(Some(Ok(frame))) => {
-                if let Ok(mut data) = frame.into_data() {
-                    if buf.len() + data.remaining() > max {
-                        let seen = (buf.len() + data.remaining()) as u64;
-                        drop(buf);
-                        discard(body.as_mut(), seen, linger_budget).await;
-                        return Err(too_large());
-                    }
-                    while data.has_remaining() {
-                        let chunk = data.chunk();
-                        let n = chunk.len();
-                        buf.extend_from_slice(chunk);
-                        data.advance(n);
-                    }
-                }
+            while data.has_remaining() {
+                let chunk = data.chunk();
+                let n = chunk.len();
+                buf.extend_from_slice(chunk);
+                data.advance(n);
             }
         }
     }
-    Ok(Bytes::from(buf))
-}
-
-/// The body's next frame if it is already there, without arming a timer.
-/// (The body's own error type need not be `Send`: it is dropped here.)
-async fn next_frame<B: Body>(mut body: Pin<&mut B>) -> Poll<Option<Result<Frame<B::Data>, ()>>> {
-    let mut next = body.frame();
-    std::future::poll_fn(|cx| {
-        Poll::Ready(
-            Pin::new(&mut next)
-                .poll(cx)
-                .map(|frame| frame.map(|r| r.map_err(drop))),
-        )
-    })
-    .await
 }
 
 /// Reads and drops the rest of a refused body until it ends, fails, or

@@ -143,6 +143,7 @@ mod oauth;
 mod options;
 mod outbound;
 mod post;
+mod post_rest;
 mod queue;
 mod respond;
 mod scopes;

@@ -6,10 +6,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::task::Poll;
 
+use bytes::Bytes;
 use http_body::Body;
 use hyper::header::{HeaderMap, HeaderValue as HttpHeaderValue};
 use hyper::http::request::Parts;
@@ -17,28 +18,29 @@ use hyper::{Response, StatusCode};
 
 use super::activity::ActivityGuard;
 use super::body::read_body;
-use super::fair::{evicted_error, FairPermit, Holder};
+use super::fair::Holder;
 use super::modern::{self};
 use super::names::{accepts_sse, check_protocol_version, collect_headers, is_json, SESSION_NAME};
 use super::outbound::{DisconnectGuard, EndsWithRequest, SessionOutbound, StreamOutbound};
-use super::queue::{self, Event, LazyStream};
+use super::post_rest::{Admitted, Posted, Rest, Work};
+use super::queue::LazyStream;
 use super::respond::{
-    busy, error_response, json_response, replies_response, reply_status, sse_response, status_only,
+    busy, error_response, json_response, replies_response, reply_status, status_only,
 };
 use super::service::McpHttpService;
 use super::sessions::TooMany;
-use super::sse::{Hold, Linger, McpBody};
+use super::sse::McpBody;
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, CallHeaders, Outbound};
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{ErrorCode, ErrorObject};
-use crate::server::{Admission, Admit, Frame, PendingCall, Response as Replies, Started};
+use crate::server::{Admission, Admit, Frame, PendingCall, Response as Replies, Started, Unpolled};
 use crate::session::Session;
 
 impl McpHttpService {
     pub(super) async fn post<B>(
         &self,
-        mut parts: Parts,
+        parts: Box<Parts>,
         body: B,
         activity: Option<ActivityGuard>,
     ) -> Response<McpBody>
@@ -46,7 +48,6 @@ impl McpHttpService {
         B: Body + Send + 'static,
         B::Data: Send,
     {
-        let opts = &self.shared.options;
         if !is_json(&parts.headers) {
             return error_response(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -54,29 +55,113 @@ impl McpHttpService {
                 "Unsupported Media Type: POST a JSON-RPC message as application/json",
             );
         }
-        let bytes = match read_body(body, &parts.headers, opts).await {
+        let bytes = match read_body(body, &parts.headers, &self.shared.options).await {
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
+        // Everything up to the call's first poll is synchronous, in a
+        // function of its own: its locals (the parsed payload, the context,
+        // the call) never take room in this future, which every POST boxes.
+        // The awaits come after the match, so that what `begin` returned is
+        // not kept in this future past it.
+        let (pending, admission, posted) = match self.begin(parts, bytes) {
+            Err(response) => return response,
+            Ok(Next::One(pending, admission, posted)) => (pending, admission, posted),
+            // One await for both: what `begin` returned is then held in one
+            // state of this future only.
+            Ok(Next::Other(other)) => return self.elsewhere(other, activity).await,
+        };
+        // Most calls finish on their first poll without a word to the client
+        // before their reply: answer those right here, with no task, channel
+        // hop or event. The rest go on below.
+        let started = match pending {
+            // No handler runs: nothing to yield for.
+            Unpolled::Answered(reply) => Started::Done(reply),
+            Unpolled::Run(pending) => first_poll(pending).await,
+        };
+        let work = match started {
+            Started::Done(Some(reply))
+                if posted
+                    .answered
+                    .as_ref()
+                    .is_none_or(|s| s.stream.untouched()) =>
+            {
+                // Later messages of this call (a subscription it
+                // made) go to the session stream, never to this POST.
+                let sealed = posted
+                    .answered
+                    .as_ref()
+                    .is_none_or(|s| s.answered.try_lock().map(|mut a| *a = true).is_ok());
+                if sealed {
+                    drop(admission);
+                    let Posted {
+                        is_init,
+                        modern,
+                        session,
+                        principal,
+                        ..
+                    } = posted;
+                    return self.reply_response(reply, is_init, modern, session, principal);
+                }
+                Work::Done(Some(reply))
+            }
+            Started::Done(reply) => Work::Done(reply),
+            Started::Pending(rest) => Work::One(rest),
+        };
+        // The rest (a call still running, one that talked) is boxed: its
+        // future would otherwise weigh on every POST's.
+        Box::pin(self.post_rest(Rest {
+            work,
+            admission,
+            posted,
+            activity,
+        }))
+        .await
+    }
+
+    /// The POSTs [`begin`](Self::begin) does not leave to `post`'s fast
+    /// path: notifications and responses (answered 202 or with the replies
+    /// they produced), and batches.
+    fn elsewhere(
+        &self,
+        other: Other,
+        activity: Option<ActivityGuard>,
+    ) -> Pin<Box<dyn Future<Output = Response<McpBody>> + Send + '_>> {
+        match other {
+            Other::Notice(run, modern) => Box::pin(async move {
+                match run.await {
+                    None => status_only(StatusCode::ACCEPTED),
+                    Some(reply) => replies_response(reply_status(&reply, modern), &reply),
+                }
+            }),
+            Other::Later(mut rest) => {
+                rest.activity = activity;
+                Box::pin(self.post_rest(*rest))
+            }
+        }
+    }
+
+    /// A POST's body read: parses and checks it, sets up its session and
+    /// context, accepts its call and takes its slot. What comes next, or
+    /// the response refusing it.
+    fn begin(&self, mut parts: Box<Parts>, bytes: Bytes) -> Result<Next, Response<McpBody>> {
+        let opts = &self.shared.options;
         let payload = match Frame::parse(&bytes) {
             Ok(payload) => payload,
-            Err(parse_error) => return json_response(StatusCode::BAD_REQUEST, &parse_error),
+            Err(parse_error) => return Err(json_response(StatusCode::BAD_REQUEST, &parse_error)),
         };
         drop(bytes);
 
         // A stateless 2026-07-28 request never belongs to a session: its
         // `Mcp-Session-Id` is ignored, and it never gets one.
-        let modern = match self.classify(&parts.headers, &payload) {
-            Ok(modern) => modern,
-            Err(response) => return response,
-        };
+        let modern = self.classify(&parts.headers, &payload)?;
         // A listen only ever delivers notifications before its end, and a
         // JSON response cannot carry them: refused at once, never held open.
         if modern
             && payload.method() == Some("subscriptions/listen")
             && !accepts_sse(&parts.headers)
         {
-            return json_response(
+            return Err(json_response(
                 StatusCode::NOT_ACCEPTABLE,
                 &crate::protocol::fail(
                     payload.id_value(),
@@ -84,19 +169,17 @@ impl McpHttpService {
                         "Not Acceptable: subscriptions/listen needs Accept: text/event-stream",
                     ),
                 ),
-            );
+            ));
         }
         // A call needing a scope its caller lacks: 403, before dispatch.
         if self.shared.server.has_scoped_items() {
-            if let Err(response) = self.check_scopes(&parts, &payload) {
-                return response;
-            }
+            self.check_scopes(&parts, &payload)?;
         }
         let is_init = !modern && payload.method() == Some("initialize") && payload.is_request();
         let (session, entry) = match &self.shared.sessions {
             Some(table) if !is_init && !modern => match self.lookup(&parts, table) {
                 Ok(entry) => (entry.session.clone(), Some(entry)),
-                Err(response) => return response,
+                Err(response) => return Err(response),
             },
             // An `initialize` makes the session of the exchanges to come,
             // and a batch's entries can name each other's ids.
@@ -112,11 +195,13 @@ impl McpHttpService {
         // Handlers see the headers converted on first use; nothing below
         // reads them from `parts` any more.
         let headers = std::mem::take(&mut parts.headers);
-        let mut ctx = CallContext::new()
-            .with_headers(CallHeaders::lazy(move || collect_headers(&headers)))
-            .with_session(session.clone());
+        // Set field by field: the builder methods would move the whole
+        // context at each step.
+        let mut ctx = CallContext::new();
+        ctx.headers = CallHeaders::lazy(move || collect_headers(&headers));
+        ctx.session = Some(session.clone());
         if let Some(remote) = &self.conn.remote {
-            ctx = ctx.with_remote_addr(Arc::clone(remote));
+            ctx.remote_addr = Some(Arc::clone(remote));
         }
         // Values a layer in front of this service attached to the hyper
         // request (an authentication middleware, say) reach interceptors
@@ -124,13 +209,14 @@ impl McpHttpService {
         if let Some(extensions) = parts.extensions.get::<crate::context::Extensions>() {
             ctx.extensions = extensions.clone();
         }
+        drop(parts);
         if let Some(principal) = principal.clone() {
-            ctx = ctx.with_principal(principal);
+            ctx.principal = Some(principal);
         }
         // Legacy without sessions: `initialize` is forgotten, so a handler's
         // question must fail clearly instead of quietly answering `false`.
         if !modern && self.shared.sessions.is_none() {
-            ctx = ctx.sessionless_legacy();
+            ctx.sessionless_legacy = true;
         }
 
         if !payload.has_request() {
@@ -138,11 +224,8 @@ impl McpHttpService {
             // cancel): cheap, never refused, answered 202.
             // Boxed: this rare path's future would otherwise double the
             // size of every POST's (moved and copied with it).
-            let run = Box::pin(self.shared.server.accept(payload, &ctx, None).run());
-            return match run.await {
-                None => status_only(StatusCode::ACCEPTED),
-                Some(reply) => replies_response(reply_status(&reply, modern), &reply),
-            };
+            let run: Notice = Box::pin(self.shared.server.accept(payload, &ctx, None).run());
+            return Ok(Next::Other(Other::Notice(run, modern)));
         }
 
         let signal = CancelToken::new();
@@ -163,11 +246,11 @@ impl McpHttpService {
             })
         });
         if let Some(stream) = &answered {
-            ctx = ctx.with_outbound(Arc::clone(stream) as Arc<dyn Outbound>);
+            ctx.outbound = Some(Arc::clone(stream) as Arc<dyn Outbound>);
         } else if let Some(entry) = &entry {
-            ctx = ctx.with_outbound(Arc::new(SessionOutbound(Arc::clone(entry))));
+            ctx.outbound = Some(Arc::new(SessionOutbound(Arc::clone(entry))));
         }
-        ctx = ctx.with_signal(signal.clone());
+        ctx.signal = Some(signal.clone());
         let disconnect = DisconnectGuard(signal.clone());
         // The id a cancelled call's error must carry (null only for a batch).
         let reply_id = payload.id_value();
@@ -175,195 +258,63 @@ impl McpHttpService {
         // client (see `super::fair`); a single request asks its permit.
         let batch_evicted = payload.is_batch().then(|| Arc::new(AtomicBool::new(false)));
 
-        let (work, admission) = if payload.is_batch() {
+        let posted = Posted {
+            answered,
+            entry,
+            ephemeral,
+            signal: signal.clone(),
+            disconnect,
+            reply_id,
+            batch_evicted: batch_evicted.clone(),
+            wants_sse,
+            is_init,
+            modern,
+            session,
+            principal: principal.clone(),
+        };
+        if payload.is_batch() {
             // Each entry of a batch is admitted (or refused inline) on its own.
             let this = self.clone();
             let who = principal.clone();
-            let flag = batch_evicted.clone();
-            let signal = signal.clone();
+            let flag = batch_evicted;
             let admit: Admit = Arc::new(move || {
                 this.admit(who.as_ref(), &signal, flag.as_ref())
                     .map(|admitted| Box::new(admitted) as Admission)
             });
             let call = self.shared.server.accept(payload, &ctx, Some(&admit));
-            (Work::Batch(call), None)
+            return Ok(Next::Other(Other::Later(Box::new(Rest {
+                work: Work::Batch(call),
+                admission: None,
+                posted,
+                activity: None,
+            }))));
+        }
+        // Registered in its session before this POST is answered at all,
+        // so a cancel sent right after it always finds the call. Only a
+        // call that runs a handler takes a slot: `ping`, `initialize`
+        // and the like are never refused as busy.
+        let call = self.shared.server.accept(payload, &ctx, None);
+        let admission = if call.is_done() {
+            None
         } else {
-            // Registered in its session before this POST is answered at all,
-            // so a cancel sent right after it always finds the call. Only a
-            // call that runs a handler takes a slot: `ping`, `initialize`
-            // and the like are never refused as busy.
-            let call = self.shared.server.accept(payload, &ctx, None);
-            let admission = if call.is_done() {
-                None
-            } else {
-                match self.admit(principal.as_ref(), &signal, None) {
-                    Ok(permit) => Some(permit),
-                    Err(e) => {
-                        // Dropping the call unregisters its id.
-                        drop(call);
-                        let mut r = json_response(
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            &crate::protocol::fail(reply_id.clone(), &e),
-                        );
-                        r.headers_mut().insert(
-                            hyper::header::RETRY_AFTER,
-                            HttpHeaderValue::from_static("1"),
-                        );
-                        return r;
-                    }
+            match self.admit(principal.as_ref(), &signal, None) {
+                Ok(permit) => Some(permit),
+                Err(e) => {
+                    // Dropping the call unregisters its id.
+                    drop(call);
+                    let mut r = json_response(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        &crate::protocol::fail(posted.reply_id.clone(), &e),
+                    );
+                    r.headers_mut().insert(
+                        hyper::header::RETRY_AFTER,
+                        HttpHeaderValue::from_static("1"),
+                    );
+                    return Err(r);
                 }
-            };
-            // Most calls finish on their first poll without a word to the
-            // client before their reply: answer those right here, with no
-            // task, channel hop or event. The rest go on below.
-            // On a multi-threaded runtime, a handler that blocks its
-            // thread in this first poll would strand whatever waits in this
-            // worker's LIFO slot (tokio never steals it; often the accept
-            // loop, so every other connection stalls): yield once first so
-            // that task runs before the handler does.
-            if tokio::runtime::Handle::try_current()
-                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
-            {
-                yield_behind_lifo().await;
-            }
-            match call.start().await {
-                Started::Done(Some(reply))
-                    if answered.as_ref().is_none_or(|s| s.stream.untouched()) =>
-                {
-                    // Later messages of this call (a subscription it
-                    // made) go to the session stream, never to this POST.
-                    let sealed = answered
-                        .as_ref()
-                        .is_none_or(|s| s.answered.try_lock().map(|mut a| *a = true).is_ok());
-                    if sealed {
-                        drop(admission);
-                        return self.reply_response(reply, is_init, modern, session, principal);
-                    }
-                    (Work::Done(Some(reply)), admission)
-                }
-                Started::Done(reply) => (Work::Done(reply), admission),
-                Started::Pending(rest) => (Work::One(rest), admission),
             }
         };
-
-        let (tx, mut rx) = match &answered {
-            Some(stream) => stream.stream.split(),
-            None => queue::replies_only(),
-        };
-        let this = self.clone();
-        let ended = entry.as_ref().map(|e| e.ended.clone());
-        let track = self.shared.calls.enter();
-        let task = async move {
-            let _track = track;
-            let _ephemeral = ephemeral;
-            let abort = this.shared.abort.clone();
-            let work = async {
-                match work {
-                    Work::Batch(call) => call.run().await,
-                    Work::One(call) => call.await,
-                    Work::Done(reply) => reply,
-                }
-            };
-            tokio::pin!(work);
-            let stop = async {
-                match &ended {
-                    Some(ended) => tokio::select! {
-                        () = ended.cancelled() => {}
-                        () = abort.cancelled() => {}
-                    },
-                    None => abort.cancelled().await,
-                }
-            };
-            let event = tokio::select! {
-                biased;
-                reply = &mut work => Event::Done(reply),
-                () = stop => {
-                    // Session ended or server closing: cancel through the
-                    // dispatcher so the tool sees its token fire.
-                    signal.cancel();
-                    work.await
-                        .map_or_else(|| Event::Closed(closed_error(reply_id.clone())), |reply| {
-                            Event::Done(Some(reply))
-                        })
-                }
-            };
-            // A call stopped because a full server gave its slot to
-            // another client ends with the error saying so.
-            let evicted = || {
-                batch_evicted
-                    .as_ref()
-                    .is_some_and(|flag| flag.load(Ordering::Acquire))
-                    || admission.as_ref().is_some_and(|a| a.fair.was_evicted())
-            };
-            let event = match event {
-                Event::Done(None) if evicted() => Event::Closed(evicted_error(reply_id)),
-                event => event,
-            };
-            drop(admission);
-            // From here on the call's messages (a subscription it made
-            // outlives it) go to the session's stream, never behind the reply.
-            if let Some(answered) = &answered {
-                *answered.answered.lock().await = true;
-            }
-            tx.finish(event).await;
-        };
-        // Most calls finish on their first poll: run that poll here, on the
-        // connection's task, and only hand a call that has to wait to a task
-        // of its own. Either way its reply (and any message before it) comes
-        // through `rx`, so what follows is the same.
-        let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(task);
-        match crate::panic::poll_once(&mut task).await {
-            Ok(Poll::Ready(())) => {}
-            Ok(Poll::Pending) => {
-                tokio::spawn(task);
-            }
-            // As a spawned task that panics: dropped, and `rx` reports that
-            // the call ended without a reply.
-            Err(_) => drop(task),
-        }
-
-        // What an event-stream response keeps alive (built only for one).
-        let hold = move || {
-            let mut hold: Vec<Hold> = vec![Box::new(disconnect)];
-            if let Some(a) = activity {
-                hold.push(Box::new(a));
-            }
-            hold
-        };
-        match rx.recv().await {
-            Some(Event::Done(None)) => {
-                // The client cancelled the call: no response, ever. Keep the
-                // exchange open (see `HttpOptions::cancelled_linger`).
-                let linger = self.linger(entry.as_ref().map(|e| e.ended.clone()));
-                if wants_sse {
-                    sse_response(McpBody::lingering(opts.sse_keep_alive, linger, hold()))
-                } else {
-                    linger.await;
-                    status_only(StatusCode::ACCEPTED)
-                }
-            }
-            Some(Event::Closed(error)) => json_response(StatusCode::SERVICE_UNAVAILABLE, &error),
-            Some(Event::Done(Some(reply))) => {
-                self.reply_response(reply, is_init, modern, session, principal)
-            }
-            Some(Event::Message(first)) => {
-                // The call talks before it answers: switch to an event stream
-                // carrying its messages, then its response.
-                let linger = self.linger(entry.as_ref().map(|e| e.ended.clone()));
-                sse_response(McpBody::sse(
-                    vec![first],
-                    rx,
-                    opts.sse_keep_alive,
-                    Some(linger),
-                    hold(),
-                ))
-            }
-            None => error_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorCode::INTERNAL_ERROR,
-                "Internal error: the call ended without a reply",
-            ),
-        }
+        Ok(Next::One(call.into_pending(), admission, posted))
     }
 
     /// Decides the era of a POSTed payload (true: 2026-07-28) and checks
@@ -437,7 +388,7 @@ impl McpHttpService {
 
     /// A plain JSON response to a request; a successful `initialize` opens
     /// a session when sessions are on.
-    fn reply_response(
+    pub(super) fn reply_response(
         &self,
         reply: Replies,
         is_init: bool,
@@ -483,26 +434,6 @@ impl McpHttpService {
         response
     }
 
-    /// Completes when a cancelled call's response may end: its session
-    /// ended, the server is closing, or [`HttpOptions::cancelled_linger`] passed.
-    fn linger(&self, ended: Option<CancelToken>) -> Linger {
-        let closing = self.shared.closing.clone();
-        let max = self.shared.options.cancelled_linger;
-        Box::pin(async move {
-            let ended = async {
-                match ended {
-                    Some(ended) => ended.cancelled().await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                () = ended => {}
-                () = closing.cancelled() => {}
-                () = tokio::time::sleep(max) => {}
-            }
-        })
-    }
-
     /// Takes a per-connection and a fair share of the server-wide slots
     /// for one request (see [`super::fair`]). If a full server later gives
     /// the slot to another client, `signal` (the request's) is cancelled and
@@ -535,25 +466,6 @@ impl McpHttpService {
     }
 }
 
-/// What an admitted request holds while it runs.
-struct Admitted {
-    fair: FairPermit,
-    _local: Option<tokio::sync::OwnedSemaphorePermit>,
-}
-
-/// The final response of a call the server stopped (its session ended, the
-/// server is closing): answered 503 as JSON, or as the last event of the
-/// call's event stream. `id` is the request's (null for a batch).
-fn closed_error(id: serde_json::Value) -> serde_json::Value {
-    crate::protocol::fail(
-        id,
-        &ErrorObject::new(
-            ErrorCode::SERVER_BUSY,
-            "The session ended or the server is closing; the call was cancelled",
-        ),
-    )
-}
-
 /// The answer to an `initialize` whose principal holds its share of sessions.
 fn too_many_sessions(reply: Replies, max: usize) -> Response<McpBody> {
     let id = reply.into_value().get("id").cloned().unwrap_or_default();
@@ -572,16 +484,41 @@ fn too_many_sessions(reply: Replies, max: usize) -> Response<McpBody> {
     )
 }
 
-/// What a POST's task runs. (Not boxed: it lives for one POST, and a box
-/// would cost an allocation per request.)
+/// A notification's or response's run (see [`McpHttpService::begin`]).
+type Notice = Pin<Box<dyn Future<Output = Option<Replies>> + Send>>;
+
+/// What follows [`McpHttpService::begin`]. (Built once per POST and taken
+/// apart at once; boxing the common variant would cost an allocation.)
 #[allow(clippy::large_enum_variant)]
-pub(super) enum Work {
-    /// A single registered request, still running.
-    One(PendingCall),
-    /// A single request that already finished (`None`: cancelled).
-    Done(Option<Replies>),
-    /// A batch; each entry is admitted on its own.
-    Batch(crate::server::Call),
+enum Next {
+    /// A single request: its unpolled call (or its answer, when no handler
+    /// runs) and its slot.
+    One(Unpolled, Option<Admitted>, Posted),
+    /// Anything else: see [`McpHttpService::elsewhere`].
+    Other(Other),
+}
+
+/// The POSTs that leave `post`'s fast path.
+enum Other {
+    /// Notifications and responses: run, then answered 202 or with the
+    /// replies they produced (`true`: 2026-07-28).
+    Notice(Notice, bool),
+    /// A batch: run in [`McpHttpService::post_rest`].
+    Later(Box<Rest>),
+}
+
+/// A call's first poll, here. On a multi-threaded runtime, a handler that
+/// blocks its thread in this poll would strand whatever waits in this
+/// worker's LIFO slot (tokio never steals it; often the accept loop, so
+/// every other connection stalls): the call yields once first, so that task
+/// runs before the handler does.
+async fn first_poll(pending: PendingCall) -> Started {
+    if tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+    {
+        yield_behind_lifo().await;
+    }
+    pending.first_poll().await
 }
 
 /// Pending once, having woken its own task: tokio queues a task that wakes

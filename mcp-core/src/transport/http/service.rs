@@ -159,10 +159,23 @@ impl McpHttpService {
         B: Body + Send + 'static,
         B::Data: Send,
     {
+        let (parts, body) = req.into_parts();
+        self.respond(Box::new(parts), body).await
+    }
+
+    /// [`handle`](Self::handle) on a request already split. The head is
+    /// boxed so that this future, which hyper boxes for every request,
+    /// holds a pointer to it rather than a copy at each level; the paths
+    /// few requests take (authorization hooks, a session store) are boxed
+    /// where they are awaited, for the same reason.
+    async fn respond<B>(&self, mut parts: Box<Parts>, body: B) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+    {
         let activity = self.conn.activity.as_ref().map(Activity::begin);
         // The handler's phase ends with this call (see `halfclose`).
         let _handling = self.conn.activity.as_ref().map(|a| Handling(&a.answer));
-        let (mut parts, body) = req.into_parts();
         let opts = &self.shared.options;
         // User hooks run under a panic guard: a panicking `allow_request`
         // refuses the request as `authorize` does, a panicking `principal`
@@ -173,8 +186,11 @@ impl McpHttpService {
                 return response;
             }
         }
-        let allowed = catch_unwind(AssertUnwindSafe(|| guard::allowed(opts, &parts)));
-        if !matches!(allowed, Ok(true)) {
+        let allowed = matches!(
+            catch_unwind(AssertUnwindSafe(|| guard::allowed(opts, &parts))),
+            Ok(true)
+        );
+        if !allowed {
             return error_response(
                 StatusCode::FORBIDDEN,
                 ErrorCode::INVALID_REQUEST,
@@ -183,7 +199,7 @@ impl McpHttpService {
         }
         #[cfg(feature = "auth")]
         if let Some(rs) = &opts.resource_server {
-            if let Some(response) = self.oauth(rs, &mut parts).await {
+            if let Some(response) = Box::pin(self.oauth(rs, &mut parts)).await {
                 return response;
             }
         }
@@ -227,18 +243,25 @@ impl McpHttpService {
         let sessions_on = self.shared.sessions.is_some();
         // A session another replica created: adopted from the store first.
         if let (Some(table), Some(sharing)) = (&self.shared.sessions, self.sharing()) {
-            super::session_store::restore(&sharing, table, &parts, || self.principal(&parts)).await;
+            Box::pin(super::session_store::restore(
+                &sharing,
+                table,
+                &parts,
+                || self.principal(&parts),
+            ))
+            .await;
         }
-        // The session a request names: its saves settle before the response.
-        let named = opts
-            .session_store
-            .as_ref()
-            .and_then(|_| parts.headers.get(&SESSION_NAME).cloned());
-        // A DELETE's session is forgotten by the store once deleted here.
-        let deleting = (opts.session_store.is_some() && parts.method == Method::DELETE)
-            .then(|| parts.headers.get(&SESSION_NAME).cloned())
-            .flatten();
-        let mut response = match parts.method {
+        // With a session store: the session a request names (its saves
+        // settle before the response), and a DELETE's (forgotten by the
+        // store once deleted here). Boxed: most servers have no store.
+        let stored = opts.session_store.is_some().then(|| {
+            let named = parts.headers.get(&SESSION_NAME).cloned();
+            let deleting = (parts.method == Method::DELETE)
+                .then(|| named.clone())
+                .flatten();
+            Box::new((named, deleting))
+        });
+        let response = match parts.method {
             Method::POST => self.post(parts, body, activity).await,
             Method::GET if sessions_on => self.get(&parts, activity),
             Method::DELETE if sessions_on => self.delete(&parts),
@@ -254,20 +277,13 @@ impl McpHttpService {
             }
             _ => not_found(&parts),
         };
-        if let Some(table) = self
-            .shared
-            .sessions
-            .as_ref()
-            .filter(|_| opts.session_store.is_some())
-        {
-            let minted = response.headers().get(&SESSION_NAME);
-            super::session_store::settle(table, named.as_ref().or(minted)).await;
-        }
-        if let (Some(store), Some(parts)) = (&opts.session_store, &deleting) {
-            if response.status() == StatusCode::NO_CONTENT {
-                super::session_store::forget(store, parts.to_str().unwrap_or_default()).await;
+        let mut response = match stored {
+            Some(ids) => {
+                let (named, deleting) = *ids;
+                Box::pin(self.settle_store(response, named, deleting)).await
             }
-        }
+            None => response,
+        };
         // A connection holding an event stream counts apart (see `conns`).
         if let Some(activity) = &self.conn.activity {
             if response.body().is_stream() {
@@ -284,6 +300,28 @@ impl McpHttpService {
         response
     }
 
+    /// With a session store: lets the saves of the session `named` (or the
+    /// one `response` mints) settle, and has the store forget the session
+    /// a successful DELETE ended (`deleting`).
+    async fn settle_store(
+        &self,
+        response: Response<McpBody>,
+        named: Option<HttpHeaderValue>,
+        deleting: Option<HttpHeaderValue>,
+    ) -> Response<McpBody> {
+        let opts = &self.shared.options;
+        if let Some(table) = &self.shared.sessions {
+            let minted = response.headers().get(&SESSION_NAME);
+            super::session_store::settle(table, named.as_ref().or(minted)).await;
+        }
+        if let (Some(store), Some(id)) = (&opts.session_store, &deleting) {
+            if response.status() == StatusCode::NO_CONTENT {
+                super::session_store::forget(store, id.to_str().unwrap_or_default()).await;
+            }
+        }
+        response
+    }
+
     /// hyper hands over a request: from now on a half-closed client is
     /// still answered (see `halfclose`; HTTP/1.1 only, as its probe is a
     /// 1xx response). Called synchronously, before hyper reads on.
@@ -293,6 +331,19 @@ impl McpHttpService {
                 activity.answer.dispatched();
             }
         }
+    }
+
+    /// The future both service traits return for `req`.
+    fn call_boxed<B>(&self, req: Request<B>) -> ResponseFuture
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+    {
+        self.dispatched(&req);
+        let this = self.clone();
+        let (parts, body) = req.into_parts();
+        let parts = Box::new(parts);
+        Box::pin(async move { Ok(this.respond(parts, body).await) })
     }
 
     /// What sharing sessions through a store needs, when one is set.
@@ -427,6 +478,9 @@ impl McpHttpService {
     }
 }
 
+/// The future of one request, as hyper and tower are handed it.
+type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+
 /// The principal of one request, computed once by [`McpHttpService::handle`]
 /// (or by the resource server, from the token).
 #[derive(Clone)]
@@ -439,12 +493,10 @@ where
 {
     type Response = Response<McpBody>;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+    type Future = ResponseFuture;
 
     fn call(&self, req: Request<B>) -> Self::Future {
-        self.dispatched(&req);
-        let this = self.clone();
-        Box::pin(async move { Ok(this.handle(req).await) })
+        self.call_boxed(req)
     }
 }
 
@@ -457,7 +509,7 @@ where
 {
     type Response = Response<McpBody>;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+    type Future = ResponseFuture;
 
     fn poll_ready(
         &mut self,
@@ -467,8 +519,6 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
-        self.dispatched(&req);
-        let this = self.clone();
-        Box::pin(async move { Ok(this.handle(req).await) })
+        self.call_boxed(req)
     }
 }
