@@ -324,3 +324,36 @@ fn _assert_send(server: &McpServer, ctx: &CallContext, frame: Frame) {
     is_send(server.handle_message(Value::Null, ctx));
     is_send(server.dispatch_payload(Value::Null, ctx));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Session;
+    use crate::{CallToolResult, InvokeContext, McpToolDef};
+
+    /// A call's future is boxed once per call on every transport: within a
+    /// KiB, glibc's malloc serves it from its per-thread cache (see
+    /// `tests/future_sizes.rs` for the HTTP request's).
+    #[test]
+    fn a_calls_boxed_future_fits_the_allocators_thread_cache() {
+        let server = McpServer::builder()
+            .tool(McpToolDef::new(
+                "echo",
+                "Echo the text",
+                serde_json::json!({"type":"object"}),
+                |_args: serde_json::Map<String, Value>, _ctx: InvokeContext| async {
+                    CallToolResult::text("ok")
+                },
+            ))
+            .build()
+            .expect("a valid server");
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
+        let frame = Frame::parse(line).expect("a valid frame");
+        let ctx = CallContext::new().with_session(Session::new());
+        let Unpolled::Run(pending) = server.accept(frame, &ctx, None).into_pending() else {
+            panic!("a tool call runs a handler");
+        };
+        let size = std::mem::size_of_val(&*pending.work);
+        assert!(size <= 1024, "a call's boxed future is {size} bytes");
+    }
+}

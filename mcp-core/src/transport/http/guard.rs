@@ -90,7 +90,7 @@ pub(crate) fn hostname_of(value: &str) -> Option<Cow<'_, str>> {
         }
         inside
     } else {
-        match value.matches(':').count() {
+        match value.bytes().filter(|&b| b == b':').count() {
             0 => value,
             1 => {
                 let (name, port) = value.split_once(':')?;

@@ -118,8 +118,8 @@ pub(crate) fn claim(message: &Value) -> Option<&Value> {
 /// True when `MCP-Protocol-Version` names a stateless revision.
 pub(crate) fn header_is_modern(headers: &HeaderMap) -> bool {
     headers.get(&PROTOCOL_VERSION_NAME).is_some_and(|v| {
-        std::str::from_utf8(v.as_bytes())
-            .is_ok_and(|v| MODERN_PROTOCOL_VERSIONS.contains(&trim_ows(v)))
+        let v = trim_ows(v.as_bytes());
+        MODERN_PROTOCOL_VERSIONS.iter().any(|m| m.as_bytes() == v)
     })
 }
 
@@ -255,19 +255,30 @@ fn raw_value<'a>(
     if all.next().is_some() {
         return Err(format!("{display} header appears more than once"));
     }
-    let bytes = value.as_bytes();
-    if !bytes
-        .iter()
-        .all(|&b| b == b'\t' || (0x20..=0x7e).contains(&b))
-    {
-        return Err(format!("{display} header has invalid characters"));
-    }
-    let text = std::str::from_utf8(bytes).map_err(|_| format!("{display} header is not ASCII"))?;
-    Ok(Some(trim_ows(text)))
+    // Tabs and visible ASCII only (what `to_str` accepts).
+    let text = value
+        .to_str()
+        .map_err(|_| format!("{display} header has invalid characters"))?;
+    // What is cut off is ASCII: the rest starts and ends on character
+    // boundaries.
+    let (start, end) = ows_bounds(text.as_bytes());
+    Ok(Some(&text[start..end]))
 }
 
-fn trim_ows(s: &str) -> &str {
-    s.trim_matches([' ', '\t'])
+/// `bytes` without the spaces and tabs around it (HTTP's optional white
+/// space).
+fn trim_ows(bytes: &[u8]) -> &[u8] {
+    let (start, end) = ows_bounds(bytes);
+    &bytes[start..end]
+}
+
+/// Where `bytes` starts and ends once the spaces and tabs around it are
+/// cut off; byte-wise, as a header is read on every request.
+fn ows_bounds(bytes: &[u8]) -> (usize, usize) {
+    let ows = |b: &u8| *b == b' ' || *b == b'\t';
+    let start = bytes.iter().position(|b| !ows(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !ows(b)).map_or(start, |i| i + 1);
+    (start, end)
 }
 
 /// Decodes a `=?base64?…?=` value (strict padded standard base64 of UTF-8);

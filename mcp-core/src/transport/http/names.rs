@@ -52,9 +52,11 @@ pub(super) fn is_json(map: &HeaderMap) -> bool {
 
 pub(super) fn accepts_sse(map: &HeaderMap) -> bool {
     map.get_all(ACCEPT).iter().any(|v| {
-        v.as_bytes()
-            .split(|&b| b == b',')
-            .any(|item| is_media_type(item, b"text/event-stream"))
+        // What the SDK clients send, compared whole before any parsing.
+        v.as_bytes() == b"application/json, text/event-stream"
+            || v.as_bytes()
+                .split(|&b| b == b',')
+                .any(|item| is_media_type(item, b"text/event-stream"))
     })
 }
 
@@ -62,6 +64,9 @@ pub(super) fn accepts_sse(map: &HeaderMap) -> bool {
 /// ignoring case and surrounding whitespace. Byte-wise: a header is
 /// checked on every request, and this costs no UTF-8 pass or allocation.
 pub(super) fn is_media_type(value: &[u8], wanted: &[u8]) -> bool {
+    if value == wanted {
+        return true;
+    }
     let essence = value.split(|&b| b == b';').next().unwrap_or_default();
     essence.trim_ascii().eq_ignore_ascii_case(wanted)
 }
