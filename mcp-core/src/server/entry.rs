@@ -239,16 +239,6 @@ impl Call {
         }
     }
 
-    /// The call as a future to run elsewhere, without polling it here (a
-    /// call already answered stays answered).
-    #[cfg(feature = "stdio")]
-    pub(crate) fn defer(self) -> Started {
-        match self.into_pending() {
-            Unpolled::Run(pending) => Started::Pending(pending),
-            Unpolled::Answered(reply) => Started::Done(reply),
-        }
-    }
-
     /// Runs the call to its end and returns its answer (`None` when there
     /// is nothing to send: a notification, a response, a cancelled call).
     ///

@@ -409,7 +409,8 @@ where
         let result = loop {
             // Everything already read is answered before reading more.
             while let Some(line) = lines.next_buffered() {
-                reader.line(line).await;
+                let call = reader.accept(line);
+                reader.run(call).await;
             }
             reader.flush().await;
             // No more input while the output budget is spent (by these
@@ -428,7 +429,8 @@ where
                 Ok(false) => {
                     // End of input: a final unterminated line still counts.
                     if let Some(line) = lines.finish() {
-                        reader.line(line).await;
+                        let call = reader.accept(line);
+                        reader.run(call).await;
                         reader.flush().await;
                     }
                     break Ok(());

@@ -10,7 +10,7 @@ use super::output::LineSender;
 use crate::cancel::CancelToken;
 use crate::context::CallContext;
 use crate::protocol::{ErrorCode, ErrorObject};
-use crate::server::{Admit, Frame, McpServer, Response, Started};
+use crate::server::{Admit, McpServer, PendingCall, Response, Started, Unpolled};
 
 /// Replies answered in place during one read, sent as one write. Flushed
 /// early past this size so one read's replies never pile up unbounded.
@@ -101,26 +101,54 @@ impl Reader<'_> {
         }
     }
 
-    /// Handles one line (already split and parsed).
-    pub(super) async fn line(&mut self, line: Line) {
-        let message = match line {
-            Line::Blank => return,
+    /// Accepts one line (already split and parsed) in arrival order, so a
+    /// cancel on the next line finds its call: what it answers at once is
+    /// written here; a call that runs a handler comes back unpolled, for
+    /// [`run`](Self::run). Synchronous, so no future holds the frame:
+    /// only the small unpolled call crosses an await. Requests (each batch
+    /// entry too) are admitted against the concurrency limit;
+    /// notifications and responses never count.
+    pub(super) fn accept(&mut self, line: Line) -> Option<PendingCall> {
+        let frame = match line {
+            Line::Blank => return None,
             Line::TooLong => {
                 let error = ErrorObject::invalid_request(format!(
                     "Message exceeds the maximum line length ({})",
                     self.max_line_length()
                 ));
                 self.answer_response(&Response::error(None, error));
-                return;
+                return None;
             }
-            Line::Parsed(Ok(message)) => message,
+            Line::Parsed(Ok(frame)) => frame,
             Line::Parsed(Err(reply)) => {
                 self.answer_value(&reply);
-                return;
+                return None;
             }
         };
         while self.tasks.try_join_next().is_some() {}
-        self.run(message).await;
+        match self
+            .server
+            .accept(frame, self.ctx, Some(self.admit))
+            .into_pending()
+        {
+            Unpolled::Run(pending) => Some(pending),
+            Unpolled::Answered(reply) => {
+                if let Some(reply) = reply {
+                    self.answer_response(&reply);
+                }
+                None
+            }
+        }
+    }
+
+    /// Runs an accepted call (if its line left one): answered here when
+    /// it finishes on its first poll, otherwise handed to a task of its
+    /// own. Then sends the replies gathered so far if they should not wait
+    /// for the rest of this read.
+    pub(super) async fn run(&mut self, call: Option<PendingCall>) {
+        if let Some(call) = call {
+            self.start(call).await;
+        }
         if self.should_flush() {
             self.flush().await;
             // Let the writer task write them now: on a single-threaded
@@ -129,21 +157,15 @@ impl Reader<'_> {
         }
     }
 
-    /// Accepts a frame in arrival order (so a cancel on the next line finds
-    /// its call), then runs it: answered here when it finishes on its
-    /// first poll, otherwise handed to a task of its own. Requests (each
-    /// batch entry too) are admitted against the concurrency limit;
-    /// notifications and responses never count.
-    async fn run(&mut self, frame: Frame) {
-        let call = self.server.accept(frame, self.ctx, Some(self.admit));
+    async fn start(&mut self, call: PendingCall) {
         // On a multi-threaded runtime a handler never runs on this task: one
         // that blocks its thread must not stop the reading (a `ping` behind
         // it is still answered). On a current-thread runtime there is no
         // other thread to run it on, so the first poll stays here.
         let started = if self.isolate {
-            call.defer()
+            Started::Pending(call)
         } else {
-            call.start().await
+            call.first_poll().await
         };
         match started {
             Started::Done(reply) => {
@@ -151,28 +173,31 @@ impl Reader<'_> {
                     self.answer_response(&reply);
                 }
             }
-            Started::Pending(rest) => {
-                let out = self.out.clone();
-                let drain_over = self.drain_over.clone();
-                self.tasks.spawn(async move {
-                    let id = rest.id().cloned();
-                    // A call cut short by the drain deadline is answered
-                    // (when it has an id); a reply already computed is
-                    // queued however long the client takes to read it.
-                    let reply = tokio::select! {
-                        biased;
-                        reply = rest => reply,
-                        () = drain_over.cancelled() => {
-                            tracing::warn!(?id, "stdio: a call outlived the drain timeout");
-                            id.map(|id| Response::error(Some(id), drain_error()))
-                        }
-                    };
-                    if let Some(reply) = reply {
-                        out.send_response(&reply).await;
-                    }
-                });
-            }
+            Started::Pending(rest) => self.spawn(rest),
         }
+    }
+
+    /// Hands a call that has to wait to a task of its own.
+    fn spawn(&mut self, rest: PendingCall) {
+        let out = self.out.clone();
+        let drain_over = self.drain_over.clone();
+        self.tasks.spawn(async move {
+            let id = rest.id().cloned();
+            // A call cut short by the drain deadline is answered
+            // (when it has an id); a reply already computed is
+            // queued however long the client takes to read it.
+            let reply = tokio::select! {
+                biased;
+                reply = rest => reply,
+                () = drain_over.cancelled() => {
+                    tracing::warn!(?id, "stdio: a call outlived the drain timeout");
+                    id.map(|id| Response::error(Some(id), drain_error()))
+                }
+            };
+            if let Some(reply) = reply {
+                out.send_response(&reply).await;
+            }
+        });
     }
 
     fn max_line_length(&self) -> usize {
