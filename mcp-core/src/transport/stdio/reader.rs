@@ -50,6 +50,13 @@ pub(super) struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    /// Writes a call's answer, if it has one, to `pending`.
+    fn answer(&mut self, reply: Option<Response>) {
+        if let Some(reply) = reply {
+            self.answer_response(&reply);
+        }
+    }
+
     fn answer_response(&mut self, response: &Response) {
         response.write_to(&mut self.pending);
         self.answered();
@@ -133,9 +140,7 @@ impl Reader<'_> {
         {
             Unpolled::Run(pending) => Some(pending),
             Unpolled::Answered(reply) => {
-                if let Some(reply) = reply {
-                    self.answer_response(&reply);
-                }
+                self.answer(reply);
                 None
             }
         }
@@ -157,22 +162,17 @@ impl Reader<'_> {
         }
     }
 
+    /// Polls a call once here, or hands it to a task of its own.
     async fn start(&mut self, call: PendingCall) {
         // On a multi-threaded runtime a handler never runs on this task: one
         // that blocks its thread must not stop the reading (a `ping` behind
         // it is still answered). On a current-thread runtime there is no
         // other thread to run it on, so the first poll stays here.
-        let started = if self.isolate {
-            Started::Pending(call)
-        } else {
-            call.first_poll().await
-        };
-        match started {
-            Started::Done(reply) => {
-                if let Some(reply) = reply {
-                    self.answer_response(&reply);
-                }
-            }
+        if self.isolate {
+            return self.spawn(call);
+        }
+        match call.first_poll().await {
+            Started::Done(reply) => self.answer(reply),
             Started::Pending(rest) => self.spawn(rest),
         }
     }
