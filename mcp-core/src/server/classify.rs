@@ -44,7 +44,7 @@ pub(crate) fn classify(message: Incoming) -> Kind {
     match take_method_and_params(message) {
         Ok((method, params)) => Kind::Request(RequestParts {
             id,
-            method,
+            method: super::decode::method_name(method.into()),
             params,
             claim: None,
             held: Default::default(),

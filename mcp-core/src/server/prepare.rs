@@ -75,7 +75,7 @@ impl McpServer {
         // them (see `run::dispatch`); everything else here is answered now.
         let intercepted = !self.inner.interceptors.is_empty()
             && matches!(
-                (&era, parts.method.as_str()),
+                (&era, &*parts.method),
                 (Era::Legacy, "initialize") | (Era::Modern(_), "server/discover")
             );
         let answered = if intercepted {

@@ -153,7 +153,7 @@ impl McpServer {
                 Identity::Known(crate::request_state::binding(&scope.method, key, args))
             } else {
                 Identity::Deferred {
-                    method: scope.method.clone(),
+                    method: scope.method.to_string(),
                     key: key.to_owned(),
                     args: args.clone(),
                 }

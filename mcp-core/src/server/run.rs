@@ -102,7 +102,7 @@ impl McpServer {
             return Box::pin(self.run_method(scope, route, params, extensions)).await;
         }
         held.restore(&mut params);
-        let route = match (&scope.era, scope.method.as_str()) {
+        let route = match (&scope.era, &*scope.method) {
             // Answered before registration unless interceptors are there.
             (Era::Legacy, "initialize") => Route::Initialize,
             (Era::Modern(_), "server/discover") => Route::Discover,

@@ -12,7 +12,7 @@ pub(crate) struct RequestScope {
     /// The request's id.
     pub(crate) id: RequestId,
     /// The method name.
-    pub(crate) method: String,
+    pub(crate) method: super::decode::MethodName,
     /// The era it is served in (and, for 2026-07-28, its `_meta`).
     pub(crate) era: Era,
     /// The cancellation and routing scope it is registered in.

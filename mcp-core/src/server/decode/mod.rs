@@ -207,7 +207,7 @@ pub(crate) enum Incoming {
 #[derive(Debug)]
 pub(crate) struct RequestParts {
     pub(crate) id: RequestId,
-    pub(crate) method: String,
+    pub(crate) method: MethodName,
     /// Empty when the request had no `params` or `null`.
     pub(crate) params: Map<String, Value>,
     /// A modern claim read while decoding (its reserved `_meta` keys are
@@ -216,6 +216,34 @@ pub(crate) struct RequestParts {
     pub(crate) claim: Option<MetaClaim>,
     /// The members of `params` held apart from it (then not in `params`).
     pub(crate) held: Held,
+}
+
+/// A request's method name: the usual ones are borrowed from a table
+/// instead of copied out of each message.
+pub(crate) type MethodName = Cow<'static, str>;
+
+/// The methods a request names most often (a linear scan over a few
+/// lengths costs less than an allocation).
+const USUAL_METHODS: [&str; 10] = [
+    "tools/call",
+    "ping",
+    "tools/list",
+    "resources/read",
+    "prompts/get",
+    "resources/list",
+    "prompts/list",
+    "completion/complete",
+    "server/discover",
+    "initialize",
+];
+
+/// `method` as a [`MethodName`]: one of [`USUAL_METHODS`], borrowed, or
+/// its own copy.
+pub(crate) fn method_name(method: Cow<'_, str>) -> MethodName {
+    match USUAL_METHODS.iter().find(|usual| **usual == method) {
+        Some(usual) => Cow::Borrowed(usual),
+        None => Cow::Owned(method.into_owned()),
+    }
 }
 
 /// The longest `arguments` text held apart (longer ones are parsed as
@@ -351,7 +379,8 @@ struct Envelope<'a> {
     #[serde(borrow)]
     jsonrpc: Cow<'a, str>,
     id: WireId,
-    method: String,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
     /// An object, `null` or absent (both `None`).
     #[serde(default)]
     params: Option<WireParams>,
@@ -481,7 +510,7 @@ fn parse_request(bytes: &[u8]) -> Option<RequestParts> {
     };
     Some(RequestParts {
         id: envelope.id.0,
-        method: envelope.method,
+        method: method_name(envelope.method),
         params,
         claim,
         held,

@@ -46,6 +46,25 @@ fn the_id_of_an_over_deep_message_is_recovered() {
 }
 
 #[test]
+fn usual_method_names_are_borrowed_and_others_kept_as_sent() {
+    for usual in USUAL_METHODS {
+        let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{usual}"}}"#);
+        let method = parts(&text).method;
+        assert!(matches!(method, Cow::Borrowed(_)), "{usual}");
+        assert_eq!(method, usual);
+    }
+    // An escaped spelling names the same method.
+    let method = parts(r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call"}"#).method;
+    assert!(matches!(method, Cow::Borrowed("tools/call")), "{method}");
+    for other in ["tools/cal", "tools/callx", "Tools/call", "x/y", ""] {
+        let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{other}"}}"#);
+        let method = parts(&text).method;
+        assert!(matches!(method, Cow::Owned(_)), "{other}");
+        assert_eq!(method, other);
+    }
+}
+
+#[test]
 fn usual_requests_are_taken_apart() {
     let p =
         parts(r#" {"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"},"extra":1}"#);

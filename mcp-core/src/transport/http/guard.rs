@@ -45,6 +45,11 @@ pub(crate) fn allowed(options: &HttpOptions, parts: &Parts) -> bool {
 }
 
 fn host_allowed(options: &HttpOptions, host: &str) -> bool {
+    // What a local client sends on every request, read without the
+    // general parse; any other value takes it (which accepts these too).
+    if is_plain_loopback(host) {
+        return true;
+    }
     let Some(name) = hostname_of(host) else {
         return false;
     };
@@ -53,6 +58,18 @@ fn host_allowed(options: &HttpOptions, host: &str) -> bool {
             .allowed_hosts
             .iter()
             .any(|allowed| hostname_of(allowed).is_some_and(|a| a == name))
+}
+
+/// `localhost` or `127.0.0.1`, exactly as written, with an optional valid port.
+fn is_plain_loopback(host: &str) -> bool {
+    let rest = host
+        .strip_prefix("127.0.0.1")
+        .or_else(|| host.strip_prefix("localhost"));
+    match rest {
+        Some("") => true,
+        Some(rest) => rest.strip_prefix(':').is_some_and(valid_port),
+        None => false,
+    }
 }
 
 fn origin_allowed(options: &HttpOptions, origin: &str) -> bool {
@@ -153,6 +170,35 @@ mod tests {
         assert!(is_loopback_name("::1"));
         assert!(!is_loopback_name("localhost.evil.com"));
         assert!(!is_loopback_name("0.0.0.0"));
+    }
+
+    #[test]
+    fn the_plain_loopback_shortcut_agrees_with_the_general_parse() {
+        let o = HttpOptions::default();
+        for host in [
+            "127.0.0.1",
+            "127.0.0.1:8080",
+            "localhost:",
+            "localhost:65535",
+            "localhost:65536",
+            "localhost:80x",
+            "127.0.0.1.evil.com",
+            "localhostevil.com",
+            "localhost.:9",
+            "127.0.0.10:9",
+        ] {
+            let general = hostname_of(host).is_some_and(|name| is_loopback_name(&name));
+            assert_eq!(host_allowed(&o, host), general, "{host}");
+            if is_plain_loopback(host) {
+                assert!(
+                    general,
+                    "{host}: the shortcut accepted what the parse refuses"
+                );
+            }
+        }
+        assert!(is_plain_loopback("127.0.0.1:18790"));
+        assert!(!is_plain_loopback("localhost:99999"));
+        assert!(!is_plain_loopback("127.0.0.1.evil.com"));
     }
 
     fn parts(headers: &[(&str, &str)]) -> Parts {

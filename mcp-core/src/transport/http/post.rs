@@ -258,11 +258,13 @@ impl McpHttpService {
         // client (see `super::fair`); a single request asks its permit.
         let batch_evicted = payload.is_batch().then(|| Arc::new(AtomicBool::new(false)));
 
+        // The token and the principal move into `Posted`; admission borrows
+        // them from there, so a single request counts no extra references.
         let posted = Posted {
             answered,
             entry,
             ephemeral,
-            signal: signal.clone(),
+            signal,
             disconnect,
             reply_id,
             batch_evicted: batch_evicted.clone(),
@@ -270,12 +272,13 @@ impl McpHttpService {
             is_init,
             modern,
             session,
-            principal: principal.clone(),
+            principal,
         };
         if payload.is_batch() {
             // Each entry of a batch is admitted (or refused inline) on its own.
             let this = self.clone();
-            let who = principal.clone();
+            let who = posted.principal.clone();
+            let signal = posted.signal.clone();
             let flag = batch_evicted;
             let admit: Admit = Arc::new(move || {
                 this.admit(who.as_ref(), &signal, flag.as_ref())
@@ -297,7 +300,7 @@ impl McpHttpService {
         let admission = if call.is_done() {
             None
         } else {
-            match self.admit(principal.as_ref(), &signal, None) {
+            match self.admit(posted.principal.as_ref(), &posted.signal, None) {
                 Ok(permit) => Some(permit),
                 Err(e) => {
                     // Dropping the call unregisters its id.
