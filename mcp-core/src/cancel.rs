@@ -1,7 +1,9 @@
 //! A cloneable cancellation signal, the Rust form of an `AbortSignal`.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::task::{Poll, Waker};
 
 use tokio::sync::Notify;
 
@@ -61,7 +63,27 @@ impl CancelToken {
             if self.is_cancelled() {
                 return;
             }
-            notified.await;
+            // Polled again by the task that registered (a `select!` polls
+            // every branch at each wake-up), the future only reads the
+            // flag: the registered waker is already this task's, and
+            // `cancel` sets the flag before it wakes anyone. Re-polling
+            // `Notified` would take its waiter-list lock each time.
+            let mut registered: Option<Waker> = None;
+            let notified = &mut notified;
+            std::future::poll_fn(|cx| {
+                if self.is_cancelled() {
+                    return Poll::Ready(());
+                }
+                if registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    return Poll::Pending;
+                }
+                let poll = notified.as_mut().poll(cx);
+                if poll.is_pending() {
+                    registered = Some(cx.waker().clone());
+                }
+                poll
+            })
+            .await;
         }
     }
 
@@ -85,5 +107,47 @@ mod tests {
         token.cancel();
         task.await.expect("waiter task");
         assert!(token.is_cancelled());
+    }
+
+    /// Polled many times by one task (as a `select!` branch is), then by
+    /// another, the future still completes when the token is cancelled.
+    #[tokio::test]
+    async fn repolled_waiters_wake_on_cancel() {
+        use std::pin::pin;
+        use std::sync::atomic::AtomicUsize;
+        use std::task::{Context, Wake};
+
+        struct Count(AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let token = CancelToken::new();
+        let mut waiting = pin!(token.cancelled());
+        let first = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(Arc::clone(&first));
+        for _ in 0..5 {
+            let mut cx = Context::from_waker(&waker);
+            assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        }
+        // Moved to another task: its waker is the one woken.
+        let second = Arc::new(Count(AtomicUsize::new(0)));
+        let other = Waker::from(Arc::clone(&second));
+        assert!(waiting
+            .as_mut()
+            .poll(&mut Context::from_waker(&other))
+            .is_pending());
+        token.cancel();
+        assert_eq!(
+            second.0.load(Ordering::SeqCst),
+            1,
+            "the last waker is woken"
+        );
+        assert_eq!(first.0.load(Ordering::SeqCst), 0, "the replaced one is not");
+        assert!(waiting
+            .as_mut()
+            .poll(&mut Context::from_waker(&other))
+            .is_ready());
     }
 }

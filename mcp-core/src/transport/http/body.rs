@@ -69,7 +69,10 @@ where
         }
         return Err(too_large());
     }
-    let mut buf: Vec<u8> = Vec::with_capacity(declared.map_or(0, |n| n as usize).min(max));
+    // A body that arrives as one frame (the usual small POST) is kept as
+    // that frame's bytes, with no copy; only a body in several frames is
+    // gathered into a buffer of its own.
+    let mut buf = Gathered::new(declared.map_or(0, |n| n as usize).min(max));
     // What has arrived is read in place; only a body still on its way
     // waits, against its deadline, in a box of its own (a timer and its
     // states would otherwise weigh on the future of every POST).
@@ -92,7 +95,7 @@ where
         Err(r)
     };
     match end {
-        Ok(()) => Ok(Bytes::from(buf)),
+        Ok(()) => Ok(buf.into_bytes()),
         Err(Unread::TooLarge(seen)) => {
             drop(buf);
             Box::pin(discard(body.as_mut(), seen, linger_budget)).await;
@@ -119,13 +122,60 @@ enum Unread {
     Late,
 }
 
+/// A body's bytes as they arrive: the first frame as it came, then (from a
+/// second frame on) a buffer of them all.
+struct Gathered {
+    /// The only frame so far, unless `more` holds the bytes.
+    first: Option<Bytes>,
+    /// Every frame's bytes, once there was more than one.
+    more: Vec<u8>,
+    /// The declared length (within the limit): the buffer's first size.
+    expected: usize,
+}
+
+impl Gathered {
+    fn new(expected: usize) -> Self {
+        Self {
+            first: None,
+            more: Vec::new(),
+            expected,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.first.as_ref().map_or(self.more.len(), Bytes::len)
+    }
+
+    fn push(&mut self, mut data: impl Buf) {
+        if self.first.is_none() && self.more.is_empty() {
+            // `Bytes` (hyper's frames) hands itself over without a copy.
+            self.first = Some(data.copy_to_bytes(data.remaining()));
+            return;
+        }
+        if let Some(first) = self.first.take() {
+            self.more = Vec::with_capacity(self.expected.max(first.len() + data.remaining()));
+            self.more.extend_from_slice(&first);
+        }
+        while data.has_remaining() {
+            let chunk = data.chunk();
+            let n = chunk.len();
+            self.more.extend_from_slice(chunk);
+            data.advance(n);
+        }
+    }
+
+    fn into_bytes(self) -> Bytes {
+        self.first.unwrap_or_else(|| Bytes::from(self.more))
+    }
+}
+
 /// Appends the frames already there to `buf`: `Ready` once the body ended
 /// (or went past `max`, or failed), `Pending` while more is on its way.
 /// (The body's own error type need not be `Send`: it is dropped here.)
 fn take_ready<B: Body>(
     mut body: Pin<&mut B>,
     cx: &mut std::task::Context<'_>,
-    buf: &mut Vec<u8>,
+    buf: &mut Gathered,
     max: usize,
 ) -> Poll<Result<(), Unread>> {
     loop {
@@ -135,17 +185,12 @@ fn take_ready<B: Body>(
             Poll::Ready(Some(Err(_))) => return Poll::Ready(Err(Unread::Broken)),
             Poll::Ready(Some(Ok(frame))) => frame,
         };
-        if let Ok(mut data) = frame.into_data() {
+        if let Ok(data) = frame.into_data() {
             if buf.len() + data.remaining() > max {
                 let seen = (buf.len() + data.remaining()) as u64;
                 return Poll::Ready(Err(Unread::TooLarge(seen)));
             }
-            while data.has_remaining() {
-                let chunk = data.chunk();
-                let n = chunk.len();
-                buf.extend_from_slice(chunk);
-                data.advance(n);
-            }
+            buf.push(data);
         }
     }
 }
@@ -168,5 +213,28 @@ async fn discard<B: Body>(mut body: Pin<&mut B>, mut seen: u64, budget: u64) {
             // The end, a broken body, or out of time.
             Ok(None | Some(Err(()))) | Err(_) => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_frame_is_kept_as_it_came_and_more_are_gathered() {
+        let frame = Bytes::from_static(b"{\"jsonrpc\":\"2.0\"}");
+        let mut one = Gathered::new(frame.len());
+        one.push(frame.clone());
+        assert_eq!(one.len(), frame.len());
+        let kept = one.into_bytes();
+        assert_eq!(kept.as_ptr(), frame.as_ptr(), "no copy of a single frame");
+
+        let mut three = Gathered::new(0);
+        for part in [&b"{\"a\":"[..], b"", b"1}"] {
+            three.push(Bytes::copy_from_slice(part));
+        }
+        assert_eq!(three.len(), 7);
+        assert_eq!(&three.into_bytes()[..], b"{\"a\":1}");
+        assert!(Gathered::new(0).into_bytes().is_empty());
     }
 }

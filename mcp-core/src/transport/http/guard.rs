@@ -8,95 +8,103 @@ use hyper::http::request::Parts;
 
 use super::options::HttpOptions;
 
-/// True when the request may go on to authorization and routing.
-pub(crate) fn allowed(options: &HttpOptions, parts: &Parts) -> bool {
-    // The first value of a header, and whether it was repeated.
-    let first = |name| {
-        let mut values = parts
-            .headers
-            .get_all(name)
-            .iter()
-            .map(|v| v.to_str().unwrap_or("\u{fffd}"));
-        (values.next(), values.next().is_some())
-    };
-    let (origin, many_origins) = first(ORIGIN);
-    let (host, many_hosts) = first(HOST);
-    if let Some(check) = &options.allow_request {
-        return check(origin, host, parts);
-    }
-    // Exactly one Host header (HTTP/1.1 requires it), naming an accepted host.
-    let (Some(host), false) = (host, many_hosts) else {
-        return false;
-    };
-    if !host_allowed(options, host) {
-        return false;
-    }
-    // An absolute-form request target carries its own authority; it must pass too.
-    if let Some(authority) = parts.uri.authority() {
-        if !host_allowed(options, authority.as_str()) {
-            return false;
+/// The accepted hosts and origins of [`HttpOptions`], normalized once when
+/// the service is built, so that a request compares against them as they
+/// are instead of re-reading every configured entry.
+#[derive(Debug, Default)]
+pub(crate) struct Guard {
+    /// [`HttpOptions::allowed_hosts`] as host names ([`hostname_of`]);
+    /// an entry that names no host is left out (it never matched).
+    hosts: Vec<String>,
+    /// [`HttpOptions::allowed_origins`] trimmed, without trailing `/`,
+    /// lower-cased.
+    origins: Vec<String>,
+}
+
+impl Guard {
+    /// The guard of `options` (their lists as they are now).
+    pub(crate) fn new(options: &HttpOptions) -> Self {
+        Self {
+            hosts: options
+                .allowed_hosts
+                .iter()
+                .filter_map(|h| hostname_of(h.trim()).map(Cow::into_owned))
+                .collect(),
+            origins: options
+                .allowed_origins
+                .iter()
+                .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
+                .collect(),
         }
     }
-    match (origin, many_origins) {
-        (None, _) => true,
-        (Some(origin), false) => origin_allowed(options, origin),
-        (Some(_), true) => false,
-    }
-}
 
-fn host_allowed(options: &HttpOptions, host: &str) -> bool {
-    // What a local client sends on every request, read without the
-    // general parse; any other value takes it (which accepts these too).
-    if is_plain_loopback(host) {
-        return true;
+    /// True when the request may go on to authorization and routing.
+    pub(crate) fn allows(&self, options: &HttpOptions, parts: &Parts) -> bool {
+        // The first value of a header, and whether it was repeated.
+        let first = |name| {
+            let mut values = parts
+                .headers
+                .get_all(name)
+                .iter()
+                .map(|v| v.to_str().unwrap_or("\u{fffd}"));
+            (values.next(), values.next().is_some())
+        };
+        let (origin, many_origins) = first(ORIGIN);
+        let (host, many_hosts) = first(HOST);
+        if let Some(check) = &options.allow_request {
+            return check(origin, host, parts);
+        }
+        // Exactly one Host header (HTTP/1.1 requires it), naming an accepted host.
+        let (Some(host), false) = (host, many_hosts) else {
+            return false;
+        };
+        if !self.host_allowed(host) {
+            return false;
+        }
+        // An absolute-form request target carries its own authority; it must pass too.
+        if let Some(authority) = parts.uri.authority() {
+            if !self.host_allowed(authority.as_str()) {
+                return false;
+            }
+        }
+        match (origin, many_origins) {
+            (None, _) => true,
+            (Some(origin), false) => self.origin_allowed(origin),
+            (Some(_), true) => false,
+        }
     }
-    let Some(name) = hostname_of(host) else {
-        return false;
-    };
-    is_loopback_name(&name)
-        || options
-            .allowed_hosts
-            .iter()
-            .any(|allowed| hostname_of(allowed).is_some_and(|a| a == name))
-}
 
-/// `localhost` or `127.0.0.1`, exactly as written, with an optional valid port.
-fn is_plain_loopback(host: &str) -> bool {
-    let rest = host
-        .strip_prefix("127.0.0.1")
-        .or_else(|| host.strip_prefix("localhost"));
-    match rest {
-        Some("") => true,
-        Some(rest) => rest.strip_prefix(':').is_some_and(valid_port),
-        None => false,
+    fn host_allowed(&self, host: &str) -> bool {
+        let Some(name) = hostname_of(host) else {
+            return false;
+        };
+        is_loopback_name(&name) || self.hosts.iter().any(|allowed| *allowed == name)
     }
-}
 
-fn origin_allowed(options: &HttpOptions, origin: &str) -> bool {
-    let normalized = origin.trim().trim_end_matches('/').to_ascii_lowercase();
-    if options.allowed_origins.iter().any(|o| {
-        o.trim()
-            .trim_end_matches('/')
-            .eq_ignore_ascii_case(&normalized)
-    }) {
-        return true;
+    fn origin_allowed(&self, origin: &str) -> bool {
+        // Header values are visible ASCII (or the replacement character):
+        // trimming ASCII white space is trimming all of it.
+        let origin = origin.trim_ascii().trim_end_matches('/');
+        if self.origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
+            return true;
+        }
+        let Some((scheme, rest)) = origin.split_once("://") else {
+            return false; // "null", garbage
+        };
+        if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+            return false;
+        }
+        if rest.contains(['/', '@', '?', '#']) {
+            return false;
+        }
+        hostname_of(rest).is_some_and(|name| is_loopback_name(&name))
     }
-    let Some((scheme, rest)) = normalized.split_once("://") else {
-        return false; // "null", garbage
-    };
-    if scheme != "http" && scheme != "https" {
-        return false;
-    }
-    if rest.contains(['/', '@', '?', '#']) {
-        return false;
-    }
-    hostname_of(rest).is_some_and(|name| is_loopback_name(&name))
 }
 
 /// The lower-cased host name of a `Host` value or authority, without port
-/// or brackets; `None` when malformed.
+/// or brackets; `None` when malformed. Byte-wise: it runs on every request.
 pub(crate) fn hostname_of(value: &str) -> Option<Cow<'_, str>> {
-    let value = value.trim();
+    let value = value.trim_ascii();
     if value.is_empty() {
         return None;
     }
@@ -107,20 +115,23 @@ pub(crate) fn hostname_of(value: &str) -> Option<Cow<'_, str>> {
         }
         inside
     } else {
-        match value.bytes().filter(|&b| b == b':').count() {
-            0 => value,
-            1 => {
-                let (name, port) = value.split_once(':')?;
-                if !valid_port(port) {
+        let bytes = value.as_bytes();
+        match bytes.iter().position(|&b| b == b':') {
+            None => value,
+            // One colon: `name:port`.
+            Some(colon) if !bytes[colon + 1..].contains(&b':') => {
+                if !valid_port(&value[colon + 1..]) {
                     return None;
                 }
-                name
+                &value[..colon]
             }
             // A bare IPv6 address (not valid in Host, but harmless to read).
-            _ => value,
+            Some(_) => value,
         }
     };
-    let name = name.trim_end_matches('.');
+    // Trailing dots (a fully qualified name) do not change the host.
+    let dots = name.bytes().rev().take_while(|&b| b == b'.').count();
+    let name = &name[..name.len() - dots];
     if name.is_empty() {
         return None;
     }
@@ -134,10 +145,13 @@ pub(crate) fn hostname_of(value: &str) -> Option<Cow<'_, str>> {
 fn valid_port(port: &str) -> bool {
     // Empty (`host:`) is allowed by RFC 3986; otherwise digits naming a
     // port that exists (at most 65535).
-    port.is_empty()
-        || (port.len() <= 5
-            && port.bytes().all(|b| b.is_ascii_digit())
-            && port.parse::<u16>().is_ok())
+    port.len() <= 5
+        && port
+            .bytes()
+            .try_fold(0u32, |n, b| {
+                b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0'))
+            })
+            .is_some_and(|n| n <= u32::from(u16::MAX))
 }
 
 /// `localhost` or a loopback IP literal (127.0.0.0/8, ::1).
@@ -173,32 +187,46 @@ mod tests {
     }
 
     #[test]
-    fn the_plain_loopback_shortcut_agrees_with_the_general_parse() {
-        let o = HttpOptions::default();
-        for host in [
-            "127.0.0.1",
-            "127.0.0.1:8080",
-            "localhost:",
-            "localhost:65535",
-            "localhost:65536",
-            "localhost:80x",
-            "127.0.0.1.evil.com",
-            "localhostevil.com",
-            "localhost.:9",
-            "127.0.0.10:9",
+    fn loopback_hosts_with_and_without_ports() {
+        let g = Guard::default();
+        for (host, expected) in [
+            ("127.0.0.1", true),
+            ("127.0.0.1:8080", true),
+            ("localhost:", true),
+            ("localhost:65535", true),
+            ("localhost.:9", true),
+            (" localhost:9\t", true),
+            ("LOCALHOST:9", true),
+            ("127.0.0.10:9", true),
+            ("[::1]:9", true),
+            ("localhost:65536", false),
+            ("localhost:80x", false),
+            ("localhost:9:9", false),
+            ("127.0.0.1.evil.com", false),
+            ("localhostevil.com", false),
+            (":9", false),
         ] {
-            let general = hostname_of(host).is_some_and(|name| is_loopback_name(&name));
-            assert_eq!(host_allowed(&o, host), general, "{host}");
-            if is_plain_loopback(host) {
-                assert!(
-                    general,
-                    "{host}: the shortcut accepted what the parse refuses"
-                );
-            }
+            assert_eq!(g.host_allowed(host), expected, "{host:?}");
         }
-        assert!(is_plain_loopback("127.0.0.1:18790"));
-        assert!(!is_plain_loopback("localhost:99999"));
-        assert!(!is_plain_loopback("127.0.0.1.evil.com"));
+    }
+
+    #[test]
+    fn configured_lists_are_normalized_once() {
+        let mut o = HttpOptions::default()
+            .allowed_hosts([" MCP.Example.com.:443 ", "bad:x", ""])
+            .allowed_origins([" https://App.Example.com/ "]);
+        let g = Guard::new(&o);
+        assert_eq!(g.hosts, ["mcp.example.com"]);
+        assert_eq!(g.origins, ["https://app.example.com"]);
+        assert!(g.host_allowed("mcp.example.com"));
+        assert!(g.host_allowed("Mcp.Example.Com:8443"));
+        assert!(!g.host_allowed("bad"));
+        assert!(g.origin_allowed("HTTPS://app.example.COM"));
+        assert!(!g.origin_allowed("https://app.example.com.evil"));
+        // The lists are read when the guard is built.
+        o.allowed_hosts.push("late.example.com".into());
+        assert!(!g.host_allowed("late.example.com"));
+        assert!(Guard::new(&o).host_allowed("late.example.com"));
     }
 
     fn parts(headers: &[(&str, &str)]) -> Parts {
@@ -212,6 +240,7 @@ mod tests {
     #[test]
     fn guard_rules() {
         let o = HttpOptions::default();
+        let allowed = |o: &HttpOptions, parts: &Parts| Guard::new(o).allows(o, parts);
         assert!(allowed(&o, &parts(&[("host", "127.0.0.1:9")])));
         assert!(allowed(
             &o,

@@ -331,9 +331,11 @@ impl McpHttpService {
     /// - 2026-07-28 messages are never batched (`-32600`, 400);
     /// - anything else is legacy, and an unsupported version header is 400.
     fn classify(&self, headers: &HeaderMap, payload: &Frame) -> Result<bool, Response<McpBody>> {
-        let header_modern = modern::header_is_modern(headers);
+        // Read where it decides: a modern claim in the body checks the
+        // version header itself (`modern::check`).
+        let header_modern = || modern::header_is_modern(headers);
         if let Some(items) = payload.batch() {
-            if header_modern || items.iter().any(|m| modern::claim(m).is_some()) {
+            if header_modern() || items.iter().any(|m| modern::claim(m).is_some()) {
                 return Err(error_response(
                     StatusCode::BAD_REQUEST,
                     ErrorCode::INVALID_REQUEST,
@@ -366,7 +368,7 @@ impl McpHttpService {
                 }
                 Ok(true)
             }
-            None if header_modern => {
+            None if header_modern() => {
                 if payload.is_request() {
                     return Err(json_response(
                         StatusCode::BAD_REQUEST,

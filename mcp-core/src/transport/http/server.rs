@@ -254,7 +254,10 @@ async fn serve_connection(
             Some(idle) => keep_alive.saturating_sub(idle),
         }
         .max(Duration::from_millis(1));
+        // In order, the connection first: no random draw at each wake-up,
+        // and the rare branches are read only while it is pending.
         tokio::select! {
+            biased;
             _ = conn.as_mut() => break,
             // Dropping the connection closes its socket and drops what it
             // was serving (an overrun event stream, its call cancelled).

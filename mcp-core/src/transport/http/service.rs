@@ -78,6 +78,8 @@ pub(crate) struct Shared {
     pub(super) server: McpServer,
     /// The tools' `x-mcp-header` arguments (2026-07-28 `Mcp-Param-*` checks).
     pub(super) tool_headers: ToolHeaders,
+    /// The accepted hosts and origins, normalized from `options`.
+    pub(super) guard: guard::Guard,
     pub(crate) options: HttpOptions,
     pub(crate) sessions: Option<SessionTable>,
     /// The server-wide call slots, shared fairly between principals and
@@ -104,6 +106,7 @@ impl McpHttpService {
         Self {
             shared: Arc::new(Shared {
                 tool_headers: ToolHeaders::new(&server),
+                guard: guard::Guard::new(&options),
                 server,
                 options,
                 sessions,
@@ -187,7 +190,7 @@ impl McpHttpService {
             }
         }
         let allowed = matches!(
-            catch_unwind(AssertUnwindSafe(|| guard::allowed(opts, &parts))),
+            catch_unwind(AssertUnwindSafe(|| self.shared.guard.allows(opts, &parts))),
             Ok(true)
         );
         if !allowed {
