@@ -102,7 +102,7 @@ impl Guard {
 }
 
 /// The lower-cased host name of a `Host` value or authority, without port
-/// or brackets; `None` when malformed. Byte-wise: it runs on every request.
+/// or brackets; `None` when malformed.
 pub(crate) fn hostname_of(value: &str) -> Option<Cow<'_, str>> {
     let value = value.trim_ascii();
     if value.is_empty() {
@@ -130,8 +130,7 @@ pub(crate) fn hostname_of(value: &str) -> Option<Cow<'_, str>> {
         }
     };
     // Trailing dots (a fully qualified name) do not change the host.
-    let dots = name.bytes().rev().take_while(|&b| b == b'.').count();
-    let name = &name[..name.len() - dots];
+    let name = name.trim_end_matches('.');
     if name.is_empty() {
         return None;
     }
@@ -145,13 +144,10 @@ pub(crate) fn hostname_of(value: &str) -> Option<Cow<'_, str>> {
 fn valid_port(port: &str) -> bool {
     // Empty (`host:`) is allowed by RFC 3986; otherwise digits naming a
     // port that exists (at most 65535).
-    port.len() <= 5
-        && port
-            .bytes()
-            .try_fold(0u32, |n, b| {
-                b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0'))
-            })
-            .is_some_and(|n| n <= u32::from(u16::MAX))
+    port.is_empty()
+        || (port.len() <= 5
+            && port.bytes().all(|b| b.is_ascii_digit())
+            && port.parse::<u16>().is_ok())
 }
 
 /// `localhost` or a loopback IP literal (127.0.0.0/8, ::1).
