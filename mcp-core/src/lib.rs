@@ -95,6 +95,7 @@ pub mod client;
 #[cfg(all(feature = "stdio", not(feature = "client")))]
 mod client;
 mod context;
+mod fast_hash;
 mod handler;
 #[cfg(any(feature = "client", feature = "auth", feature = "tls"))]
 mod outbound;

@@ -31,6 +31,34 @@ impl<F: Future + Unpin> Future for CatchPanic<F> {
     }
 }
 
+/// Calls a handler function (which may run user code before it returns
+/// its future: parsing arguments, a synchronous prelude) and boxes the
+/// future it returns, mapped by `then`. A panic during the call is caught
+/// here and raised again when the boxed future is first polled, so it
+/// reaches [`catch_panic`] like a panic during any poll.
+///
+/// The function is called here rather than inside the boxed future: that
+/// future then holds only what the handler's own future holds, not the
+/// function's arguments (the invoke context) a second time.
+pub(crate) fn call_boxed<Fut, T>(
+    call: impl FnOnce() -> Fut,
+    then: impl FnOnce(Fut) -> crate::BoxFuture<T>,
+) -> crate::BoxFuture<T>
+where
+    T: 'static,
+{
+    match catch_unwind(AssertUnwindSafe(call)) {
+        Ok(future) => then(future),
+        Err(payload) => {
+            let mut payload = Some(payload);
+            Box::pin(std::future::poll_fn(move |_| match payload.take() {
+                Some(payload) => std::panic::resume_unwind(payload),
+                None => Poll::Pending,
+            }))
+        }
+    }
+}
+
 /// The text of a panic payload (`&str` or `String`), or a generic message.
 pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {

@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::cancel::CancelToken;
+use crate::fast_hash::FastHash;
 use crate::protocol::{ClientInfo, ErrorObject, LoggingLevel, RequestId};
 
 type Reply = Result<Value, ErrorObject>;
@@ -24,89 +25,8 @@ pub struct Session {
     inner: Arc<Inner>,
 }
 
-/// Request ids hashed with [`IdHasher`].
-type IdMap<V> = HashMap<RequestId, V, IdHashBuilder>;
-
-/// A fast hasher for request ids (a multiply-rotate mix over 8-byte words,
-/// seeded per process). The id tables are small and bounded by the
-/// concurrency limits, so even crafted collisions only cost a short scan;
-/// SipHash's stronger guarantee is not worth its cost on every request.
-#[derive(Clone, Copy)]
-struct IdHashBuilder(u64);
-
-impl Default for IdHashBuilder {
-    fn default() -> Self {
-        static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-        Self(*SEED.get_or_init(|| {
-            use std::hash::{BuildHasher, Hasher};
-            std::collections::hash_map::RandomState::new()
-                .build_hasher()
-                .finish()
-        }))
-    }
-}
-
-impl std::hash::BuildHasher for IdHashBuilder {
-    type Hasher = IdHasher;
-
-    fn build_hasher(&self) -> IdHasher {
-        IdHasher(self.0)
-    }
-}
-
-/// See [`IdHashBuilder`].
-struct IdHasher(u64);
-
-impl IdHasher {
-    fn mix(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-impl std::hash::Hasher for IdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.mix(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.mix(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 56));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.mix(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.mix(n);
-    }
-
-    fn write_i64(&mut self, n: i64) {
-        self.mix(n as u64);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.mix(n as u64);
-    }
-
-    fn write_isize(&mut self, n: isize) {
-        self.mix(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        // A final avalanche so the table's low bits see the high ones.
-        let mut h = self.0;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^ (h >> 33)
-    }
-}
+/// Request ids hashed with [`FastHash`].
+type IdMap<V> = HashMap<RequestId, V, FastHash>;
 
 #[derive(Default)]
 struct Inner {
@@ -448,45 +368,5 @@ impl Drop for PendingReply {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&self.id);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashSet;
-    use std::hash::BuildHasher;
-
-    #[test]
-    fn id_hashes_spread_and_tables_find_every_id() {
-        let build = IdHashBuilder::default();
-        let ids: Vec<RequestId> = (0..2000i64)
-            .map(RequestId::Number)
-            .chain((0..2000).map(|i| RequestId::String(format!("req-{i}-{}", "x".repeat(i % 17)))))
-            .collect();
-        let hashes: HashSet<u64> = ids.iter().map(|id| build.hash_one(id)).collect();
-        assert_eq!(hashes.len(), ids.len(), "no two of these ids may collide");
-        // Low bits decide the bucket: they must vary too.
-        let buckets: HashSet<u64> = ids.iter().map(|id| build.hash_one(id) & 1023).collect();
-        assert!(
-            buckets.len() > 900,
-            "only {} of 1024 buckets used",
-            buckets.len()
-        );
-        let mut map: IdMap<usize> = IdMap::default();
-        for (i, id) in ids.iter().enumerate() {
-            map.insert(id.clone(), i);
-        }
-        for (i, id) in ids.iter().enumerate() {
-            assert_eq!(map.get(id), Some(&i));
-        }
-        assert_eq!(
-            build.hash_one(RequestId::Number(7)),
-            build.hash_one(RequestId::Number(7))
-        );
-        assert_ne!(
-            build.hash_one(RequestId::Number(7)),
-            build.hash_one(RequestId::String("7".into()))
-        );
     }
 }

@@ -92,6 +92,14 @@ fn full_server(flag: &Arc<AtomicBool>) -> McpServer {
                 }
             },
         ))
+        .tool(McpToolDef::new(
+            "explode_early",
+            "Panics before it returns its future",
+            json!({"type": "object"}),
+            |_args, _ctx: InvokeContext| -> std::future::Ready<&'static str> {
+                panic!("tool bug before the future")
+            },
+        ))
         .resource(McpResourceDef::new(
             "demo://ok",
             "OK",
@@ -447,6 +455,14 @@ async fn panics_are_internal_errors_without_their_message() {
     .await;
     assert_eq!(reply["id"], 2);
     common::assert_panic_error(&reply["error"], "handler panicked");
+    // A panic in the tool's function before it returned its future.
+    let reply = ask(
+        &server,
+        req(20, "tools/call", json!({"name": "explode_early"})),
+    )
+    .await;
+    assert_eq!(reply["id"], 20);
+    common::assert_panic_error(&reply["error"], "tool bug");
     let reply = ask(
         &server,
         req(3, "resources/read", json!({"uri": "demo://explode"})),

@@ -97,6 +97,27 @@ async fn boom() -> String {
     panic!("kaboom")
 }
 
+/// An argument whose own parsing panics (a bug in a hand-written
+/// `Deserialize`): it runs before the tool's future exists.
+#[derive(JsonSchema)]
+struct Touchy(String);
+
+impl<'de> Deserialize<'de> for Touchy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        if text == "boom" {
+            panic!("kaboom while parsing");
+        }
+        Ok(Self(text))
+    }
+}
+
+/// Echo an argument parsed by a panicking `Deserialize`.
+#[mcp_tool]
+async fn touchy(value: Touchy) -> String {
+    value.0
+}
+
 /// The project notes.
 #[mcp_resource(uri = "notes://project", mime_type = "text/markdown")]
 async fn notes() -> String {
@@ -138,6 +159,7 @@ fn server() -> McpServer {
         .tool(full::tool())
         .tool(greet::tool())
         .tool(boom::tool())
+        .tool(touchy::tool())
         .resource(notes::resource())
         .resource(blob::resource())
         .resource(day_log::resource())
@@ -469,4 +491,24 @@ async fn a_panicking_macro_tool_is_an_internal_error() {
             .text_content(),
         "still"
     );
+}
+
+#[tokio::test]
+async fn a_panic_while_parsing_arguments_is_an_internal_error_for_that_call() {
+    let client = TestClient::connect(server()).await.expect("init");
+    let err = client
+        .call_tool("touchy", json!({"value": "boom"}))
+        .await
+        .expect_err("panics");
+    assert_eq!(err.code, -32603);
+    assert!(
+        err.message.starts_with("Internal error (error id "),
+        "{err:?}"
+    );
+    assert!(!err.to_value().to_string().contains("kaboom"), "{err:?}");
+    let ok = client
+        .call_tool("touchy", json!({"value": "fine"}))
+        .await
+        .expect("alive");
+    assert_eq!(ok.text_content(), "fine");
 }

@@ -12,6 +12,7 @@ use crate::context::{CallContext, InvokeContext};
 use crate::protocol::{CallToolResult, Content, Icon, Tool, ToolAnnotations};
 
 use crate::boxed::BoxFuture;
+use crate::panic::call_boxed;
 
 type ToolHandler =
     Arc<dyn Fn(Map<String, Value>, InvokeContext) -> BoxFuture<CallToolResult> + Send + Sync>;
@@ -104,15 +105,14 @@ impl McpToolDef {
                 icons: None,
                 meta: None,
             },
-            handler: {
-                let handler = Arc::new(handler);
-                Arc::new(move |args, ctx| {
-                    // Call the user's function inside the future, so that a
-                    // panic before its first `.await` is caught like any other.
-                    let handler = Arc::clone(&handler);
-                    Box::pin(async move { handler(args, ctx).await.into_tool_result() })
-                })
-            },
+            handler: Arc::new(move |args, ctx| {
+                // A panic before the function's first `.await` is caught
+                // like any other (see `call_boxed`).
+                call_boxed(
+                    || handler(args, ctx),
+                    |fut| Box::pin(async move { fut.await.into_tool_result() }),
+                )
+            }),
             raw: None,
             visible: None,
             scopes: Vec::new(),
@@ -341,12 +341,9 @@ impl McpToolDef {
         F: Fn(Box<RawValue>, InvokeContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = CallToolResult> + Send + 'static,
     {
-        let handler = Arc::new(handler);
         self.raw = Some(Arc::new(move |args, ctx| {
-            // As in `new`: the function runs inside the future, where a
-            // panic is caught.
-            let handler = Arc::clone(&handler);
-            Box::pin(async move { handler(args, ctx).await })
+            // As in `new`: a panic in the function is caught too.
+            call_boxed(|| handler(args, ctx), |fut| Box::pin(fut))
         }));
         self
     }

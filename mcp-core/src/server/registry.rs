@@ -2,18 +2,21 @@
 
 use std::collections::HashMap;
 
+use crate::fast_hash::FastHash;
+
 /// Descriptors in registration order, with a key index for lookups.
 #[derive(Clone)]
 pub(crate) struct Registry<T> {
     items: Vec<T>,
-    index: HashMap<String, usize>,
+    /// Looked up on every call by the name or URI it asks for.
+    index: HashMap<String, usize, FastHash>,
 }
 
 impl<T> Default for Registry<T> {
     fn default() -> Self {
         Self {
             items: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
         }
     }
 }
