@@ -34,3 +34,15 @@ fn the_future_of_each_http_request_fits_the_allocators_thread_cache() {
         "the boxed future of a request is {size} bytes (at most {MAX_BOXED})"
     );
 }
+
+/// A handler's context is moved by value through every layer between the
+/// pipeline and the handler's own future (and into that future): it stays
+/// two words, its parts boxed (BENCHMARKS.md, "The invoke context boxed").
+#[test]
+fn the_invoke_context_a_handler_receives_is_two_words() {
+    let size = std::mem::size_of::<InvokeContext>();
+    assert!(
+        size <= 2 * std::mem::size_of::<usize>(),
+        "InvokeContext is {size} bytes"
+    );
+}

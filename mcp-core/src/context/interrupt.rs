@@ -239,9 +239,10 @@ pub(crate) fn input_request(method: String, mut params: Value) -> Value {
 }
 
 /// What can carry a handler's questions to the client.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(crate) enum Channel {
     /// Nothing (no outbound channel on a legacy request).
+    #[default]
     None,
     /// Legacy: real requests on this session's outbound channel.
     Legacy {

@@ -22,6 +22,16 @@ use crate::protocol::{self, ClientCapabilities, ClientInfo, ErrorObject, Logging
 #[derive(Clone)]
 pub struct InvokeContext {
     pub(crate) cancel: CancelToken,
+    /// Everything else; `None` for a call whose handler never reads its
+    /// context and for a detached one (all of it empty). Boxed so the
+    /// context a handler receives, moved through every layer of a call by
+    /// value, is two words.
+    pub(crate) parts: Option<Box<Parts>>,
+}
+
+/// The parts of an [`InvokeContext`] beyond its cancellation signal.
+#[derive(Clone, Default)]
+pub(crate) struct Parts {
     pub(crate) progress: Option<Progress>,
     /// Built on first use from `channel` (or the call's explicit hook).
     pub(crate) elicitor: std::sync::OnceLock<Option<Elicitor>>,
@@ -38,14 +48,24 @@ pub struct InvokeContext {
     pub(crate) log_threshold: Option<LoggingLevel>,
 }
 
+impl Parts {
+    /// The parts of a context that has none: nothing to report progress,
+    /// ask or log through, no client, no headers.
+    fn empty() -> &'static Self {
+        static EMPTY: std::sync::OnceLock<Parts> = std::sync::OnceLock::new();
+        EMPTY.get_or_init(Self::default)
+    }
+}
+
 impl fmt::Debug for InvokeContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts = self.parts();
         f.debug_struct("InvokeContext")
-            .field("request_id", &self.request_id)
+            .field("request_id", &parts.request_id)
             .field("cancelled", &self.cancel.is_cancelled())
-            .field("progress", &self.progress.is_some())
-            .field("elicitation", &self.can_elicit)
-            .field("stateless", &self.modern)
+            .field("progress", &parts.progress.is_some())
+            .field("elicitation", &parts.can_elicit)
+            .field("stateless", &parts.modern)
             .finish_non_exhaustive()
     }
 }
@@ -72,18 +92,26 @@ impl InvokeContext {
     pub(crate) fn unreachable(cancel: CancelToken) -> Self {
         Self {
             cancel,
-            progress: None,
-            elicitor: std::sync::OnceLock::new(),
-            can_elicit: false,
-            request_id: None,
-            client: None,
-            call: CallContext::default(),
-            state: None,
-            interrupt: None,
-            channel: Channel::None,
-            modern: false,
-            log_threshold: None,
+            parts: None,
         }
+    }
+
+    /// A context with all of its parts.
+    pub(crate) fn with_parts(cancel: CancelToken, parts: Parts) -> Self {
+        Self {
+            cancel,
+            parts: Some(Box::new(parts)),
+        }
+    }
+
+    /// What the context holds beyond its cancellation signal.
+    fn parts(&self) -> &Parts {
+        self.parts.as_deref().unwrap_or_else(|| Parts::empty())
+    }
+
+    /// The parts, to change them (made, empty, when there were none).
+    pub(crate) fn parts_mut(&mut self) -> &mut Parts {
+        self.parts.get_or_insert_with(Box::default)
     }
 
     /// The cancellation signal of this call.
@@ -107,7 +135,7 @@ impl InvokeContext {
     /// The progress reporter, present when the request carried a
     /// `progressToken` and the transport can notify.
     pub fn progress(&self) -> Option<&Progress> {
-        self.progress.as_ref()
+        self.parts().progress.as_ref()
     }
 
     /// Reports progress if a reporter is present; otherwise does nothing.
@@ -115,7 +143,7 @@ impl InvokeContext {
     /// # Cancel safety
     /// Dropping the future may drop this report; nothing else is affected.
     pub async fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        if let Some(p) = &self.progress {
+        if let Some(p) = &self.parts().progress {
             p.report(progress, total, message).await;
         }
     }
@@ -123,10 +151,12 @@ impl InvokeContext {
     /// The elicitation handle, present when the client announced the
     /// `elicitation` capability and the transport can carry requests.
     pub fn elicitation(&self) -> Option<&Elicitor> {
-        self.elicitor
-            .get_or_init(|| match &self.call.elicit {
+        let parts = self.parts();
+        parts
+            .elicitor
+            .get_or_init(|| match &parts.call.elicit {
                 Some(hook) => Some(Elicitor::new(Arc::clone(hook))),
-                None if self.can_elicit => self
+                None if parts.can_elicit => parts
                     .channel
                     .requester()
                     .map(|r| Elicitor::new(Arc::new(RequesterElicit(r)))),
@@ -167,7 +197,7 @@ impl InvokeContext {
     /// # Cancel safety
     /// Dropping the future has no effect.
     pub async fn require_capability(&self, required: Value) -> Result<(), ErrorObject> {
-        let have = self.client.as_deref().map(|c| &c.capabilities);
+        let have = self.parts().client.as_deref().map(|c| &c.capabilities);
         if have.is_some_and(|caps| covers(caps, &required)) {
             return Ok(());
         }
@@ -175,7 +205,7 @@ impl InvokeContext {
     }
 
     fn missing(&self, required: Value) -> ErrorObject {
-        if self.modern {
+        if self.parts().modern {
             protocol::meta::missing_capability(required)
         } else if let Some(why) = self.sessionless_unknown() {
             why
@@ -199,7 +229,7 @@ impl InvokeContext {
     /// # Cancel safety
     /// Dropping the future has no effect beyond what it already recorded.
     pub async fn fail(&self, error: ErrorObject) -> ErrorObject {
-        match &self.interrupt {
+        match &self.parts().interrupt {
             Some(interrupt) => match interrupt.raise(Interruption::Error(error)).await {},
             None => error,
         }
@@ -225,14 +255,14 @@ impl InvokeContext {
         &self,
         requests: Vec<InputRequest>,
     ) -> Result<Map<String, Value>, ErrorObject> {
-        let caps = self.client.as_deref().map(|c| &c.capabilities);
+        let caps = self.parts().client.as_deref().map(|c| &c.capabilities);
         for r in &requests {
             let needed = r.required_capability();
             if !caps.is_some_and(|c| covers(c, &needed)) {
                 return Err(self.missing(needed));
             }
         }
-        let requester = self.channel.requester().ok_or_else(no_channel)?;
+        let requester = self.parts().channel.requester().ok_or_else(no_channel)?;
         requester
             .request_all(
                 requests
@@ -275,7 +305,8 @@ impl InvokeContext {
     }
 
     fn auto_key(&self, prefix: &str) -> Result<String, ErrorObject> {
-        self.channel
+        self.parts()
+            .channel
             .requester()
             .map(|r| r.auto_key(prefix))
             .ok_or_else(no_channel)
@@ -290,7 +321,9 @@ impl InvokeContext {
     /// # Cancel safety
     /// Dropping the future may drop the message; nothing else is affected.
     pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
-        let (Some(threshold), Some(outbound)) = (self.log_threshold, &self.call.outbound) else {
+        let (Some(threshold), Some(outbound)) =
+            (self.parts().log_threshold, &self.parts().call.outbound)
+        else {
             return;
         };
         if level < threshold {
@@ -312,7 +345,7 @@ impl InvokeContext {
 
     /// True when this request is served under the stateless 2026-07-28 revision.
     pub fn is_stateless(&self) -> bool {
-        self.modern
+        self.parts().modern
     }
 
     /// Asks the user to confirm (a form elicitation with one boolean) and
@@ -354,13 +387,13 @@ impl InvokeContext {
     /// Why a question the client may be waiting for cannot reach it, when
     /// [`elicitation`](Self::elicitation) is `None`.
     fn cannot_carry_elicitation(&self) -> Option<ErrorObject> {
-        if self.modern {
+        if self.parts().modern {
             return None;
         }
         if let Some(why) = self.sessionless_unknown() {
             return Some(why);
         }
-        self.can_elicit.then(|| {
+        self.parts().can_elicit.then(|| {
             ErrorObject::internal(
                 "cannot ask the user: the client declared elicitation, but this request \
                  has no channel to send it an `elicitation/create` request on (for HTTP: \
@@ -372,7 +405,7 @@ impl InvokeContext {
     /// The error for a legacy request whose client is unknown because the
     /// transport keeps no sessions (stateless legacy HTTP).
     fn sessionless_unknown(&self) -> Option<ErrorObject> {
-        (self.call.sessionless_legacy && self.client.is_none()).then(|| {
+        (self.parts().call.sessionless_legacy && self.parts().client.is_none()).then(|| {
             ErrorObject::internal(
                 "cannot ask the client: this server serves legacy (2025-era) HTTP requests \
                  without sessions (`HttpOptions::stateless()` / `sessions: None`), so it does \
@@ -385,64 +418,64 @@ impl InvokeContext {
 
     /// Request headers (lower-case names).
     pub fn headers(&self) -> &Headers {
-        &self.call.headers
+        &self.parts().call.headers
     }
 
     /// One header by lower-case name.
     pub fn header(&self, name: &str) -> Option<&HeaderValue> {
-        self.call.headers.get(name)
+        self.parts().call.headers.get(name)
     }
 
     /// The transport peer's address, when known.
     pub fn remote_addr(&self) -> Option<&str> {
-        self.call.remote_addr.as_deref()
+        self.parts().call.remote_addr.as_deref()
     }
 
     /// The JSON-RPC id of the request being served.
     pub fn request_id(&self) -> Option<&RequestId> {
-        self.request_id.as_ref()
+        self.parts().request_id.as_ref()
     }
 
     /// What the client announced in `initialize`.
     pub fn client_info(&self) -> Option<&ClientInfo> {
-        self.client.as_deref()
+        self.parts().client.as_deref()
     }
 
     /// The client's capabilities, when it initialized.
     pub fn client_capabilities(&self) -> Option<&ClientCapabilities> {
-        self.client.as_deref().map(|c| &c.capabilities)
+        self.parts().client.as_deref().map(|c| &c.capabilities)
     }
 
     /// The negotiated protocol revision, when the client initialized.
     pub fn protocol_version(&self) -> Option<&'static str> {
-        self.client.as_deref().map(|c| c.protocol_version)
+        self.parts().client.as_deref().map(|c| c.protocol_version)
     }
 
     /// The opaque caller the transport supplied, downcast to `T`.
     pub fn caller<T: Any + Send + Sync>(&self) -> Option<&T> {
-        self.call.caller()
+        self.parts().call.caller()
     }
 
     /// The request's typed extensions: attached by the transport or its
     /// caller ([`CallContext::with_extension`]) and by
     /// [interceptors](crate::intercept).
     pub fn extensions(&self) -> &super::Extensions {
-        &self.call.extensions
+        &self.parts().call.extensions
     }
 
     /// The request's extension of type `T`, if one is attached.
     pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.call.extensions.get()
+        self.parts().call.extensions.get()
     }
 
     /// Application state registered with
     /// [`McpServerBuilder::state`](crate::McpServerBuilder::state).
     pub fn state<T: Any + Send + Sync>(&self) -> Option<&T> {
-        self.state.as_deref().and_then(StateMap::get)
+        self.parts().state.as_deref().and_then(StateMap::get)
     }
 
     /// The transport context this call arrived with.
     pub fn call_context(&self) -> &CallContext {
-        &self.call
+        &self.parts().call
     }
 }

@@ -25,5 +25,6 @@ pub use call::{CallContext, CallHeaders, HeaderValue, Headers};
 pub use elicit::{Elicit, ElicitResponse, Elicitor, InputRequest};
 pub use extensions::Extensions;
 pub use invoke::InvokeContext;
+pub(crate) use invoke::Parts as InvokeParts;
 pub use outbound::Outbound;
 pub use progress::{Progress, ProgressSink, ProgressUpdate};

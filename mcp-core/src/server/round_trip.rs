@@ -12,7 +12,7 @@ use super::outcome::Stop;
 use super::scope::RequestScope;
 use super::McpServer;
 use crate::context::interrupt::{Interrupt, Interruption};
-use crate::context::{Extensions, InvokeContext, Progress};
+use crate::context::{Extensions, InvokeContext, InvokeParts as Parts, Progress};
 use crate::protocol::{Era, ErrorObject};
 
 /// The longest `progressToken` accepted, in bytes (a string token; an
@@ -217,8 +217,7 @@ impl McpServer {
         let can_elicit = client
             .as_deref()
             .is_some_and(|c| c.capabilities.supports_form_elicitation());
-        Ok(InvokeContext {
-            cancel: scope.token().clone(),
+        let parts = Parts {
             progress,
             elicitor: std::sync::OnceLock::new(),
             can_elicit,
@@ -234,7 +233,8 @@ impl McpServer {
             channel,
             modern: scope.is_modern(),
             log_threshold: self.log_threshold(scope),
-        })
+        };
+        Ok(InvokeContext::with_parts(scope.token().clone(), parts))
     }
 }
 

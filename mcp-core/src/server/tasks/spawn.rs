@@ -60,8 +60,9 @@ pub(crate) async fn call(
     // The task outlives the request: its own token, its own requester.
     ctx.cancel = running.token.clone();
     let requester = Arc::new(TaskRequester::new(Arc::clone(&round.interrupt)));
-    ctx.channel = Channel::Custom(requester.clone());
-    ctx.progress = Some(progress_sink(engine, &task_id));
+    let parts = ctx.parts_mut();
+    parts.channel = Channel::Custom(requester.clone());
+    parts.progress = Some(progress_sink(engine, &task_id));
     let mut work = catch_panic(tool.invoke(args, ctx));
     if let Some(task_id) = resume {
         // Resumed here (`McpServer::run_task`): the task exists already.
