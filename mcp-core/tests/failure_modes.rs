@@ -115,6 +115,19 @@ fn full_server(flag: &Arc<AtomicBool>) -> McpServer {
                 "never"
             },
         ))
+        .resource(McpResourceDef::new(
+            "demo://explode-early",
+            "Explodes before its future exists",
+            |_r: ResourceRequest, _c: InvokeContext| -> std::future::Ready<&'static str> {
+                panic!("resource bug before the future")
+            },
+        ))
+        .prompt(McpPromptDef::new(
+            "explode_early",
+            |_a: PromptArgs, _c: InvokeContext| -> std::future::Ready<String> {
+                panic!("prompt bug before the future")
+            },
+        ))
         .prompt(McpPromptDef::new(
             "hello",
             |_a: PromptArgs, _c: InvokeContext| async { "hello".to_owned() },
@@ -472,6 +485,21 @@ async fn panics_are_internal_errors_without_their_message() {
     common::assert_panic_error(&reply["error"], "resource bug");
     let reply = ask(&server, req(4, "prompts/get", json!({"name": "explode"}))).await;
     assert_eq!(reply["id"], 4);
+    common::assert_panic_error(&reply["error"], "prompt bug");
+    // Panics in the functions before they returned their futures.
+    let reply = ask(
+        &server,
+        req(21, "resources/read", json!({"uri": "demo://explode-early"})),
+    )
+    .await;
+    assert_eq!(reply["id"], 21);
+    common::assert_panic_error(&reply["error"], "resource bug");
+    let reply = ask(
+        &server,
+        req(22, "prompts/get", json!({"name": "explode_early"})),
+    )
+    .await;
+    assert_eq!(reply["id"], 22);
     common::assert_panic_error(&reply["error"], "prompt bug");
     assert_eq!(ErrorCode::INTERNAL_ERROR, -32603);
     // Everything still works afterwards.
