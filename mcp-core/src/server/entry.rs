@@ -186,24 +186,63 @@ impl McpServer {
             }
             message => match self.prepare(message, ctx) {
                 Step::Done(reply) => State::Done(reply),
-                // Only a request that will run a handler is admitted: what
-                // is answered in place (`ping`, `initialize`, errors) and
-                // notifications (cancellations) are never refused as busy.
-                Step::Run(prepared) => match admit.map(|admit| admit()) {
-                    None => State::Run(prepared, None),
-                    Some(Ok(permit)) => State::Run(prepared, Some(permit)),
-                    Some(Err(e)) => {
-                        let id = prepared.scope.id.clone();
-                        // Dropping the prepared call unregisters its id.
-                        drop(prepared);
-                        State::Done(Some(Reply::error(Some(id), e)))
-                    }
+                Step::Run(prepared) => match admitted(prepared, admit) {
+                    Ok((prepared, admission)) => State::Run(prepared, admission),
+                    Err(reply) => State::Done(Some(reply)),
                 },
             },
         };
         Call {
             server: self.clone(),
             state,
+        }
+    }
+
+    /// [`accept`](Self::accept) and [`Call::into_pending`] in one step, for
+    /// the crate's own transports: a prepared call goes straight into its
+    /// boxed future, without being moved through a [`Call`] first (it is
+    /// a few hundred bytes, and every move is a copy).
+    pub(crate) fn accept_unpolled(
+        &self,
+        frame: Frame,
+        ctx: &CallContext,
+        admit: Option<&Admit>,
+    ) -> Unpolled {
+        match frame.0 {
+            Incoming::Json(Value::Array(items)) => {
+                Unpolled::Run(self.pending(State::Batch(items, ctx.clone(), admit.map(Arc::clone))))
+            }
+            message => match self.prepare(message, ctx) {
+                Step::Done(reply) => Unpolled::Answered(reply.map(Response::from)),
+                Step::Run(prepared) => match admitted(prepared, admit) {
+                    Ok((prepared, admission)) => {
+                        Unpolled::Run(self.pending_run(prepared, admission))
+                    }
+                    Err(reply) => Unpolled::Answered(Some(reply.into())),
+                },
+            },
+        }
+    }
+}
+
+/// Asks `admit` (when there is one) whether a prepared request may run:
+/// the call and what it holds while it runs, or the reply refusing it.
+/// Only a request that will run a handler is admitted: what is answered in
+/// place (`ping`, `initialize`, errors) and notifications (cancellations)
+/// are never refused as busy.
+#[inline]
+fn admitted(
+    prepared: super::run::Prepared,
+    admit: Option<&Admit>,
+) -> Result<(super::run::Prepared, Option<Admission>), Reply> {
+    match admit.map(|admit| admit()) {
+        None => Ok((prepared, None)),
+        Some(Ok(permit)) => Ok((prepared, Some(permit))),
+        Some(Err(e)) => {
+            let id = prepared.scope.id.clone();
+            // Dropping the prepared call unregisters its id.
+            drop(prepared);
+            Err(Reply::error(Some(id), e))
         }
     }
 }
@@ -267,34 +306,46 @@ impl Call {
 impl McpServer {
     /// The future that runs an accepted call.
     fn pending(&self, state: State) -> PendingCall {
-        let server = self.clone();
         match state {
             State::Done(reply) => PendingCall {
                 id: None,
                 work: Box::pin(std::future::ready(reply.map(Response::from))),
             },
-            State::Run(prepared, admission) => PendingCall {
-                id: Some(prepared.scope.id.clone()),
-                // `run_prepared` written out: its future would hold the
-                // prepared call a second time.
-                work: Box::pin(async move {
-                    let outcome = server
-                        .execute(&prepared.scope, prepared.params, prepared.held)
-                        .await;
-                    let reply = server.conclude(prepared.scope, outcome);
-                    drop(admission);
-                    reply.map(Response::from)
-                }),
-            },
-            State::Batch(items, ctx, admit) => PendingCall {
-                id: None,
-                work: Box::pin(async move {
-                    server
-                        .run_batch(items, &ctx, admit.as_ref())
-                        .await
-                        .map(Response)
-                }),
-            },
+            State::Run(prepared, admission) => self.pending_run(prepared, admission),
+            State::Batch(items, ctx, admit) => {
+                let server = self.clone();
+                PendingCall {
+                    id: None,
+                    work: Box::pin(async move {
+                        server
+                            .run_batch(items, &ctx, admit.as_ref())
+                            .await
+                            .map(Response)
+                    }),
+                }
+            }
+        }
+    }
+
+    /// The future that runs a prepared, admitted request.
+    fn pending_run(
+        &self,
+        prepared: super::run::Prepared,
+        admission: Option<Admission>,
+    ) -> PendingCall {
+        let server = self.clone();
+        PendingCall {
+            id: Some(prepared.scope.id.clone()),
+            // `run_prepared` written out: its future would hold the
+            // prepared call a second time.
+            work: Box::pin(async move {
+                let outcome = server
+                    .execute(&prepared.scope, prepared.params, prepared.held)
+                    .await;
+                let reply = server.conclude(prepared.scope, outcome);
+                drop(admission);
+                reply.map(Response::from)
+            }),
         }
     }
 

@@ -296,8 +296,8 @@ impl McpHttpService {
         // so a cancel sent right after it always finds the call. Only a
         // call that runs a handler takes a slot: `ping`, `initialize`
         // and the like are never refused as busy.
-        let call = self.shared.server.accept(payload, &ctx, None);
-        let admission = if call.is_done() {
+        let call = self.shared.server.accept_unpolled(payload, &ctx, None);
+        let admission = if matches!(call, Unpolled::Answered(_)) {
             None
         } else {
             match self.admit(posted.principal.as_ref(), &posted.signal, None) {
@@ -317,7 +317,7 @@ impl McpHttpService {
                 }
             }
         };
-        Ok(Next::One(call.into_pending(), admission, posted))
+        Ok(Next::One(call, admission, posted))
     }
 
     /// Decides the era of a POSTed payload (true: 2026-07-28) and checks

@@ -405,6 +405,7 @@ where
             pending: Vec::with_capacity(4096),
             pending_count: 0,
             pending_since: None,
+            lines_since_clock: 0,
         };
         let result = loop {
             // Everything already read is answered before reading more.
