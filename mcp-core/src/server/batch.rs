@@ -2,6 +2,8 @@
 //! ([`McpServer::handle_message`], [`McpServer::dispatch_payload`],
 //! [`McpServer::handle_frame`]).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::decode::{is_request, request_id_of, Frame, Incoming};
@@ -33,6 +35,7 @@ impl McpServer {
     /// # Cancel safety
     /// Dropping the future abandons the call (and unregisters its id).
     pub async fn handle_frame(&self, frame: &[u8], ctx: &CallContext) -> Option<Vec<u8>> {
+        let ctx = &Arc::new(ctx.clone());
         let replies = match Incoming::parse(frame) {
             Err(reply) => return serde_json::to_vec(&reply).ok(),
             Ok(Incoming::Json(Value::Array(items))) => self.run_batch(items, ctx, None).await?,
@@ -68,7 +71,7 @@ impl McpServer {
     pub(crate) async fn run_batch(
         &self,
         items: Vec<Value>,
-        ctx: &CallContext,
+        ctx: &Arc<CallContext>,
         admit: Option<&Admit>,
     ) -> Option<Replies> {
         if items.is_empty() {

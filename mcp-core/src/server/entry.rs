@@ -41,7 +41,7 @@ enum State {
     /// A registered request and what it holds while it runs.
     Run(super::run::Prepared, Option<Admission>),
     /// A batch: its entries are accepted and admitted when it runs.
-    Batch(Vec<Value>, CallContext, Option<Admit>),
+    Batch(Vec<Value>, Arc<CallContext>, Option<Admit>),
 }
 
 impl std::fmt::Debug for Call {
@@ -180,9 +180,22 @@ impl McpServer {
     /// }
     /// ```
     pub fn accept(&self, frame: Frame, ctx: &CallContext, admit: Option<&Admit>) -> Call {
+        self.accept_shared(frame, &Arc::new(ctx.clone()), admit)
+    }
+
+    /// [`accept`](Self::accept) with the context shared: every request
+    /// holds the same context instead of a copy of it. The crate's
+    /// transports serve a connection's (stdio) or a request's (HTTP)
+    /// context this way.
+    pub(crate) fn accept_shared(
+        &self,
+        frame: Frame,
+        ctx: &Arc<CallContext>,
+        admit: Option<&Admit>,
+    ) -> Call {
         let state = match frame.0 {
             Incoming::Json(Value::Array(items)) => {
-                State::Batch(items, ctx.clone(), admit.map(Arc::clone))
+                State::Batch(items, Arc::clone(ctx), admit.map(Arc::clone))
             }
             message => match self.prepare(message, ctx) {
                 Step::Done(reply) => State::Done(reply),
@@ -205,13 +218,15 @@ impl McpServer {
     pub(crate) fn accept_unpolled(
         &self,
         frame: Frame,
-        ctx: &CallContext,
+        ctx: &Arc<CallContext>,
         admit: Option<&Admit>,
     ) -> Unpolled {
         match frame.0 {
-            Incoming::Json(Value::Array(items)) => {
-                Unpolled::Run(self.pending(State::Batch(items, ctx.clone(), admit.map(Arc::clone))))
-            }
+            Incoming::Json(Value::Array(items)) => Unpolled::Run(self.pending(State::Batch(
+                items,
+                Arc::clone(ctx),
+                admit.map(Arc::clone),
+            ))),
             message => match self.prepare(message, ctx) {
                 Step::Done(reply) => Unpolled::Answered(reply.map(Response::from)),
                 Step::Run(prepared) => match admitted(prepared, admit) {
@@ -351,7 +366,7 @@ impl McpServer {
 
     /// Runs one message (never split as a batch) to its reply.
     pub(crate) async fn reply_to(&self, message: Value, ctx: &CallContext) -> Option<Reply> {
-        match self.prepare_value(message, ctx) {
+        match self.prepare_value(message, &Arc::new(ctx.clone())) {
             Step::Done(reply) => reply,
             Step::Run(call) => self.run_prepared(call).await,
         }

@@ -2,6 +2,8 @@
 //! (so a `notifications/cancelled` read right after it finds it); responses
 //! and notifications are routed to what waits for them.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::decode::RequestParts;
@@ -19,7 +21,7 @@ use crate::session::Session;
 pub(crate) fn register(
     parts: RequestParts,
     era: Era,
-    ctx: &CallContext,
+    ctx: &Arc<CallContext>,
     session: Session,
 ) -> Result<(RequestScope, Map<String, Value>), (RequestId, ErrorObject)> {
     let RequestParts {
@@ -34,7 +36,7 @@ pub(crate) fn register(
         method,
         era,
         session,
-        ctx: ctx.clone(),
+        ctx: Arc::clone(ctx),
         guard,
     };
     Ok((scope, params))

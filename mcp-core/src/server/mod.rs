@@ -280,7 +280,7 @@ impl McpServer {
             claim: None,
             held: Default::default(),
         };
-        let ctx = CallContext::new();
+        let ctx = std::sync::Arc::new(CallContext::new());
         let (scope, params) =
             inflight::register(parts, Era::Legacy, &ctx, Session::new()).map_err(|(_, e)| e)?;
         match self.execute(&scope, params, Default::default()).await {

@@ -3,6 +3,8 @@
 //! register the id. Admission (stage 3) happens before, in
 //! [`entry`](super::entry), where the transport's limit is known.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::classify::{classify, era_of, Kind};
@@ -30,7 +32,7 @@ impl McpServer {
     /// (errors, notifications, responses, lifecycle methods) and registers
     /// a request's id in its session.
     #[inline]
-    pub(crate) fn prepare(&self, message: Incoming, ctx: &CallContext) -> Step {
+    pub(crate) fn prepare(&self, message: Incoming, ctx: &Arc<CallContext>) -> Step {
         let session = self.session_of(ctx);
         match classify(message) {
             Kind::Request(parts) => self.prepare_request(parts, ctx, session),
@@ -47,7 +49,7 @@ impl McpServer {
     }
 
     /// [`prepare`](Self::prepare) for a message in JSON form.
-    pub(crate) fn prepare_value(&self, message: Value, ctx: &CallContext) -> Step {
+    pub(crate) fn prepare_value(&self, message: Value, ctx: &Arc<CallContext>) -> Step {
         self.prepare(Incoming::Json(message), ctx)
     }
 
@@ -64,7 +66,7 @@ impl McpServer {
     fn prepare_request(
         &self,
         mut parts: RequestParts,
-        ctx: &CallContext,
+        ctx: &Arc<CallContext>,
         session: Session,
     ) -> Step {
         let era = match era_of(&mut parts) {

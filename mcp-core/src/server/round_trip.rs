@@ -12,7 +12,7 @@ use super::outcome::Stop;
 use super::scope::RequestScope;
 use super::McpServer;
 use crate::context::interrupt::{Interrupt, Interruption};
-use crate::context::{Extensions, InvokeContext, InvokeParts as Parts, Progress};
+use crate::context::{CallContext, Extensions, InvokeContext, InvokeParts as Parts, Progress};
 use crate::protocol::{Era, ErrorObject};
 
 /// The longest `progressToken` accepted, in bytes (a string token; an
@@ -224,7 +224,7 @@ impl McpServer {
             request_id: Some(scope.id.clone()),
             client,
             call: {
-                let mut call = ctx.clone();
+                let mut call = CallContext::clone(ctx);
                 call.extensions = extensions;
                 call
             },

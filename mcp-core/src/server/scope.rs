@@ -1,6 +1,8 @@
 //! [`RequestScope`]: everything the stages after registration need to know
 //! about one request, carried as one value.
 
+use std::sync::Arc;
+
 use crate::cancel::CancelToken;
 use crate::context::CallContext;
 use crate::protocol::{Era, RequestId};
@@ -17,8 +19,9 @@ pub(crate) struct RequestScope {
     pub(crate) era: Era,
     /// The cancellation and routing scope it is registered in.
     pub(crate) session: Session,
-    /// What the transport supplied with it.
-    pub(crate) ctx: CallContext,
+    /// What the transport supplied with it, shared (not copied) with the
+    /// transport's other requests.
+    pub(crate) ctx: Arc<CallContext>,
     /// Keeps the id registered; holds the call's cancellation token.
     pub(crate) guard: InflightGuard,
 }

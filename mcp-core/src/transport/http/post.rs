@@ -224,7 +224,11 @@ impl McpHttpService {
             // cancel): cheap, never refused, answered 202.
             // Boxed: this rare path's future would otherwise double the
             // size of every POST's (moved and copied with it).
-            let run: Notice = Box::pin(self.shared.server.accept(payload, &ctx, None).run());
+            let call = self
+                .shared
+                .server
+                .accept_shared(payload, &Arc::new(ctx), None);
+            let run: Notice = Box::pin(call.run());
             return Ok(Next::Other(Other::Notice(run, modern)));
         }
 
@@ -251,6 +255,8 @@ impl McpHttpService {
             ctx.outbound = Some(Arc::new(SessionOutbound(Arc::clone(entry))));
         }
         ctx.signal = Some(signal.clone());
+        // Moved, not copied, into the request it arrived with.
+        let ctx = Arc::new(ctx);
         let disconnect = DisconnectGuard(signal.clone());
         // The id a cancelled call's error must carry (null only for a batch).
         let reply_id = payload.id_value();
@@ -284,7 +290,10 @@ impl McpHttpService {
                 this.admit(who.as_ref(), &signal, flag.as_ref())
                     .map(|admitted| Box::new(admitted) as Admission)
             });
-            let call = self.shared.server.accept(payload, &ctx, Some(&admit));
+            let call = self
+                .shared
+                .server
+                .accept_shared(payload, &ctx, Some(&admit));
             return Ok(Next::Other(Other::Later(Box::new(Rest {
                 work: Work::Batch(call),
                 admission: None,

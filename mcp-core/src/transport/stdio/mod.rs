@@ -374,6 +374,8 @@ where
         .with_outbound(Arc::new(out.clone()));
     ctx.principal = options.principal.clone();
     ctx.extensions = options.extensions.clone();
+    // Shared by every request of the connection (no copy per request).
+    let ctx = Arc::new(ctx);
     let limit = Arc::new(Semaphore::new(options.max_concurrent_requests));
     let max = options.max_concurrent_requests;
     let admit: Admit = Arc::new(move || {

@@ -1,5 +1,6 @@
 //! One connection's reading side: every complete line of a read is handled in place.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -38,7 +39,7 @@ const CLOCK_EVERY: usize = 4;
 /// One connection's reading side: what every line needs.
 pub(super) struct Reader<'a> {
     pub(super) server: &'a McpServer,
-    pub(super) ctx: &'a CallContext,
+    pub(super) ctx: &'a Arc<CallContext>,
     pub(super) admit: &'a Admit,
     pub(super) out: &'a LineSender,
     pub(super) tasks: &'a mut JoinSet<()>,
