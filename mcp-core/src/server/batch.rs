@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::admission::Admit;
 use super::decode::{is_request, request_id_of, Frame, Incoming};
 use super::encode::{Replies, Reply};
-use super::entry::Admit;
 use super::prepare::Step;
 use super::McpServer;
 use crate::context::CallContext;

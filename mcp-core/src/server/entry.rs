@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 
+use super::admission::{Admission, Admit, Admits};
 use super::decode::{Frame, Incoming};
 use super::encode::{Reply, Response};
 use super::prepare::Step;
@@ -17,16 +18,6 @@ use super::McpServer;
 use crate::context::CallContext;
 use crate::panic::{catch_panic, poll_once};
 use crate::protocol::{ErrorObject, RequestId};
-
-/// Something held for as long as an admitted request runs (a semaphore
-/// permit, a counter guard).
-pub type Admission = Box<dyn Send>;
-
-/// Decides whether one more request may run now: `Ok` with what to hold
-/// while it runs, or the error that answers it in its place (such as
-/// `-32000` over a concurrency limit). Asked for every request, never for
-/// notifications or responses.
-pub type Admit = Arc<dyn Fn() -> Result<Admission, ErrorObject> + Send + Sync>;
 
 /// An accepted frame; see [`McpServer::accept`].
 #[must_use = "a call does nothing until it is started or run"]
@@ -199,9 +190,9 @@ impl McpServer {
             }
             message => match self.prepare(message, ctx) {
                 Step::Done(reply) => State::Done(reply),
-                Step::Run(prepared) => match admitted(prepared, admit) {
-                    Ok((prepared, admission)) => State::Run(prepared, admission),
-                    Err(reply) => State::Done(Some(reply)),
+                Step::Run(prepared) => match admit.map(Admits::admit).transpose() {
+                    Ok(admission) => State::Run(prepared, admission),
+                    Err(e) => State::Done(Some(refused(prepared, e))),
                 },
             },
         };
@@ -215,51 +206,37 @@ impl McpServer {
     /// the crate's own transports: a prepared call goes straight into its
     /// boxed future, without being moved through a [`Call`] first (it is
     /// a few hundred bytes, and every move is a copy).
-    pub(crate) fn accept_unpolled(
+    pub(crate) fn accept_unpolled<A: Admits>(
         &self,
         frame: Frame,
         ctx: &Arc<CallContext>,
-        admit: Option<&Admit>,
+        admit: Option<&A>,
     ) -> Unpolled {
         match frame.0 {
-            Incoming::Json(Value::Array(items)) => Unpolled::Run(self.pending(State::Batch(
-                items,
-                Arc::clone(ctx),
-                admit.map(Arc::clone),
-            ))),
+            Incoming::Json(Value::Array(items)) => {
+                let admit = admit.map(Admits::to_admit);
+                Unpolled::Run(self.pending(State::Batch(items, Arc::clone(ctx), admit)))
+            }
             message => match self.prepare(message, ctx) {
                 Step::Done(reply) => Unpolled::Answered(reply.map(Response::from)),
-                Step::Run(prepared) => match admitted(prepared, admit) {
-                    Ok((prepared, admission)) => {
-                        Unpolled::Run(self.pending_run(prepared, admission))
-                    }
-                    Err(reply) => Unpolled::Answered(Some(reply.into())),
+                // Only a request that will run a handler is admitted: what
+                // is answered in place (`ping`, `initialize`, errors) and
+                // notifications (cancellations) are never refused as busy.
+                Step::Run(prepared) => match admit.map(Admits::admit).transpose() {
+                    Ok(held) => Unpolled::Run(self.pending_run(prepared, held)),
+                    Err(e) => Unpolled::Answered(Some(refused(prepared, e).into())),
                 },
             },
         }
     }
 }
 
-/// Asks `admit` (when there is one) whether a prepared request may run:
-/// the call and what it holds while it runs, or the reply refusing it.
-/// Only a request that will run a handler is admitted: what is answered in
-/// place (`ping`, `initialize`, errors) and notifications (cancellations)
-/// are never refused as busy.
-#[inline]
-fn admitted(
-    prepared: super::run::Prepared,
-    admit: Option<&Admit>,
-) -> Result<(super::run::Prepared, Option<Admission>), Reply> {
-    match admit.map(|admit| admit()) {
-        None => Ok((prepared, None)),
-        Some(Ok(permit)) => Ok((prepared, Some(permit))),
-        Some(Err(e)) => {
-            let id = prepared.scope.id.clone();
-            // Dropping the prepared call unregisters its id.
-            drop(prepared);
-            Err(Reply::error(Some(id), e))
-        }
-    }
+/// The reply refusing a prepared request that was not admitted.
+fn refused(prepared: super::run::Prepared, e: ErrorObject) -> Reply {
+    let id = prepared.scope.id.clone();
+    // Dropping the prepared call unregisters its id.
+    drop(prepared);
+    Reply::error(Some(id), e)
 }
 
 impl Call {
@@ -343,10 +320,10 @@ impl McpServer {
     }
 
     /// The future that runs a prepared, admitted request.
-    fn pending_run(
+    fn pending_run<H: Send + 'static>(
         &self,
         prepared: super::run::Prepared,
-        admission: Option<Admission>,
+        admission: Option<H>,
     ) -> PendingCall {
         let server = self.clone();
         PendingCall {

@@ -22,6 +22,7 @@
 //! result, and the *final* outcome before encoding (see `methods/tools.rs`).
 
 mod access;
+mod admission;
 mod batch;
 mod build_error;
 mod builder;
@@ -70,11 +71,13 @@ use outcome::{Answer, Outcome};
 
 #[cfg(feature = "http")]
 pub(crate) use access::{insufficient as insufficient_scope, subject as scoped_subject};
+pub(crate) use admission::InflightLimit;
+pub use admission::{Admission, Admit};
 pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use decode::{parse_payload, Frame};
 pub use encode::Response;
 pub(crate) use entry::Unpolled;
-pub use entry::{Admission, Admit, Call, PendingCall, Started};
+pub use entry::{Call, PendingCall, Started};
 pub use features::{CompletionRequest, DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION};
 
 /// A transport-neutral MCP server. Cheap to clone (one `Arc`).

@@ -305,7 +305,10 @@ impl McpHttpService {
         // so a cancel sent right after it always finds the call. Only a
         // call that runs a handler takes a slot: `ping`, `initialize`
         // and the like are never refused as busy.
-        let call = self.shared.server.accept_unpolled(payload, &ctx, None);
+        let call = self
+            .shared
+            .server
+            .accept_unpolled(payload, &ctx, None::<&Admit>);
         let admission = if matches!(call, Unpolled::Answered(_)) {
             None
         } else {

@@ -54,13 +54,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::Semaphore;
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, Headers};
 use crate::protocol::{ErrorCode, ErrorObject};
-use crate::server::{Admit, McpServer};
+use crate::server::{InflightLimit, McpServer};
 use crate::session::Session;
 
 #[cfg(unix)]
@@ -376,18 +375,11 @@ where
     ctx.extensions = options.extensions.clone();
     // Shared by every request of the connection (no copy per request).
     let ctx = Arc::new(ctx);
-    let limit = Arc::new(Semaphore::new(options.max_concurrent_requests));
-    let max = options.max_concurrent_requests;
-    let admit: Admit = Arc::new(move || {
-        Arc::clone(&limit)
-            .try_acquire_owned()
-            .map(|permit| Box::new(permit) as crate::server::Admission)
-            .map_err(|_| {
-                ErrorObject::new(
-                    ErrorCode::SERVER_BUSY,
-                    format!("Too many requests in flight (max {max}); retry later"),
-                )
-            })
+    let admit = InflightLimit::new(options.max_concurrent_requests, |max| {
+        ErrorObject::new(
+            ErrorCode::SERVER_BUSY,
+            format!("Too many requests in flight (max {max}); retry later"),
+        )
     });
     let mut tasks = JoinSet::new();
     let drain_over = CancelToken::new();
