@@ -22,42 +22,37 @@ use tokio::sync::Notify;
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct CancelToken {
-    inner: Arc<Inner>,
+    inner: Arc<Signal>,
 }
 
+/// The state behind a [`CancelToken`], for a value that embeds a signal
+/// nobody else holds (a session's end), without an allocation of its own.
 #[derive(Debug, Default)]
-struct Inner {
+pub(crate) struct Signal {
     cancelled: AtomicBool,
     notify: Notify,
 }
 
-impl CancelToken {
-    /// A fresh, not yet cancelled token.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Cancels the token and wakes every waiter. Idempotent.
-    pub fn cancel(&self) {
-        if !self.inner.cancelled.swap(true, Ordering::AcqRel) {
-            self.inner.notify.notify_waiters();
+impl Signal {
+    /// Cancels the signal and wakes every waiter. Idempotent.
+    pub(crate) fn cancel(&self) {
+        if !self.cancelled.swap(true, Ordering::AcqRel) {
+            self.notify.notify_waiters();
         }
     }
 
     /// True once [`cancel`](Self::cancel) has been called.
-    pub fn is_cancelled(&self) -> bool {
-        self.inner.cancelled.load(Ordering::Acquire)
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
     }
 
-    /// Completes when the token is cancelled (at once if it already is).
-    ///
-    /// Cancel-safe: dropping the future loses nothing.
+    /// Completes when the signal is cancelled (at once if it already is).
     ///
     /// # Cancel safety
     /// Cancel-safe: dropping the future only stops waiting.
-    pub async fn cancelled(&self) {
+    pub(crate) async fn cancelled(&self) {
         loop {
-            let notified = self.inner.notify.notified();
+            let notified = self.notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
             if self.is_cancelled() {
@@ -85,6 +80,33 @@ impl CancelToken {
             })
             .await;
         }
+    }
+}
+
+impl CancelToken {
+    /// A fresh, not yet cancelled token.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Cancels the token and wakes every waiter. Idempotent.
+    pub fn cancel(&self) {
+        self.inner.cancel();
+    }
+
+    /// True once [`cancel`](Self::cancel) has been called.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.is_cancelled()
+    }
+
+    /// Completes when the token is cancelled (at once if it already is).
+    ///
+    /// Cancel-safe: dropping the future loses nothing.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: dropping the future only stops waiting.
+    pub async fn cancelled(&self) {
+        self.inner.cancelled().await;
     }
 
     /// True when both handles share one signal.

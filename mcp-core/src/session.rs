@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::cancel::CancelToken;
+use crate::cancel::{CancelToken, Signal};
 use crate::fast_hash::FastHash;
 use crate::protocol::{ClientInfo, ErrorObject, LoggingLevel, RequestId};
 
@@ -34,7 +34,9 @@ struct Inner {
     pending: Mutex<IdMap<oneshot::Sender<Reply>>>,
     next_outbound_id: AtomicI64,
     client: RwLock<Option<Arc<ClientInfo>>>,
-    closing: CancelToken,
+    /// Cancelled when the session closes (held in place: no one else
+    /// holds it, so it needs no allocation of its own).
+    closing: Signal,
     /// `logging/setLevel` rank + 1; 0 = not set.
     log_level: std::sync::atomic::AtomicU8,
     /// Something server-wide refers to this session (a resource subscription).
