@@ -19,8 +19,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
 use crate::cancel::CancelToken;
 use crate::protocol::{ErrorCode, ErrorObject};
 
@@ -40,9 +38,9 @@ pub(super) fn next_connection_id() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-/// The server-wide slots and who holds them.
+/// The server-wide slots and who holds them. One lock guards the count
+/// and the table, taken once to admit a request and once to let it go.
 pub(super) struct FairShare {
-    slots: Arc<Semaphore>,
     max: usize,
     per_principal: usize,
     state: Mutex<State>,
@@ -53,17 +51,23 @@ struct State {
     /// Live slots per principal (entries only while some run); anonymous
     /// connections are counted only when a full server looks for a victim.
     principals: HashMap<Arc<str>, usize>,
-    /// Every admitted request, oldest first (`seq` ascending).
-    running: Vec<Running>,
+    /// Every admitted request, in a place of its own until it ends (the
+    /// places of ended requests are reused: see `free`).
+    running: Vec<Option<Running>>,
+    /// Places in `running` whose request ended.
+    free: Vec<usize>,
+    /// Slots taken (an evicted request no longer holds one).
+    live: usize,
     next_seq: u64,
 }
 
 /// One admitted request.
 struct Running {
+    /// Admission order: the oldest live call of a holder is evicted first.
     seq: u64,
     holder: Holder,
-    /// `None` once evicted: the slot went to another client.
-    permit: Option<OwnedSemaphorePermit>,
+    /// False once evicted: the slot went to another client.
+    live: bool,
     /// The request's external signal: cancelled on eviction.
     signal: CancelToken,
     /// A batch's flag, set on eviction (a single request asks its permit).
@@ -73,16 +77,17 @@ struct Running {
 /// Held while an admitted request runs; gives its slot back when dropped.
 pub(super) struct FairPermit {
     share: Arc<FairShare>,
+    /// Its place in the table, and its admission number (which tells it
+    /// from a later request given the same place).
+    place: usize,
     seq: u64,
 }
 
 impl FairShare {
     /// `max` slots over the server; at most `per_principal` for one principal.
     pub(super) fn new(max: usize, per_principal: usize) -> Arc<Self> {
-        let max = max.max(1);
         Arc::new(Self {
-            slots: Arc::new(Semaphore::new(max)),
-            max,
+            max: max.max(1),
             per_principal: per_principal.max(1),
             state: Mutex::default(),
         })
@@ -109,68 +114,87 @@ impl FairShare {
                 ));
             }
         }
-        let permit = match Arc::clone(&self.slots).try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(_) => state.evict_heaviest(&holder).ok_or_else(|| {
-                ErrorObject::new(
-                    ErrorCode::SERVER_BUSY,
-                    format!(
-                        "Too many requests in flight (max {}); retry later",
-                        self.max
-                    ),
-                )
-            })?,
-        };
+        if state.live < self.max {
+            state.live += 1;
+        } else if !state.evict_heaviest(&holder) {
+            return Err(ErrorObject::new(
+                ErrorCode::SERVER_BUSY,
+                format!(
+                    "Too many requests in flight (max {}); retry later",
+                    self.max
+                ),
+            ));
+        }
         let seq = state.next_seq;
         state.next_seq += 1;
         if let Holder::Principal(principal) = &holder {
             *state.principals.entry(Arc::clone(principal)).or_default() += 1;
         }
-        state.running.push(Running {
+        let running = Running {
             seq,
             holder,
-            permit: Some(permit),
+            live: true,
             signal: signal.clone(),
             batch: batch.cloned(),
-        });
+        };
+        let place = match state.free.pop() {
+            Some(place) => {
+                state.running[place] = Some(running);
+                place
+            }
+            None => {
+                state.running.push(Some(running));
+                state.running.len() - 1
+            }
+        };
         drop(state);
         Ok(FairPermit {
             share: Arc::clone(self),
+            place,
             seq,
         })
     }
 }
 
 impl State {
-    /// Takes the oldest live slot of the holder running the most calls, if
-    /// it runs at least two more than `newcomer`, and stops the request
-    /// holding it. Only asked at a full server, so counting by a scan of
-    /// the running requests (at most the server-wide cap) is fine here.
-    fn evict_heaviest(&mut self, newcomer: &Holder) -> Option<OwnedSemaphorePermit> {
+    /// Moves the oldest live slot of the holder running the most calls to
+    /// the newcomer, if that holder runs at least two more than
+    /// `newcomer`, and stops the request that held it; false when there
+    /// is none. Only asked at a full server, so counting by a scan of the
+    /// running requests (at most the server-wide cap) is fine here.
+    fn evict_heaviest(&mut self, newcomer: &Holder) -> bool {
         let mut counts: HashMap<&Holder, usize> = HashMap::new();
-        for running in self.running.iter().filter(|r| r.permit.is_some()) {
+        for running in self.running.iter().flatten().filter(|r| r.live) {
             *counts.entry(&running.holder).or_default() += 1;
         }
         let mine = counts.get(newcomer).copied().unwrap_or(0);
-        let (heaviest, live) = counts
+        let Some((heaviest, live)) = counts
             .into_iter()
             .filter(|(holder, _)| *holder != newcomer)
-            .max_by_key(|(_, live)| *live)?;
+            .max_by_key(|(_, live)| *live)
+        else {
+            return false;
+        };
         if live < mine + 2 {
-            return None;
+            return false;
         }
         let heaviest = heaviest.clone();
-        let victim = self
+        let Some(victim) = self
             .running
             .iter_mut()
-            .find(|r| r.holder == heaviest && r.permit.is_some())?;
-        let permit = victim.permit.take();
+            .flatten()
+            .filter(|r| r.holder == heaviest && r.live)
+            .min_by_key(|r| r.seq)
+        else {
+            return false;
+        };
+        victim.live = false;
         victim.signal.cancel();
         if let Some(flag) = &victim.batch {
             flag.store(true, Ordering::Release);
         }
         self.release(&heaviest);
-        permit
+        true
     }
 
     /// One live slot of `holder` fewer.
@@ -194,10 +218,10 @@ impl FairPermit {
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        state
-            .running
-            .binary_search_by_key(&self.seq, |r| r.seq)
-            .is_ok_and(|at| state.running[at].permit.is_none())
+        match state.running.get(self.place) {
+            Some(Some(running)) if running.seq == self.seq => !running.live,
+            _ => false,
+        }
     }
 }
 
@@ -208,15 +232,21 @@ impl Drop for FairPermit {
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let Ok(at) = state.running.binary_search_by_key(&self.seq, |r| r.seq) else {
+        let Some(slot) = state.running.get_mut(self.place) else {
             return;
         };
-        let running = state.running.remove(at);
-        if running.permit.is_some() {
+        if slot.as_ref().is_none_or(|running| running.seq != self.seq) {
+            return;
+        }
+        let Some(running) = slot.take() else { return };
+        state.free.push(self.place);
+        if running.live {
+            state.live -= 1;
             state.release(&running.holder);
         }
         drop(state);
-        // The permit goes back to the semaphore as `running` drops here.
+        // The request's signal and flag are released outside the lock.
+        drop(running);
     }
 }
 
@@ -258,6 +288,37 @@ mod tests {
         assert!(tokens[1..].iter().all(|t| !t.is_cancelled()));
         assert!(!newcomer.is_cancelled());
         drop(held);
+    }
+
+    #[test]
+    fn the_oldest_call_is_evicted_even_when_a_newer_one_reuses_an_earlier_place() {
+        let share = FairShare::new(3, 64);
+        let tokens: Vec<CancelToken> = (0..4).map(|_| CancelToken::new()).collect();
+        let take = |t: &CancelToken| {
+            share
+                .take(Holder::Connection(1), t, None)
+                .unwrap_or_else(|e| panic!("{e:?}"))
+        };
+        let first = take(&tokens[0]);
+        let second = take(&tokens[1]);
+        drop(first);
+        // The third call takes the place the first left; the second is
+        // now the oldest.
+        let third = take(&tokens[2]);
+        let fourth = take(&tokens[3]);
+        let newcomer = share.take(Holder::Connection(2), &CancelToken::new(), None);
+        assert!(newcomer.is_ok(), "a full server made room");
+        assert!(tokens[1].is_cancelled() && second.was_evicted());
+        assert!(!tokens[2].is_cancelled() && !third.was_evicted());
+        assert!(!tokens[3].is_cancelled() && !fourth.was_evicted());
+        // The evicted call's end frees no slot: the server is still full.
+        drop(second);
+        let refused = share.take(Holder::Connection(2), &CancelToken::new(), None);
+        assert!(refused.is_err(), "connection 1 runs only one more than 2");
+        drop((third, fourth, newcomer));
+        assert!(share
+            .take(Holder::Connection(3), &CancelToken::new(), None)
+            .is_ok());
     }
 
     #[test]
