@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::protocol::ErrorObject;
+use crate::protocol::{ErrorCode, ErrorObject};
 
 /// Something held for as long as an admitted request runs (a semaphore
 /// permit, a counter guard).
@@ -17,6 +17,15 @@ pub type Admission = Box<dyn Send>;
 /// `-32000` over a concurrency limit). Asked for every request, never for
 /// notifications or responses.
 pub type Admit = Arc<dyn Fn() -> Result<Admission, ErrorObject> + Send + Sync>;
+
+/// The `-32000` error refusing a request over a limit of `max` in flight
+/// (every transport's own limit answers with it).
+pub(crate) fn too_many_in_flight(max: usize) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::SERVER_BUSY,
+        format!("Too many requests in flight (max {max}); retry later"),
+    )
+}
 
 /// What admits a request inside the crate: an [`Admit`] closure, or an
 /// [`InflightLimit`].
@@ -50,16 +59,15 @@ impl Admits for Admit {
 pub(crate) struct InflightLimit {
     count: Arc<AtomicUsize>,
     max: usize,
-    busy: fn(usize) -> ErrorObject,
 }
 
 impl InflightLimit {
-    /// At most `max` requests at once; one more is refused with `busy(max)`.
-    pub(crate) fn new(max: usize, busy: fn(usize) -> ErrorObject) -> Self {
+    /// At most `max` requests at once; one more is refused with
+    /// [`too_many_in_flight`].
+    pub(crate) fn new(max: usize) -> Self {
         Self {
             count: Arc::new(AtomicUsize::new(0)),
             max,
-            busy,
         }
     }
 
@@ -77,7 +85,7 @@ impl Admits for InflightLimit {
         let mut now = self.count.load(Ordering::Relaxed);
         loop {
             if now >= self.max {
-                return Err((self.busy)(self.max));
+                return Err(too_many_in_flight(self.max));
             }
             match self.count.compare_exchange_weak(
                 now,
@@ -110,17 +118,16 @@ impl Drop for LimitGuard {
 mod tests {
     use super::*;
 
-    fn busy(max: usize) -> ErrorObject {
-        ErrorObject::internal(format!("busy at {max}"))
-    }
-
     #[test]
     fn the_limit_admits_up_to_max_and_a_dropped_guard_frees_its_place() {
-        let limit = InflightLimit::new(2, busy);
+        let limit = InflightLimit::new(2);
         let first = limit.admit().map_err(|e| e.message).expect("first");
         let second = limit.admit().map_err(|e| e.message).expect("second");
         let refused = limit.admit().err().map(|e| e.message);
-        assert_eq!(refused.as_deref(), Some("busy at 2"));
+        assert_eq!(
+            refused.as_deref(),
+            Some("Too many requests in flight (max 2); retry later")
+        );
         assert_eq!(limit.in_flight(), 2);
         drop(first);
         assert_eq!(limit.in_flight(), 1);
@@ -131,7 +138,7 @@ mod tests {
 
     #[test]
     fn a_batch_admit_counts_against_the_same_limit() {
-        let limit = InflightLimit::new(1, busy);
+        let limit = InflightLimit::new(1);
         let admit = limit.to_admit();
         let held = admit().map_err(|e| e.message).expect("admitted");
         assert!(
@@ -144,7 +151,7 @@ mod tests {
 
     #[test]
     fn racing_threads_never_exceed_the_limit() {
-        let limit = InflightLimit::new(3, busy);
+        let limit = InflightLimit::new(3);
         let peak = Arc::new(AtomicUsize::new(0));
         let threads: Vec<_> = (0..4)
             .map(|_| {

@@ -117,13 +117,7 @@ impl FairShare {
         if state.live < self.max {
             state.live += 1;
         } else if !state.evict_heaviest(&holder) {
-            return Err(ErrorObject::new(
-                ErrorCode::SERVER_BUSY,
-                format!(
-                    "Too many requests in flight (max {}); retry later",
-                    self.max
-                ),
-            ));
+            return Err(crate::server::too_many_in_flight(self.max));
         }
         let seq = state.next_seq;
         state.next_seq += 1;
@@ -232,13 +226,13 @@ impl Drop for FairPermit {
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let Some(slot) = state.running.get_mut(self.place) else {
+        let Some(running) = state
+            .running
+            .get_mut(self.place)
+            .and_then(|slot| slot.take_if(|running| running.seq == self.seq))
+        else {
             return;
         };
-        if slot.as_ref().is_none_or(|running| running.seq != self.seq) {
-            return;
-        }
-        let Some(running) = slot.take() else { return };
         state.free.push(self.place);
         if running.live {
             state.live -= 1;

@@ -24,9 +24,7 @@ use super::names::{accepts_sse, check_protocol_version, collect_headers, is_json
 use super::outbound::{DisconnectGuard, EndsWithRequest, SessionOutbound, StreamOutbound};
 use super::post_rest::{Admitted, Posted, Rest, Work};
 use super::queue::LazyStream;
-use super::respond::{
-    busy, error_response, json_response, replies_response, reply_status, status_only,
-};
+use super::respond::{error_response, json_response, replies_response, reply_status, status_only};
 use super::service::McpHttpService;
 use super::sessions::TooMany;
 use super::sse::McpBody;
@@ -34,7 +32,10 @@ use crate::cancel::CancelToken;
 use crate::context::{CallContext, CallHeaders, Outbound};
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{ErrorCode, ErrorObject};
-use crate::server::{Admission, Admit, Frame, PendingCall, Response as Replies, Started, Unpolled};
+use crate::server::{
+    too_many_in_flight, Admission, Admit, Frame, PendingCall, Response as Replies, Started,
+    Unpolled,
+};
 use crate::session::Session;
 
 impl McpHttpService {
@@ -464,11 +465,9 @@ impl McpHttpService {
         // The per-connection slot first: it has no side effects, while a
         // full server may evict another client's call to make room.
         let local = match &self.conn.limit {
-            Some(limit) => Some(
-                Arc::clone(limit)
-                    .try_acquire_owned()
-                    .map_err(|_| busy(self.shared.options.max_requests_per_connection))?,
-            ),
+            Some(limit) => Some(Arc::clone(limit).try_acquire_owned().map_err(|_| {
+                too_many_in_flight(self.shared.options.max_requests_per_connection)
+            })?),
             None => None,
         };
         let holder = match principal {

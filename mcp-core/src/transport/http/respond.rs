@@ -6,16 +6,9 @@ use hyper::{Response, StatusCode};
 use serde_json::json;
 
 use super::sse::McpBody;
-use crate::protocol::{ErrorCode, ErrorObject};
+use crate::protocol::ErrorCode;
 use crate::server::Response as Replies;
 use serde::Serialize;
-
-pub(super) fn busy(max: usize) -> ErrorObject {
-    ErrorObject::new(
-        ErrorCode::SERVER_BUSY,
-        format!("Too many requests in flight (max {max}); retry later"),
-    )
-}
 
 pub(super) fn close_after(response: &mut Response<McpBody>) {
     response.headers_mut().insert(

@@ -58,7 +58,6 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, Headers};
-use crate::protocol::{ErrorCode, ErrorObject};
 use crate::server::{InflightLimit, McpServer};
 use crate::session::Session;
 
@@ -375,12 +374,7 @@ where
     ctx.extensions = options.extensions.clone();
     // Shared by every request of the connection (no copy per request).
     let ctx = Arc::new(ctx);
-    let admit = InflightLimit::new(options.max_concurrent_requests, |max| {
-        ErrorObject::new(
-            ErrorCode::SERVER_BUSY,
-            format!("Too many requests in flight (max {max}); retry later"),
-        )
-    });
+    let admit = InflightLimit::new(options.max_concurrent_requests);
     let mut tasks = JoinSet::new();
     let drain_over = CancelToken::new();
     let mut lines = LineReader::new(reader, options.max_line_length);
