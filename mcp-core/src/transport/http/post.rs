@@ -33,8 +33,7 @@ use crate::context::{CallContext, CallHeaders, Outbound};
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{ErrorCode, ErrorObject};
 use crate::server::{
-    too_many_in_flight, Admission, Admit, Frame, PendingCall, Response as Replies, Started,
-    Unpolled,
+    too_many_in_flight, Admission, Admit, Frame, Response as Replies, Started, Unpolled,
 };
 use crate::session::Session;
 
@@ -60,6 +59,16 @@ impl McpHttpService {
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
+        // The body is in: from here to a handler's first poll nothing
+        // waits, so one yield here guards that poll (see
+        // `on_multi_thread_runtime`), for batches and notifications too.
+        // Taken before `begin`, not after it, so that nothing this POST
+        // allocates is held across it: at 16 connections per worker, what a
+        // request holds while queued behind the others (its session, context,
+        // token and boxed call) is what overflowed glibc's per-thread cache.
+        if on_multi_thread_runtime() {
+            yield_behind_lifo().await;
+        }
         // Everything up to the call's first poll is synchronous, in a
         // function of its own: its locals (the parsed payload, the context,
         // the call) never take room in this future, which every POST boxes.
@@ -76,9 +85,8 @@ impl McpHttpService {
         // before their reply: answer those right here, with no task, channel
         // hop or event. The rest go on below.
         let started = match pending {
-            // No handler runs: nothing to yield for.
             Unpolled::Answered(reply) => Started::Done(reply),
-            Unpolled::Run(pending) => first_poll(pending).await,
+            Unpolled::Run(pending) => pending.first_poll().await,
         };
         let work = match started {
             Started::Done(Some(reply))
@@ -523,18 +531,14 @@ enum Other {
     Later(Box<Rest>),
 }
 
-/// A call's first poll, here. On a multi-threaded runtime, a handler that
-/// blocks its thread in this poll would strand whatever waits in this
-/// worker's LIFO slot (tokio never steals it; often the accept loop, so
-/// every other connection stalls): the call yields once first, so that task
-/// runs before the handler does.
-async fn first_poll(pending: PendingCall) -> Started {
-    if tokio::runtime::Handle::try_current()
+/// Whether this task runs on a multi-threaded runtime. There, a handler
+/// that blocks its thread in its first poll would strand whatever waits in
+/// this worker's LIFO slot (tokio never steals it; often the accept loop, so
+/// every other connection stalls): a POST yields once after its body is read,
+/// so that task runs before any handler does.
+fn on_multi_thread_runtime() -> bool {
+    tokio::runtime::Handle::try_current()
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
-    {
-        yield_behind_lifo().await;
-    }
-    pending.first_poll().await
 }
 
 /// Pending once, having woken its own task: tokio queues a task that wakes
