@@ -21,6 +21,7 @@ use super::body::read_body;
 use super::fair::Holder;
 use super::modern::{self};
 use super::names::{accepts_sse, check_protocol_version, collect_headers, is_json, SESSION_NAME};
+use super::options::HttpOptions;
 use super::outbound::{DisconnectGuard, EndsWithRequest, SessionOutbound, StreamOutbound};
 use super::post_rest::{Admitted, Posted, Rest, Work};
 use super::queue::LazyStream;
@@ -55,20 +56,10 @@ impl McpHttpService {
                 "Unsupported Media Type: POST a JSON-RPC message as application/json",
             );
         }
-        let bytes = match read_body(body, &parts.headers, &self.shared.options).await {
+        let bytes = match read_then_yield(body, &parts.headers, &self.shared.options).await {
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
-        // The body is in: from here to a handler's first poll nothing
-        // waits, so one yield here guards that poll (see
-        // `on_multi_thread_runtime`), for batches and notifications too.
-        // Taken before `begin`, not after it, so that nothing this POST
-        // allocates is held across it: at 16 connections per worker, what a
-        // request holds while queued behind the others (its session, context,
-        // token and boxed call) is what overflowed glibc's per-thread cache.
-        if on_multi_thread_runtime() {
-            yield_behind_lifo().await;
-        }
         // Everything up to the call's first poll is synchronous, in a
         // function of its own: its locals (the parsed payload, the context,
         // the call) never take room in this future, which every POST boxes.
@@ -529,6 +520,31 @@ enum Other {
     Notice(Notice, bool),
     /// A batch: run in [`McpHttpService::post_rest`].
     Later(Box<Rest>),
+}
+
+/// The body, read in full, and then one yield on a multi-threaded runtime
+/// (see [`on_multi_thread_runtime`]): from there to a handler's first poll
+/// nothing waits, so that yield guards the poll, for batches and
+/// notifications too. It comes before `begin`, not after it, so that nothing
+/// the POST allocates is held across it: at 16 connections per worker, what a
+/// request held while queued behind the others (its session, context, token
+/// and boxed call) overflowed glibc's per-thread cache. A function of its
+/// own, so that the body held across the yield takes no room of its own in
+/// `post`'s future.
+async fn read_then_yield<B>(
+    body: B,
+    headers: &HeaderMap,
+    opts: &HttpOptions,
+) -> Result<Bytes, Response<McpBody>>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+{
+    let bytes = read_body(body, headers, opts).await?;
+    if on_multi_thread_runtime() {
+        yield_behind_lifo().await;
+    }
+    Ok(bytes)
 }
 
 /// Whether this task runs on a multi-threaded runtime. There, a handler
