@@ -1,7 +1,8 @@
 //! Stage 3, admission: whether one more request may run now. A transport
 //! gives [`McpServer::accept`](crate::McpServer::accept) an [`Admit`]
-//! closure; the crate's stdio transport counts its requests with an
-//! [`InflightLimit`] instead, which costs no allocation and no lock.
+//! closure; the crate's stdio transport counts its requests, and its HTTP
+//! transport each connection's, with an [`InflightLimit`] instead, which
+//! costs no allocation and no lock.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -71,7 +71,7 @@ use outcome::{Answer, Outcome};
 
 #[cfg(feature = "http")]
 pub(crate) use access::{insufficient as insufficient_scope, subject as scoped_subject};
-pub(crate) use admission::{too_many_in_flight, InflightLimit};
+pub(crate) use admission::{too_many_in_flight, Admits, InflightLimit, LimitGuard};
 pub use admission::{Admission, Admit};
 pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use decode::{parse_payload, Frame};

@@ -8,7 +8,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::task::Poll;
 
 use bytes::Bytes;
 use http_body::Body;
@@ -21,7 +20,6 @@ use super::body::read_body;
 use super::fair::Holder;
 use super::modern::{self};
 use super::names::{accepts_sse, check_protocol_version, collect_headers, is_json, SESSION_NAME};
-use super::options::HttpOptions;
 use super::outbound::{DisconnectGuard, EndsWithRequest, SessionOutbound, StreamOutbound};
 use super::post_rest::{Admitted, Posted, Rest, Work};
 use super::queue::LazyStream;
@@ -29,13 +27,12 @@ use super::respond::{error_response, json_response, replies_response, reply_stat
 use super::service::McpHttpService;
 use super::sessions::TooMany;
 use super::sse::McpBody;
+use super::stall;
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, CallHeaders, Outbound};
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{ErrorCode, ErrorObject};
-use crate::server::{
-    too_many_in_flight, Admission, Admit, Frame, Response as Replies, Started, Unpolled,
-};
+use crate::server::{Admission, Admit, Admits, Frame, Response as Replies, Started, Unpolled};
 use crate::session::Session;
 
 impl McpHttpService {
@@ -56,7 +53,7 @@ impl McpHttpService {
                 "Unsupported Media Type: POST a JSON-RPC message as application/json",
             );
         }
-        let bytes = match read_then_yield(body, &parts.headers, &self.shared.options).await {
+        let bytes = match read_body(body, &parts.headers, &self.shared.options).await {
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
@@ -70,14 +67,17 @@ impl McpHttpService {
             Ok(Next::One(pending, admission, posted)) => (pending, admission, posted),
             // One await for both: what `begin` returned is then held in one
             // state of this future only.
-            Ok(Next::Other(other)) => return self.elsewhere(other, activity).await,
+            // Batches and notifications may run handlers too: watched.
+            Ok(Next::Other(other)) => return stall::watched(self.elsewhere(other, activity)).await,
         };
         // Most calls finish on their first poll without a word to the client
         // before their reply: answer those right here, with no task, channel
         // hop or event. The rest go on below.
         let started = match pending {
             Unpolled::Answered(reply) => Started::Done(reply),
-            Unpolled::Run(pending) => pending.first_poll().await,
+            // Watched: a handler that blocks its worker gets another one
+            // woken to serve the other connections (see `stall`).
+            Unpolled::Run(pending) => stall::watched(pending.first_poll()).await,
         };
         let work = match started {
             Started::Done(Some(reply))
@@ -110,12 +110,12 @@ impl McpHttpService {
         };
         // The rest (a call still running, one that talked) is boxed: its
         // future would otherwise weigh on every POST's.
-        Box::pin(self.post_rest(Rest {
+        Box::pin(stall::watched(self.post_rest(Rest {
             work,
             admission,
             posted,
             activity,
-        }))
+        })))
         .await
     }
 
@@ -464,9 +464,7 @@ impl McpHttpService {
         // The per-connection slot first: it has no side effects, while a
         // full server may evict another client's call to make room.
         let local = match &self.conn.limit {
-            Some(limit) => Some(Arc::clone(limit).try_acquire_owned().map_err(|_| {
-                too_many_in_flight(self.shared.options.max_requests_per_connection)
-            })?),
+            Some(limit) => Some(limit.admit()?),
             None => None,
         };
         let holder = match principal {
@@ -520,57 +518,4 @@ enum Other {
     Notice(Notice, bool),
     /// A batch: run in [`McpHttpService::post_rest`].
     Later(Box<Rest>),
-}
-
-/// The body, read in full, and then one yield on a multi-threaded runtime
-/// (see [`on_multi_thread_runtime`]): from there to a handler's first poll
-/// nothing waits, so that yield guards the poll, for batches and
-/// notifications too. It comes before `begin`, not after it, so that nothing
-/// the POST allocates is held across it: at 16 connections per worker, what a
-/// request held while queued behind the others (its session, context, token
-/// and boxed call) overflowed glibc's per-thread cache. A function of its
-/// own, so that the body held across the yield takes no room of its own in
-/// `post`'s future.
-async fn read_then_yield<B>(
-    body: B,
-    headers: &HeaderMap,
-    opts: &HttpOptions,
-) -> Result<Bytes, Response<McpBody>>
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-{
-    let bytes = read_body(body, headers, opts).await?;
-    if on_multi_thread_runtime() {
-        yield_behind_lifo().await;
-    }
-    Ok(bytes)
-}
-
-/// Whether this task runs on a multi-threaded runtime. There, a handler
-/// that blocks its thread in its first poll would strand whatever waits in
-/// this worker's LIFO slot (tokio never steals it; often the accept loop, so
-/// every other connection stalls): a POST yields once after its body is read,
-/// so that task runs before any handler does.
-fn on_multi_thread_runtime() -> bool {
-    tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
-}
-
-/// Pending once, having woken its own task: tokio queues a task that wakes
-/// itself while it runs at the back of its worker's run queue (where another
-/// worker may steal it) and runs the LIFO slot's task first. Unlike
-/// `tokio::task::yield_now`, which holds the wake-up back until the worker
-/// next polls its I/O driver, no trip through the driver (BENCHMARKS.md).
-async fn yield_behind_lifo() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if std::mem::replace(&mut yielded, true) {
-            Poll::Ready(())
-        } else {
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
-    })
-    .await;
 }

@@ -17,7 +17,6 @@ use http_body::Body;
 use hyper::header::HeaderValue as HttpHeaderValue;
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
-use tokio::sync::Semaphore;
 
 use super::activity::{Activity, ActivityGuard, Counted, Tracker};
 use super::fair::FairShare;
@@ -32,7 +31,7 @@ use super::sessions::{default_principal, SessionEntry, SessionTable};
 use super::sse::{Hold, McpBody};
 use crate::cancel::CancelToken;
 use crate::protocol::ErrorCode;
-use crate::server::McpServer;
+use crate::server::{InflightLimit, McpServer};
 
 /// The MCP endpoint as a service: guard, authorization, routing, sessions,
 /// body limits and Streamable HTTP responses. Cheap to clone.
@@ -70,7 +69,8 @@ pub(super) struct ConnState {
     /// This connection as a holder of call slots (0: not per connection).
     pub(super) id: u64,
     pub(super) remote: Option<Arc<str>>,
-    pub(super) limit: Option<Arc<Semaphore>>,
+    /// The per-connection limit on requests in flight.
+    pub(super) limit: Option<InflightLimit>,
     pub(super) activity: Option<Arc<Activity>>,
 }
 
@@ -130,9 +130,9 @@ impl McpHttpService {
             conn: ConnState {
                 id: super::fair::next_connection_id(),
                 remote: remote.map(|a| Arc::from(a.to_string())),
-                limit: Some(Arc::new(Semaphore::new(
+                limit: Some(InflightLimit::new(
                     self.shared.options.max_requests_per_connection.max(1),
-                ))),
+                )),
                 activity: None,
             },
         }
