@@ -88,6 +88,7 @@ impl Session {
     /// HTTP POST that is not a batch): its id is not entered in the
     /// in-flight table, since no `notifications/cancelled` can arrive in
     /// it and no other request can reuse the id.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn single_request() -> Self {
         // Not `Inner { single_request: true, ..Default::default() }`: with
         // the `metrics` feature `Inner` has a `Drop`, which forbids that.
@@ -127,6 +128,7 @@ impl Session {
 
     /// Installs the hook told of changes to what a session store keeps
     /// (the first one installed stays).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn on_change(&self, hook: Arc<dyn Fn() + Send + Sync>) {
         let _ = self.inner.on_change.set(hook);
     }
@@ -252,6 +254,7 @@ impl Session {
     }
 
     /// True once [`mark_registered`](Self::mark_registered) was called.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn has_registered(&self) -> bool {
         self.inner.registered.load(Ordering::Acquire)
     }

@@ -64,11 +64,13 @@ impl HeaderSource for Ready {
     }
 }
 
+#[cfg(feature = "http")]
 struct Lazy<F> {
     ready: std::sync::OnceLock<Headers>,
     build: F,
 }
 
+#[cfg(feature = "http")]
 impl<F: Fn() -> Headers + Send + Sync> HeaderSource for Lazy<F> {
     fn headers(&self) -> &Headers {
         self.ready.get_or_init(&self.build)
@@ -77,6 +79,7 @@ impl<F: Fn() -> Headers + Send + Sync> HeaderSource for Lazy<F> {
 
 impl CallHeaders {
     /// Headers converted on first use by `build`.
+    #[cfg(feature = "http")]
     pub(crate) fn lazy(build: impl Fn() -> Headers + Send + Sync + 'static) -> Self {
         Self(Some(Arc::new(Lazy {
             ready: std::sync::OnceLock::new(),

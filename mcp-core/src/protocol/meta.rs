@@ -87,12 +87,14 @@ pub fn modern_claim(params: &Map<String, Value>) -> Option<Result<ModernMeta, Er
 #[derive(Debug, Clone)]
 pub(crate) struct MetaClaim {
     /// `_meta["io.modelcontextprotocol/protocolVersion"]` as sent.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) version: ClaimedVersion,
     /// What [`modern_claim`] would have answered.
     pub(crate) meta: Result<ModernMeta, ErrorObject>,
 }
 
-/// The protocol version a `_meta` claims.
+/// The protocol version a `_meta` claims (read by the HTTP transport).
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 #[derive(Debug, Clone)]
 pub(crate) enum ClaimedVersion {
     /// One this crate serves (no copy of the text is kept).
@@ -103,6 +105,7 @@ pub(crate) enum ClaimedVersion {
 
 impl ClaimedVersion {
     /// The version, when it is a string.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Self::Supported(v) => Some(v),

@@ -206,6 +206,7 @@ impl McpServer {
     /// the crate's own transports: a prepared call goes straight into its
     /// boxed future, without being moved through a [`Call`] first (it is
     /// a few hundred bytes, and every move is a copy).
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
     pub(crate) fn accept_unpolled<A: Admits>(
         &self,
         frame: Frame,

@@ -200,6 +200,7 @@ impl Subscriptions {
     }
 
     /// The URIs of `session`'s legacy subscriptions (a session store keeps them).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn legacy_uris(&self, session: &Session) -> Vec<String> {
         self.with(|subs| {
             subs.iter()

@@ -71,11 +71,15 @@ use outcome::{Answer, Outcome};
 
 #[cfg(feature = "http")]
 pub(crate) use access::{insufficient as insufficient_scope, subject as scoped_subject};
-pub(crate) use admission::{too_many_in_flight, Admits, InflightLimit, LimitGuard};
+#[cfg(any(feature = "stdio", feature = "http"))]
+pub(crate) use admission::InflightLimit;
+#[cfg(feature = "http")]
+pub(crate) use admission::{too_many_in_flight, Admits, LimitGuard};
 pub use admission::{Admission, Admit};
 pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use decode::{parse_payload, Frame};
 pub use encode::Response;
+#[cfg(any(feature = "stdio", feature = "http"))]
 pub(crate) use entry::Unpolled;
 pub use entry::{Call, PendingCall, Started};
 pub use features::{CompletionRequest, DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION};

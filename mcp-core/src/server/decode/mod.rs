@@ -170,6 +170,7 @@ impl Frame {
     /// The protocol version a single message claims in its `_meta` (a
     /// 2026-07-28 request): `Some` when it carries one, holding the version
     /// when it is a string.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn claimed_version(&self) -> Option<Option<&str>> {
         self.0.claimed_version()
     }
@@ -326,6 +327,7 @@ impl Incoming {
     /// The claim of a 2026-07-28 request: `Some` when `_meta` carries
     /// `io.modelcontextprotocol/protocolVersion`, holding the version when
     /// it is a string.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn claimed_version(&self) -> Option<Option<&str>> {
         fn in_params(params: Option<&Map<String, Value>>) -> Option<Option<&str>> {
             let claim = params?
