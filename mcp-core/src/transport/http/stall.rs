@@ -32,7 +32,7 @@ use tokio::runtime::{Handle, RuntimeFlavor};
 
 /// How often the watchdog looks at the workers: a blocked worker is noticed
 /// after two to three ticks.
-pub(crate) const TICK: Duration = Duration::from_millis(5);
+const TICK: Duration = Duration::from_millis(5);
 
 /// The watchdog's tick count (never 0, which marks a worker idle).
 static EPOCH: AtomicU64 = AtomicU64::new(1);
@@ -117,11 +117,10 @@ fn register() -> Option<Arc<Worker>> {
         since: AtomicU64::new(0),
         runtime,
     });
-    {
-        let mut workers = WORKERS.lock().unwrap_or_else(PoisonError::into_inner);
-        workers.retain(|w| w.strong_count() > 0);
-        workers.push(Arc::downgrade(&worker));
-    }
+    WORKERS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(Arc::downgrade(&worker));
     WATCHDOG.call_once(|| {
         // Without the thread nothing is guarded, but nothing breaks either.
         let spawned = std::thread::Builder::new()
@@ -135,30 +134,38 @@ fn register() -> Option<Arc<Worker>> {
 }
 
 /// The watchdog: every tick, nudges the runtime of each worker whose
-/// watched poll began two ticks ago or earlier, once per poll.
+/// watched poll began two ticks ago or earlier, once per poll, and forgets
+/// the workers whose threads ended.
 fn watch() {
     loop {
         std::thread::sleep(TICK);
         let now = EPOCH.fetch_add(1, Ordering::Relaxed) + 1;
-        let workers: Vec<Arc<Worker>> = WORKERS
+        WORKERS
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .filter_map(Weak::upgrade)
-            .collect();
-        for worker in workers {
-            let since = worker.since.load(Ordering::Relaxed);
-            if overdue(since, now)
-                && worker
-                    .since
-                    .compare_exchange(since, since | NUDGED, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-            {
-                // Spawned from outside the runtime: queued for any worker,
-                // and a parked one is woken to run it.
-                drop(worker.runtime.spawn(async {}));
-            }
-        }
+            .retain(|worker| {
+                let Some(worker) = worker.upgrade() else {
+                    return false;
+                };
+                let since = worker.since.load(Ordering::Relaxed);
+                let claimed = || {
+                    worker
+                        .since
+                        .compare_exchange(
+                            since,
+                            since | NUDGED,
+                            Ordering::Relaxed,
+                            Ordering::Relaxed,
+                        )
+                        .is_ok()
+                };
+                if overdue(since, now) && claimed() {
+                    // Spawned from outside the runtime: queued for any
+                    // worker, and a parked one is woken to run it.
+                    drop(worker.runtime.spawn(async {}));
+                }
+                true
+            });
     }
 }
 
