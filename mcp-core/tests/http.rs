@@ -851,6 +851,48 @@ async fn headers_that_never_finish_are_dropped() {
 }
 
 #[tokio::test]
+async fn a_head_trickled_forever_is_dropped_even_with_a_long_keep_alive() {
+    // Keep-alive far beyond the hang guard: only the header-read limit can
+    // end this connection, and the client keeps sending bytes all along.
+    let f = Fixture::start(
+        HttpOptions::stateless()
+            .keep_alive_timeout(Duration::from_secs(600))
+            .header_read_timeout(Duration::from_millis(300)),
+    )
+    .await;
+    let loris = TcpStream::connect(f.addr()).await.expect("connect");
+    let (mut rd, mut wr) = loris.into_split();
+    let trickle = tokio::spawn(async move {
+        wr.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .await
+            .expect("head start");
+        let mut sent = 0usize;
+        while wr.write_all(b"X-Slow: 1\r\n").await.is_ok() {
+            sent += 1;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        sent
+    });
+    let mut buf = Vec::new();
+    let _ = guard("trickled head dropped", rd.read_to_end(&mut buf)).await;
+    assert!(
+        buf.is_empty() || buf.starts_with(b"HTTP/1.1 408"),
+        "unexpected bytes: {:?}",
+        String::from_utf8_lossy(&buf)
+    );
+    // Its writes then fail: the server closed the socket, not just stopped reading.
+    let sent = guard("trickle ends", trickle).await.expect("trickle task");
+    assert!(
+        sent > 0,
+        "the client sent header lines before it was dropped"
+    );
+    // Other clients are served all along.
+    let r = post(f.addr(), &[], &call(1, "echo", json!({"text": "served"}))).await;
+    assert_eq!(tool_text(&r.json()), "served");
+    f.handle.close().await;
+}
+
+#[tokio::test]
 async fn idle_keep_alive_connections_are_closed() {
     let f = Fixture::start(HttpOptions::stateless().keep_alive_timeout(Duration::from_millis(200)))
         .await;

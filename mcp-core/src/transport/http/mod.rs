@@ -136,6 +136,7 @@ mod conns;
 mod fair;
 mod guard;
 mod halfclose;
+mod lifetime;
 mod modern;
 mod names;
 #[cfg(feature = "auth")]

@@ -163,8 +163,10 @@ pub struct HttpOptions {
     /// [`session_store`](Self::session_store).
     pub session_store: Option<Arc<dyn super::SessionStore>>,
     /// How long a client may take to send a request's headers (default 10 s).
-    /// hyper starts this clock whenever a connection waits for its next
-    /// request, so it also bounds how long a keep-alive connection may idle.
+    /// The clock runs whenever the connection has no request in flight (from
+    /// its accept, and from each response handed over); when it runs out the
+    /// connection is dropped, whatever it was doing. It therefore also bounds
+    /// how long a connection may idle, even one already shutting down.
     pub header_read_timeout: Duration,
     /// How long a client may take to send a request body (default 30 s);
     /// past it the request is answered 408 and the connection closed.

@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::activity::Activity;
 use super::conns::{ConnSlot, ConnTable};
 use super::halfclose::ConnIo;
+use super::lifetime::{self, IdleLimits};
 use super::options::HttpOptions;
 use super::service::McpHttpService;
 use crate::cancel::CancelToken;
@@ -237,41 +238,16 @@ async fn serve_connection(
     let service = service
         .for_connection(Some(peer))
         .with_activity(Arc::clone(&activity));
-    let keep_alive = service.shared().options.keep_alive_timeout;
+    let opts = &service.shared().options;
+    let limits = IdleLimits {
+        keep_alive: opts.keep_alive_timeout,
+        header_read: opts.header_read_timeout,
+    };
+    // No hyper timer: the idle clock in `lifetime` enforces the header-read
+    // deadline without per-request timer work.
     let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(service.shared().options.header_read_timeout)
-        .keep_alive(true)
-        .max_buf_size(64 * 1024);
+    builder.keep_alive(true).max_buf_size(64 * 1024);
     let io = ConnIo::new(stream, Arc::clone(&activity.answer));
     let conn = builder.serve_connection(TokioIo::new(io), service);
-    tokio::pin!(conn);
-    let mut shutting_down = false;
-    loop {
-        let next_check = match activity.idle_for() {
-            None => keep_alive,
-            Some(idle) => keep_alive.saturating_sub(idle),
-        }
-        .max(Duration::from_millis(1));
-        // In order, the connection first: no random draw at each wake-up,
-        // and the rare branches are read only while it is pending.
-        tokio::select! {
-            biased;
-            _ = conn.as_mut() => break,
-            // Dropping the connection closes its socket and drops what it
-            // was serving (an overrun event stream, its call cancelled).
-            () = activity.killed.cancelled() => break,
-            () = closing.cancelled(), if !shutting_down => {
-                conn.as_mut().graceful_shutdown();
-                shutting_down = true;
-            }
-            () = tokio::time::sleep(next_check), if !shutting_down => {
-                if activity.idle_for().is_some_and(|idle| idle >= keep_alive) {
-                    conn.as_mut().graceful_shutdown();
-                    shutting_down = true;
-                }
-            }
-        }
-    }
+    lifetime::serve(conn, &activity, &closing, limits).await;
 }
