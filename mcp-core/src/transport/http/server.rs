@@ -15,7 +15,7 @@ use super::conns::{ConnSlot, ConnTable};
 use super::halfclose::ConnIo;
 use super::lifetime::{self, IdleLimits};
 use super::options::HttpOptions;
-use super::service::McpHttpService;
+use super::service::{ConnService, McpHttpService};
 use crate::cancel::CancelToken;
 use crate::server::McpServer;
 
@@ -248,6 +248,6 @@ async fn serve_connection(
     let mut builder = http1::Builder::new();
     builder.keep_alive(true).max_buf_size(64 * 1024);
     let io = ConnIo::new(stream, Arc::clone(&activity.answer));
-    let conn = builder.serve_connection(TokioIo::new(io), service);
+    let conn = builder.serve_connection(TokioIo::new(io), ConnService(Arc::new(service)));
     lifetime::serve(conn, &activity, &closing, limits).await;
 }

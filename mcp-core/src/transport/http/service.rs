@@ -342,11 +342,7 @@ impl McpHttpService {
         B: Body + Send + 'static,
         B::Data: Send,
     {
-        self.dispatched(&req);
-        let this = self.clone();
-        let (parts, body) = req.into_parts();
-        let parts = Box::new(parts);
-        Box::pin(async move { Ok(this.respond(parts, body).await) })
+        respond_owned(self.clone(), req)
     }
 
     /// What sharing sessions through a store needs, when one is set.
@@ -488,6 +484,60 @@ type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infa
 /// (or by the resource server, from the token).
 #[derive(Clone)]
 pub(super) struct Principal(pub(super) Option<Arc<str>>);
+
+/// What a response future owns to reach its service: a clone of it, or a
+/// connection's shared handle.
+trait ServiceOwner: Send + Sync + 'static {
+    fn service(&self) -> &McpHttpService;
+}
+
+impl ServiceOwner for McpHttpService {
+    fn service(&self) -> &McpHttpService {
+        self
+    }
+}
+
+impl ServiceOwner for Arc<McpHttpService> {
+    fn service(&self) -> &McpHttpService {
+        self
+    }
+}
+
+/// The response future for `req`, holding `owner`.
+fn respond_owned<O, B>(owner: O, req: Request<B>) -> ResponseFuture
+where
+    O: ServiceOwner,
+    B: Body + Send + 'static,
+    B::Data: Send,
+{
+    owner.service().dispatched(&req);
+    let (parts, body) = req.into_parts();
+    let parts = Box::new(parts);
+    Box::pin(async move { Ok(owner.service().respond(parts, body).await) })
+}
+
+/// One accepted connection's service, as [`serve_http`](super::serve_http)
+/// hands it to hyper. Each request's future holds one more reference to
+/// this connection's handle, where a clone of [`McpHttpService`] would
+/// count one more on the server-wide state that every connection's
+/// requests share (a cache line bounced between cores on every request)
+/// and one on each per-connection part.
+#[derive(Clone)]
+pub(super) struct ConnService(pub(super) Arc<McpHttpService>);
+
+impl<B> hyper::service::Service<Request<B>> for ConnService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn call(&self, req: Request<B>) -> Self::Future {
+        respond_owned(Arc::clone(&self.0), req)
+    }
+}
 
 impl<B> hyper::service::Service<Request<B>> for McpHttpService
 where
