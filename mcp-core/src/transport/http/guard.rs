@@ -3,7 +3,9 @@
 use std::borrow::Cow;
 use std::net::IpAddr;
 
-use hyper::header::{HOST, ORIGIN};
+use std::sync::OnceLock;
+
+use hyper::header::{HeaderValue, HOST, ORIGIN};
 use hyper::http::request::Parts;
 
 use super::options::HttpOptions;
@@ -19,6 +21,25 @@ pub(crate) struct Guard {
     /// [`HttpOptions::allowed_origins`] trimmed, without trailing `/`,
     /// lower-cased.
     origins: Vec<String>,
+}
+
+/// The `Host` and `Origin` values, as sent, of the first request a
+/// [`Guard`] accepted through one connection (see [`Guard::allows`]). The
+/// verdict depends on those bytes and the guard alone, so a request with the
+/// same ones gets the same answer.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Seen(OnceLock<(HeaderValue, Option<HeaderValue>)>);
+
+impl Seen {
+    fn matches(&self, host: &HeaderValue, origin: Option<&HeaderValue>) -> bool {
+        self.0
+            .get()
+            .is_some_and(|(h, o)| h == host && o.as_ref() == origin)
+    }
+
+    fn remember(&self, host: &HeaderValue, origin: Option<&HeaderValue>) {
+        let _ = self.0.set((host.clone(), origin.cloned()));
+    }
 }
 
 impl Guard {
@@ -39,39 +60,38 @@ impl Guard {
     }
 
     /// True when the request may go on to authorization and routing.
-    pub(crate) fn allows(&self, options: &HttpOptions, parts: &Parts) -> bool {
+    /// `seen` remembers the `Host` and `Origin` of a request accepted on the
+    /// same connection: a later one sending the same bytes (every request
+    /// of a well-behaved client) is accepted without parsing them again.
+    pub(crate) fn allows(&self, options: &HttpOptions, parts: &Parts, seen: &Seen) -> bool {
         // The first value of a header, and whether it was repeated.
         let first = |name| {
-            let mut values = parts
-                .headers
-                .get_all(name)
-                .iter()
-                .map(|v| v.to_str().unwrap_or("\u{fffd}"));
+            let mut values = parts.headers.get_all(name).iter();
             (values.next(), values.next().is_some())
         };
         let (origin, many_origins) = first(ORIGIN);
         let (host, many_hosts) = first(HOST);
         if let Some(check) = &options.allow_request {
-            return check(origin, host, parts);
+            return check(origin.map(text), host.map(text), parts);
         }
-        // Exactly one Host header (HTTP/1.1 requires it), naming an accepted host.
-        let (Some(host), false) = (host, many_hosts) else {
+        // Exactly one Host header (HTTP/1.1 requires it), naming an accepted
+        // host, and at most one Origin.
+        let (Some(host), false, false) = (host, many_hosts, many_origins) else {
             return false;
         };
-        if !self.host_allowed(host) {
-            return false;
+        // An absolute-form request target carries its own authority; it
+        // must pass too (and such requests are not remembered).
+        let authority = parts.uri.authority();
+        if authority.is_none() && seen.matches(host, origin) {
+            return true;
         }
-        // An absolute-form request target carries its own authority; it must pass too.
-        if let Some(authority) = parts.uri.authority() {
-            if !self.host_allowed(authority.as_str()) {
-                return false;
-            }
+        let allowed = self.host_allowed(text(host))
+            && authority.is_none_or(|a| self.host_allowed(a.as_str()))
+            && origin.is_none_or(|o| self.origin_allowed(text(o)));
+        if allowed && authority.is_none() {
+            seen.remember(host, origin);
         }
-        match (origin, many_origins) {
-            (None, _) => true,
-            (Some(origin), false) => self.origin_allowed(origin),
-            (Some(_), true) => false,
-        }
+        allowed
     }
 
     fn host_allowed(&self, host: &str) -> bool {
@@ -99,6 +119,12 @@ impl Guard {
         }
         hostname_of(rest).is_some_and(|name| is_loopback_name(&name))
     }
+}
+
+/// A header value as text; invalid bytes read as a replacement character
+/// (which no accepted host or origin contains).
+fn text(value: &HeaderValue) -> &str {
+    value.to_str().unwrap_or("\u{fffd}")
 }
 
 /// The lower-cased host name of a `Host` value or authority, without port
@@ -236,7 +262,8 @@ mod tests {
     #[test]
     fn guard_rules() {
         let o = HttpOptions::default();
-        let allowed = |o: &HttpOptions, parts: &Parts| Guard::new(o).allows(o, parts);
+        let allowed =
+            |o: &HttpOptions, parts: &Parts| Guard::new(o).allows(o, parts, &Seen::default());
         assert!(allowed(&o, &parts(&[("host", "127.0.0.1:9")])));
         assert!(allowed(
             &o,
@@ -268,5 +295,47 @@ mod tests {
         ));
         let open = HttpOptions::default().allow_request(|_, _, _| true);
         assert!(allowed(&open, &parts(&[("host", "evil.example.com")])));
+    }
+
+    #[test]
+    fn a_connection_remembers_only_what_it_accepted() {
+        let o = HttpOptions::default();
+        let g = Guard::new(&o);
+        let seen = Seen::default();
+        let local = parts(&[("host", "127.0.0.1:9"), ("origin", "http://localhost:3")]);
+        assert!(g.allows(&o, &local, &seen));
+        assert!(seen.0.get().is_some(), "the accepted pair is remembered");
+        // The same bytes pass again; anything else is judged afresh.
+        assert!(g.allows(&o, &local, &seen));
+        assert!(!g.allows(&o, &parts(&[("host", "evil.example.com")]), &seen));
+        assert!(!g.allows(
+            &o,
+            &parts(&[
+                ("host", "127.0.0.1:9"),
+                ("origin", "http://evil.example.com")
+            ]),
+            &seen
+        ));
+        assert!(!g.allows(
+            &o,
+            &parts(&[("host", "127.0.0.1:9"), ("host", "127.0.0.1:9")]),
+            &seen
+        ));
+        // A refused request is never remembered.
+        let fresh = Seen::default();
+        assert!(!g.allows(&o, &parts(&[("host", "evil.example.com")]), &fresh));
+        assert!(fresh.0.get().is_none());
+        // An absolute-form target is checked each time and not remembered.
+        let absolute = hyper::Request::builder()
+            .uri("http://evil.example.com/mcp")
+            .header("host", "127.0.0.1:9")
+            .body(())
+            .expect("valid request")
+            .into_parts()
+            .0;
+        let other = Seen::default();
+        assert!(!g.allows(&o, &absolute, &other));
+        assert!(!g.allows(&o, &absolute, &seen));
+        assert!(other.0.get().is_none());
     }
 }

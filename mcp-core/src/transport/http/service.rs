@@ -72,6 +72,8 @@ pub(super) struct ConnState {
     /// The per-connection limit on requests in flight.
     pub(super) limit: Option<InflightLimit>,
     pub(super) activity: Option<Arc<Activity>>,
+    /// The `Host`/`Origin` the guard last accepted here.
+    pub(super) seen: guard::Seen,
 }
 
 pub(crate) struct Shared {
@@ -134,6 +136,7 @@ impl McpHttpService {
                     self.shared.options.max_requests_per_connection.max(1),
                 )),
                 activity: None,
+                seen: guard::Seen::default(),
             },
         }
     }
@@ -190,7 +193,11 @@ impl McpHttpService {
             }
         }
         let allowed = matches!(
-            catch_unwind(AssertUnwindSafe(|| self.shared.guard.allows(opts, &parts))),
+            catch_unwind(AssertUnwindSafe(|| self.shared.guard.allows(
+                opts,
+                &parts,
+                &self.conn.seen
+            ))),
             Ok(true)
         );
         if !allowed {
