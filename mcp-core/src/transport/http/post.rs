@@ -467,11 +467,13 @@ impl McpHttpService {
             Some(limit) => Some(limit.admit()?),
             None => None,
         };
-        let holder = match principal {
-            Some(principal) => Holder::Principal(Arc::clone(principal)),
-            None => Holder::Connection(self.conn.id),
+        let slots = &self.shared.slots;
+        let holder = match (principal, &self.conn.ledger) {
+            (Some(principal), _) => Holder::Principal(principal),
+            (None, Some(ledger)) => Holder::Connection(ledger),
+            (None, None) => Holder::Connection(slots.unattributed()),
         };
-        let fair = self.shared.slots.take(holder, signal, batch)?;
+        let fair = slots.take(holder, signal, batch)?;
         Ok(Admitted {
             fair,
             _local: local,

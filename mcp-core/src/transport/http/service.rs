@@ -19,7 +19,7 @@ use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 
 use super::activity::{Activity, ActivityGuard, Counted, Tracker};
-use super::fair::FairShare;
+use super::fair::{FairShare, Ledger};
 use super::guard;
 use super::halfclose::{Handling, StreamPhase};
 use super::modern::ToolHeaders;
@@ -66,8 +66,9 @@ impl std::fmt::Debug for McpHttpService {
 
 #[derive(Clone, Default)]
 pub(super) struct ConnState {
-    /// This connection as a holder of call slots (0: not per connection).
-    pub(super) id: u64,
+    /// This connection's anonymous calls, as a holder of the server-wide
+    /// slots (none: a service not made per connection).
+    pub(super) ledger: Option<Arc<Ledger>>,
     pub(super) remote: Option<Arc<str>>,
     /// The per-connection limit on requests in flight.
     pub(super) limit: Option<InflightLimit>,
@@ -130,7 +131,7 @@ impl McpHttpService {
         Self {
             shared: Arc::clone(&self.shared),
             conn: ConnState {
-                id: super::fair::next_connection_id(),
+                ledger: Some(self.shared.slots.connection()),
                 remote: remote.map(|a| Arc::from(a.to_string())),
                 limit: Some(InflightLimit::new(
                     self.shared.options.max_requests_per_connection.max(1),
