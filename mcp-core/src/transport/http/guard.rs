@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::net::IpAddr;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use hyper::header::{HeaderValue, HOST, ORIGIN};
 use hyper::http::request::Parts;
@@ -27,8 +27,12 @@ pub(crate) struct Guard {
 /// [`Guard`] accepted through one connection (see [`Guard::allows`]). The
 /// verdict depends on those bytes and the guard alone, so a request with the
 /// same ones gets the same answer.
+///
+/// Shared by the clones of one service handle (the verdict is the same for
+/// all of them), and one pointer wide: a service handle is moved into every
+/// request's future.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Seen(OnceLock<(HeaderValue, Option<HeaderValue>)>);
+pub(crate) struct Seen(Arc<OnceLock<(HeaderValue, Option<HeaderValue>)>>);
 
 impl Seen {
     fn matches(&self, host: &HeaderValue, origin: Option<&HeaderValue>) -> bool {
