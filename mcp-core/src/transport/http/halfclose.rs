@@ -70,6 +70,10 @@ pub(crate) struct AnswerPhase {
     /// The streaming answer is a cancelled call's, owed nothing (it only
     /// lingers, see `HttpOptions::cancelled_linger`).
     lingering: AtomicBool,
+    /// The last write to the socket found its buffer full (see `lifetime`:
+    /// a response still going out to a slow reader is not an idle
+    /// connection).
+    write_blocked: AtomicBool,
 }
 
 impl AnswerPhase {
@@ -140,6 +144,17 @@ impl AnswerPhase {
 
     fn state(&self) -> u8 {
         self.state.load(Ordering::Acquire)
+    }
+
+    /// True while hyper waits for the socket to take more of what it writes.
+    pub(crate) fn write_blocked(&self) -> bool {
+        self.write_blocked.load(Ordering::Relaxed)
+    }
+
+    fn wrote(&self, done: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        self.write_blocked
+            .store(done.is_pending(), Ordering::Relaxed);
+        done
     }
 }
 
@@ -285,7 +300,8 @@ impl AsyncWrite for ConnIo {
             std::task::ready!(this.poll_probe(cx))?;
         }
         this.quiet = false;
-        Pin::new(&mut this.stream).poll_write(cx, buf)
+        this.phase
+            .wrote(Pin::new(&mut this.stream).poll_write(cx, buf))
     }
 
     fn poll_write_vectored(
@@ -298,7 +314,8 @@ impl AsyncWrite for ConnIo {
             std::task::ready!(this.poll_probe(cx))?;
         }
         this.quiet = false;
-        Pin::new(&mut this.stream).poll_write_vectored(cx, bufs)
+        this.phase
+            .wrote(Pin::new(&mut this.stream).poll_write_vectored(cx, bufs))
     }
 
     fn is_write_vectored(&self) -> bool {

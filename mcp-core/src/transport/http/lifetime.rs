@@ -6,8 +6,11 @@
 //! over. Past [`keep_alive_timeout`](super::HttpOptions::keep_alive_timeout)
 //! the connection is shut down gracefully (hyper closes it between
 //! requests); past [`header_read_timeout`](super::HttpOptions::header_read_timeout)
-//! it is dropped whatever it is doing, which is what ends a client that
-//! trickles a request head and never finishes it.
+//! it is dropped, which is what ends a client that trickles a request head
+//! and never finishes it. A connection whose response is still going out
+//! (its socket buffer full: a slow reader) is not dropped; like hyper's own
+//! header timer, this limit does not bound how long a response takes to
+//! be read.
 //!
 //! This replaces hyper's own header-read timer, which costs a timer
 //! allocation, a timer-wheel insertion and removal, and clock reads on every
@@ -106,6 +109,7 @@ pub(super) async fn serve<I, S>(
         Verdict::Drop => return,
     };
     let mut timer = pin!(tokio::time::sleep(first));
+
     // The waker the timer was last polled with; while it stays this
     // task's, an unfired timer need not be polled again.
     let mut timer_waker: Option<Waker> = None;
@@ -133,7 +137,10 @@ pub(super) async fn serve<I, S>(
             timer_waker = Some(cx.waker().clone());
             return Poll::Pending;
         }
+        let now = tokio::time::Instant::now();
         let next = match limits.judge(activity.idle_for(), shutting_down) {
+            // A response still going out to a slow reader: not idle.
+            Verdict::Drop if activity.answer.write_blocked() => limits.header_read.max(MIN_CHECK),
             Verdict::Drop => return Poll::Ready(()),
             Verdict::ShutDown(after) => {
                 conn.as_mut().graceful_shutdown();
@@ -142,7 +149,7 @@ pub(super) async fn serve<I, S>(
             }
             Verdict::Wait(after) => after,
         };
-        timer.as_mut().reset(tokio::time::Instant::now() + next);
+        timer.as_mut().reset(now + next);
         timer_waker = None;
     })
     .await;

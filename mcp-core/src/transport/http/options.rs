@@ -165,8 +165,10 @@ pub struct HttpOptions {
     /// How long a client may take to send a request's headers (default 10 s).
     /// The clock runs whenever the connection has no request in flight (from
     /// its accept, and from each response handed over); when it runs out the
-    /// connection is dropped, whatever it was doing. It therefore also bounds
-    /// how long a connection may idle, even one already shutting down.
+    /// connection is dropped, unless a response is still going out to a
+    /// slow reader (this limit does not bound how long a response takes to
+    /// be read). It therefore also bounds how long a connection may idle,
+    /// even one already shutting down.
     pub header_read_timeout: Duration,
     /// How long a client may take to send a request body (default 30 s);
     /// past it the request is answered 408 and the connection closed.
