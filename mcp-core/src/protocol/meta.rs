@@ -74,7 +74,7 @@ pub fn modern_claim(params: &Map<String, Value>) -> Option<Result<ModernMeta, Er
     let caps = raw(meta_keys::CLIENT_CAPABILITIES);
     let info = raw(meta_keys::CLIENT_INFO);
     Some(validate(
-        version,
+        version.as_str(),
         caps.as_deref(),
         info.as_deref(),
         meta.get(meta_keys::LOG_LEVEL),
@@ -142,7 +142,8 @@ impl<'de> Visitor<'de> for MetaVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DecodedMeta, A::Error> {
-        let mut version: Option<Value> = None;
+        // Borrowed: read as text below, with no copy when it has no escapes.
+        let mut version: Option<&'de RawValue> = None;
         let mut caps: Option<&'de RawValue> = None;
         let mut info: Option<&'de RawValue> = None;
         let mut level: Option<Value> = None;
@@ -176,10 +177,14 @@ impl<'de> Visitor<'de> for MetaVisitor {
             }
             return Ok(DecodedMeta { claim: None, rest });
         };
-        let meta = validate(&version, caps, info, level.as_ref());
+        let text = version_text(version);
+        let meta = validate(text.as_deref(), caps, info, level.as_ref());
         let version = match &meta {
             Ok(meta) => ClaimedVersion::Supported(meta.client.protocol_version),
-            Err(_) => ClaimedVersion::Other(version),
+            // The text was read as valid JSON already.
+            Err(_) => {
+                ClaimedVersion::Other(serde_json::from_str(version.get()).unwrap_or_default())
+            }
         };
         Ok(DecodedMeta {
             claim: Some(MetaClaim { version, meta }),
@@ -251,12 +256,12 @@ impl<'de> Deserialize<'de> for Key<'de> {
 }
 
 fn validate(
-    version: &Value,
+    version: Option<&str>,
     caps: Option<&RawValue>,
     info: Option<&RawValue>,
     level: Option<&Value>,
 ) -> Result<ModernMeta, ErrorObject> {
-    let Some(version) = version.as_str() else {
+    let Some(version) = version else {
         return Err(ErrorObject::invalid_params(format!(
             "`_meta[\"{}\"]` must be a string",
             meta_keys::PROTOCOL_VERSION
@@ -279,6 +284,18 @@ fn validate(
         client: declared_client(version, caps, info)?,
         log_level: log_level(level)?,
     })
+}
+
+/// The protocol version member as text: borrowed from the input when it
+/// is a string without escapes, decoded when it has some, `None` when it
+/// is not a string.
+fn version_text(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
+        Some(_) => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
+        None => None,
+    }
 }
 
 /// The last client declaration parsed on this thread, by its text.
@@ -391,4 +408,72 @@ pub fn missing_capability(required: Value) -> ErrorObject {
         "Missing required client capability",
     )
     .with_data(json!({ "requiredCapabilities": required }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(version: &str) -> MetaClaim {
+        let text = format!(
+            r#"{{"{}":{version},"{}":{{}}}}"#,
+            meta_keys::PROTOCOL_VERSION,
+            meta_keys::CLIENT_CAPABILITIES
+        );
+        let decoded: DecodedMeta = serde_json::from_str(&text).expect("an object");
+        decoded.claim.expect("a modern claim")
+    }
+
+    #[test]
+    fn the_version_is_borrowed_unless_escaped_and_none_unless_a_string() {
+        let plain = to_raw_value("2026-07-28").expect("json");
+        assert!(matches!(
+            version_text(&plain),
+            Some(Cow::Borrowed("2026-07-28"))
+        ));
+        let escaped: Box<RawValue> =
+            serde_json::from_str(r#""2026-07-\u0032\u0038""#).expect("json");
+        assert_eq!(version_text(&escaped).as_deref(), Some("2026-07-28"));
+        assert!(matches!(version_text(&escaped), Some(Cow::Owned(_))));
+        let number = to_raw_value(&20260728).expect("json");
+        assert_eq!(version_text(&number), None);
+    }
+
+    #[test]
+    fn a_decoded_claim_judges_the_version_as_the_json_path_does() {
+        let escaped = decode(r#""2026-07-\u0032\u0038""#);
+        assert!(escaped.meta.is_ok());
+        assert_eq!(escaped.version.as_str(), Some("2026-07-28"));
+
+        let number = decode("20260728");
+        let error = number.meta.expect_err("a number is refused");
+        assert!(
+            error.message.contains("must be a string"),
+            "{}",
+            error.message
+        );
+        assert!(matches!(
+            number.version,
+            ClaimedVersion::Other(Value::Number(_))
+        ));
+
+        let unknown = decode(r#""2099-01-01""#);
+        assert!(unknown.meta.is_err());
+        assert_eq!(unknown.version.as_str(), Some("2099-01-01"));
+
+        // The same answers as for the message handed over as JSON.
+        for version in [json!(20260728), json!("2099-01-01")] {
+            let mut meta = Map::new();
+            meta.insert(meta_keys::PROTOCOL_VERSION.into(), version);
+            meta.insert(meta_keys::CLIENT_CAPABILITIES.into(), json!({}));
+            let mut params = Map::new();
+            params.insert("_meta".into(), Value::Object(meta));
+            let text = serde_json::to_string(&params["_meta"]).expect("json");
+            let decoded: DecodedMeta = serde_json::from_str(&text).expect("an object");
+            let from_bytes = decoded.claim.expect("claim").meta.expect_err("refused");
+            let from_json = modern_claim(&params).expect("claim").expect_err("refused");
+            assert_eq!(from_bytes.code, from_json.code);
+            assert_eq!(from_bytes.message, from_json.message);
+        }
+    }
 }
