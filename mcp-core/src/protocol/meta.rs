@@ -290,12 +290,9 @@ fn validate(
 /// is a string without escapes, decoded when it has some, `None` when it
 /// is not a string.
 fn version_text(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let text = raw.get();
-    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
-        Some(_) => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
-        None => None,
-    }
+    serde_json::from_str::<Key<'_>>(raw.get())
+        .ok()
+        .map(|key| key.0)
 }
 
 /// The last client declaration parsed on this thread, by its text.
