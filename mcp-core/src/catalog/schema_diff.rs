@@ -2,7 +2,7 @@
 //! send: narrowing breaks) or one structured result (what a client reads:
 //! widening or removing breaks).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
@@ -60,7 +60,19 @@ pub(super) fn compare(old: &Value, new: &Value, path: &str, flow: Flow, out: &mu
     if let (Some(oi), Some(ni)) = (o.get("items"), n.get("items")) {
         compare(oi, ni, &format!("{path}/items"), flow, out);
     }
+    // An enumeration written as alternatives (documented names) is
+    // compared as a list, by `enums`; only the names' notes are left.
+    let enumerations = value_notes(o).zip(value_notes(n));
+    if let (Some((old_notes, new_notes)), Some(listed_old), Some(listed_new)) =
+        (&enumerations, listed(o), listed(n))
+    {
+        let both = listed_old.iter().filter(|v| listed_new.contains(v));
+        notes(old_notes, new_notes, both, path, out);
+    }
     for key in ["anyOf", "oneOf", "allOf"] {
+        if enumerations.is_some() && key != "allOf" {
+            continue;
+        }
         alternatives(o.get(key), n.get(key), &format!("{path}/{key}"), flow, out);
     }
     for key in ["description", "title", "default", "examples"] {
@@ -136,12 +148,60 @@ fn types(
     out.push((severity, format!("{path}/type"), what));
 }
 
-/// The values a schema allows, when it lists them (`enum` or `const`).
+/// The values a schema allows, when it lists them: `enum`, `const`, or
+/// alternatives that each list strings (an enum of documented names).
 fn listed(schema: &Map<String, Value>) -> Option<Vec<Value>> {
     if let Some(Value::Array(values)) = schema.get("enum") {
         return Some(values.clone());
     }
-    schema.get("const").map(|c| vec![c.clone()])
+    if let Some(c) = schema.get("const") {
+        return Some(vec![c.clone()]);
+    }
+    crate::schema::listed_strings(schema).map(|values| values.into_iter().cloned().collect())
+}
+
+/// The annotations (`description`, `title`, …) of each value of an
+/// enumeration of strings, read from its alternatives (none when it has
+/// no `anyOf`/`oneOf`); `None` when the schema is not such an enumeration.
+fn value_notes(schema: &Map<String, Value>) -> Option<BTreeMap<String, Map<String, Value>>> {
+    crate::schema::listed_strings(schema)?;
+    if !schema.contains_key("anyOf") && !schema.contains_key("oneOf") {
+        return Some(BTreeMap::new());
+    }
+    let mut notes = BTreeMap::new();
+    for (values, annotations) in crate::schema::alternatives_listing(schema)? {
+        for value in values.iter().filter_map(|v| v.as_str()) {
+            let entry: &mut Map<String, Value> = notes.entry(value.to_owned()).or_default();
+            for (key, note) in &annotations {
+                entry.insert((*key).clone(), (*note).clone());
+            }
+        }
+    }
+    Some(notes)
+}
+
+/// A changed note (a description, a title) of a value both enumerations
+/// list (`both`): compatible, as any documentation change.
+fn notes<'a>(
+    old: &BTreeMap<String, Map<String, Value>>,
+    new: &BTreeMap<String, Map<String, Value>>,
+    both: impl Iterator<Item = &'a Value>,
+    path: &str,
+    out: &mut Vec<Found>,
+) {
+    let none = Map::new();
+    for value in both.filter_map(Value::as_str) {
+        let o = old.get(value).unwrap_or(&none);
+        let n = new.get(value).unwrap_or(&none);
+        let keys: BTreeSet<&String> = o.keys().chain(n.keys()).collect();
+        for key in keys.into_iter().filter(|k| o.get(*k) != n.get(*k)) {
+            out.push((
+                Severity::Compatible,
+                format!("{path}/enum"),
+                format!("{key} of value {} changed", Value::from(value)),
+            ));
+        }
+    }
 }
 
 fn enums(

@@ -17,12 +17,13 @@ pub fn parse_args<T: DeserializeOwned>(
     args: Map<String, Value>,
     schema: &Map<String, Value>,
 ) -> Result<T, String> {
-    let value = Value::Object(args);
+    let mut value = Value::Object(args);
     let mut problems = Vec::new();
     check(&value, schema, Path::Root, true, &mut problems);
     if !problems.is_empty() {
         return Err(format!("Invalid arguments:\n- {}", problems.join("\n- ")));
     }
+    drop_absent_nulls(&mut value, schema);
     serde_json::from_value(value).map_err(|e| format!("Invalid arguments: {e}"))
 }
 
@@ -190,6 +191,26 @@ fn check(
             return;
         }
     }
+    if kw.any_of.is_some() || kw.one_of.is_some() {
+        // An enumeration written as alternatives (a Rust enum of names
+        // whose variants are documented): the allowed values are listed.
+        if let Some(listing) = crate::schema::alternatives_listing(schema) {
+            let mut allowed = listing.iter().flat_map(|(values, _)| values.iter());
+            if !allowed.any(|v| *v == value) {
+                let list: Vec<String> = listing
+                    .iter()
+                    .flat_map(|(values, _)| values.iter().map(|v| v.to_string()))
+                    .collect();
+                problems.push(format!(
+                    "`{}`: expected one of {}, received {}",
+                    path,
+                    list.join(", "),
+                    describe(value)
+                ));
+                return;
+            }
+        }
+    }
     for alternatives in [kw.any_of, kw.one_of].into_iter().flatten() {
         let fits = alternatives.iter().filter_map(Value::as_object).any(|alt| {
             let mut scratch = Vec::new();
@@ -261,6 +282,7 @@ fn check_object(
     let closed = root || kw.closed;
     for (key, value) in obj {
         match properties.get(key).and_then(Value::as_object) {
+            Some(sub) if absent_null(key, value, sub, kw.required) => {}
             Some(sub) => check(value, sub, Path::Key(&path, key), false, problems),
             None if closed => {
                 let valid: Vec<&str> = properties.keys().map(String::as_str).collect();
@@ -278,6 +300,74 @@ fn check_object(
             }
             None => {}
         }
+    }
+}
+
+/// True when `value`, given for the property `key` whose schema is `sub`,
+/// is a `null` that stands for "absent": the property is optional (not in
+/// `required`) and its schema does not take `null` itself. Models often
+/// send `null` for an optional parameter they mean to leave out; such a
+/// key is checked and deserialized as if it were not there. A `null` for a
+/// required property is still checked (and refused unless its schema
+/// takes `null`).
+fn absent_null(
+    key: &str,
+    value: &Value,
+    sub: &Map<String, Value>,
+    required: Option<&Vec<Value>>,
+) -> bool {
+    value.is_null()
+        && !required.is_some_and(|r| r.iter().any(|name| name == key))
+        && !fits(&Value::Null, sub)
+}
+
+/// True when the checker finds no problem in `value` against `schema`.
+fn fits(value: &Value, schema: &Map<String, Value>) -> bool {
+    let mut scratch = Vec::new();
+    check(value, schema, Path::Root, false, &mut scratch);
+    scratch.is_empty()
+}
+
+/// Removes from checked arguments every `null` that [`absent_null`] reads
+/// as absent, so deserialization sees the key missing (a `#[serde(default)]`
+/// field gets its default, not a type error). Under `anyOf`/`oneOf` the
+/// first alternative that fits decides.
+fn drop_absent_nulls(value: &mut Value, schema: &Map<String, Value>) {
+    let kw = Keywords::of(schema);
+    for alternatives in [kw.any_of, kw.one_of].into_iter().flatten() {
+        let chosen = alternatives
+            .iter()
+            .filter_map(Value::as_object)
+            .find(|alt| fits(value, alt));
+        if let Some(alt) = chosen {
+            drop_absent_nulls(value, alt);
+        }
+    }
+    match value {
+        Value::Object(obj) => {
+            let Some(properties) = kw.properties else {
+                return;
+            };
+            obj.retain(|key, v| {
+                !properties
+                    .get(key)
+                    .and_then(Value::as_object)
+                    .is_some_and(|sub| absent_null(key, v, sub, kw.required))
+            });
+            for (key, v) in obj.iter_mut() {
+                if let Some(sub) = properties.get(key).and_then(Value::as_object) {
+                    drop_absent_nulls(v, sub);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = kw.items {
+                for item in items {
+                    drop_absent_nulls(item, item_schema);
+                }
+            }
+        }
+        _ => {}
     }
 }
 

@@ -4,7 +4,8 @@
 //! One streaming pass over the text proves that the schema checker of
 //! [`super::args`] would report nothing; serde then builds the typed
 //! arguments from the same text. Whatever the pass cannot prove (an
-//! `anyOf`, an `enum` of numbers, more than 64 required keys), any problem
+//! `anyOf`, an `enum` of numbers, more than 64 required keys, a `null`
+//! standing for an absent optional argument), any problem
 //! it meets and any serde error take the tree path instead, which reports
 //! exactly what it always has: this module changes the cost of good
 //! arguments, never the answer to bad ones.
@@ -144,10 +145,35 @@ impl Node {
             _ => kind::ANY,
         };
         let deeper = |sub: &Map<String, Value>| Self::compile(sub, depth + 1);
+        // Alternatives that only list strings (an enum of names) are an
+        // enumeration, which the pass reads; any others need the tree.
+        let alternatives = kw.any_of.is_some() || kw.one_of.is_some();
+        let listing = alternatives
+            .then(|| crate::schema::alternatives_listing(schema))
+            .flatten()
+            .map(|listing| {
+                listing
+                    .into_iter()
+                    .flat_map(|(values, _)| values)
+                    .cloned()
+                    .collect::<Vec<Value>>()
+            });
+        let unprovable = alternatives && listing.is_none();
+        let enumeration = match (kw.enumeration, listing) {
+            (Some(listed), Some(alternatives)) => Some(
+                listed
+                    .iter()
+                    .filter(|v| alternatives.contains(v))
+                    .cloned()
+                    .collect(),
+            ),
+            (Some(listed), None) => Some(listed.clone()),
+            (None, alternatives) => alternatives,
+        };
         Self {
-            unprovable: kw.any_of.is_some() || kw.one_of.is_some(),
+            unprovable,
             kinds,
-            enumeration: kw.enumeration.cloned(),
+            enumeration,
             constant: kw.constant.cloned(),
             minimum: kw.minimum,
             maximum: kw.maximum,
@@ -330,6 +356,10 @@ impl<'de> Visitor<'de> for At<'_> {
                 map.next_value::<IgnoredAny>()?;
                 continue;
             };
+            // A `null` the checker reads as absent (an optional property
+            // whose schema does not take `null`) fails its node here, so the
+            // tree decides: it drops the key before deserializing, which
+            // the text cannot.
             match properties.iter().find(|(name, _)| *name == key) {
                 Some((_, Some(node))) => map.next_value_seed(At { node, root: false })?,
                 _ if closed => return Err(unproven()),
