@@ -137,7 +137,7 @@ async fn a_newtype_argument_is_a_property_and_callable() {
 #[tokio::test]
 async fn adding_an_argument_never_changes_another_ones_shape() {
     let s = shapes_server();
-    let a = json!({"type": "object", "properties": {"x": {"type": "integer", "format": "int64"}}, "required": ["x"], "description": "A struct."});
+    let a = json!({"type": "object", "properties": {"x": {"type": "integer", "minimum": i64::MIN, "maximum": i64::MAX}}, "required": ["x"], "description": "A struct."});
     assert_eq!(schema(&s, "one")["properties"]["a"], a);
     assert_eq!(schema(&s, "two")["properties"]["a"], a);
     assert_eq!(schema(&s, "one")["required"], json!(["a"]));
@@ -163,7 +163,7 @@ async fn args_takes_the_whole_arguments_object() {
     let s = shapes_server();
     assert_eq!(
         schema(&s, "whole"),
-        json!({"type": "object", "properties": {"x": {"type": "integer", "format": "int64"}}, "required": ["x"], "description": "A struct."})
+        json!({"type": "object", "properties": {"x": {"type": "integer", "minimum": i64::MIN, "maximum": i64::MAX}}, "required": ["x"], "description": "A struct."})
     );
     let r = s.call_tool("whole", json!({"x": 4})).await.expect("call");
     assert_eq!((r.is_error, r.text_content()), (None, "4".to_owned()));
