@@ -355,7 +355,7 @@ where
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from an MCP resource",
     label = "the resource's contents are converted from this type",
-    note = "return a String or &'static str (text), Vec<u8> (bytes), ResourceContents, Vec<ResourceContents>, or a Result of one of these whose error converts into ErrorObject"
+    note = "return a String or &'static str (text), Vec<u8> (bytes), ResourceContents, Vec<ResourceContents>, or a Result of one of these with any error that implements Display (String, anyhow::Error, Box<dyn Error + Send + Sync>, ErrorObject)"
 )]
 pub trait ResourceReturn: crate::handler::resource::IntoResourceContents {}
 
@@ -438,7 +438,7 @@ pub fn template_arg<T: TemplateVar>(
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from an MCP prompt",
     label = "the prompt's messages are converted from this type",
-    note = "return Vec<PromptMessage>, PromptMessage, String (one user message), GetPromptResult, or a Result of one of these whose error converts into ErrorObject"
+    note = "return Vec<PromptMessage>, PromptMessage, String (one user message), GetPromptResult, or a Result of one of these with any error that implements Display (String, anyhow::Error, Box<dyn Error + Send + Sync>, ErrorObject)"
 )]
 pub trait PromptReturn: crate::handler::prompt::IntoPromptResult {}
 

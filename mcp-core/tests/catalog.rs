@@ -194,6 +194,83 @@ fn enum_values_removed_and_added() {
     );
 }
 
+/// An enum of names whose variants are documented is written as a `oneOf`
+/// of `const`s (by schemars, or in an older lockfile) or as `enum` with a
+/// described `oneOf` beside it (as listed now). Removing or adding a name
+/// is named, not reported as "alternatives changed"; changing a name's
+/// description is compatible; the two spellings of the same list are no
+/// breaking change.
+#[test]
+fn documented_enum_values_removed_and_added_are_named() {
+    let consts = |names: &[(&str, &str)]| {
+        let alternatives: Vec<Value> = names
+            .iter()
+            .map(|(name, doc)| json!({"type": "string", "const": name, "description": doc}))
+            .collect();
+        weather(json!({"city": {"oneOf": alternatives}}), json!([]))
+    };
+    let three = consts(&[("Oslo", "Cold."), ("Rome", "Warm."), ("Lima", "Foggy.")]);
+    let two = consts(&[("Oslo", "Cold."), ("Lima", "Foggy.")]);
+    assert_change(
+        &three,
+        &two,
+        Severity::Breaking,
+        &format!("{CITY}/enum"),
+        "enum value(s) removed: \"Rome\"",
+    );
+    assert_change(
+        &two,
+        &three,
+        Severity::Compatible,
+        &format!("{CITY}/enum"),
+        "enum value(s) added: \"Rome\"",
+    );
+    let reworded = consts(&[("Oslo", "Cold."), ("Rome", "Hot."), ("Lima", "Foggy.")]);
+    assert_change(
+        &three,
+        &reworded,
+        Severity::Compatible,
+        &format!("{CITY}/enum"),
+        "description of value \"Rome\" changed",
+    );
+    // The listed form: `enum` plus the described alternatives.
+    let listed = weather(
+        json!({"city": {
+            "type": "string",
+            "enum": ["Oslo", "Rome", "Lima"],
+            "oneOf": [
+                {"const": "Oslo", "description": "Cold."},
+                {"const": "Rome", "description": "Warm."},
+                {"const": "Lima", "description": "Foggy."}
+            ]
+        }}),
+        json!([]),
+    );
+    let changes = diff(&three, &listed);
+    assert!(
+        changes.iter().all(|c| c.severity == Severity::Compatible),
+        "{changes:#?}"
+    );
+    let listed_two = weather(
+        json!({"city": {
+            "type": "string",
+            "enum": ["Oslo", "Lima"],
+            "oneOf": [
+                {"const": "Oslo", "description": "Cold."},
+                {"const": "Lima", "description": "Foggy."}
+            ]
+        }}),
+        json!([]),
+    );
+    assert_change(
+        &listed,
+        &listed_two,
+        Severity::Breaking,
+        &format!("{CITY}/enum"),
+        "enum value(s) removed: \"Rome\"",
+    );
+}
+
 #[test]
 fn nested_properties_are_compared_by_path() {
     let old = weather(

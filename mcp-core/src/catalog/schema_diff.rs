@@ -53,7 +53,13 @@ pub(super) fn compare(old: &Value, new: &Value, path: &str, flow: Flow, out: &mu
         ));
         return;
     };
-    types(o, n, path, flow, out);
+    // Two lists of strings admit exactly their strings, whatever `type`
+    // says beside them (an older lockfile has none, the listed form says
+    // `string`): the lists are compared, by `enums`.
+    let enumerations = value_notes(o).zip(value_notes(n));
+    if enumerations.is_none() {
+        types(o, n, path, flow, out);
+    }
     enums(o, n, path, flow, out);
     bounds(o, n, path, flow, out);
     properties(o, n, path, flow, out);
@@ -62,7 +68,6 @@ pub(super) fn compare(old: &Value, new: &Value, path: &str, flow: Flow, out: &mu
     }
     // An enumeration written as alternatives (documented names) is
     // compared as a list, by `enums`; only the names' notes are left.
-    let enumerations = value_notes(o).zip(value_notes(n));
     if let (Some((old_notes, new_notes)), Some(listed_old), Some(listed_new)) =
         (&enumerations, listed(o), listed(n))
     {

@@ -227,8 +227,14 @@ impl IntoPromptResult for String {
     }
 }
 
-impl<T: IntoPromptResult, E: Into<ErrorObject>> IntoPromptResult for Result<T, E> {
+/// `Err(e)` with any `Display` error (`String`, `anyhow::Error`,
+/// `Box<dyn Error + Send + Sync>`, an own error type) is a JSON-RPC error:
+/// an [`ErrorObject`] as it is, any other error `-32603` with the text a
+/// tool's `Err` gives (`{e:#}`, cut to
+/// [`MAX_ERROR_TEXT`](crate::protocol::MAX_ERROR_TEXT) bytes).
+impl<T: IntoPromptResult, E: std::fmt::Display + 'static> IntoPromptResult for Result<T, E> {
     fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject> {
-        self.map_err(Into::into)?.into_prompt_result()
+        self.map_err(crate::protocol::jsonrpc::handler_error)?
+            .into_prompt_result()
     }
 }

@@ -345,8 +345,16 @@ impl IntoResourceContents for Vec<ResourceContents> {
     }
 }
 
-impl<T: IntoResourceContents, E: Into<ErrorObject>> IntoResourceContents for Result<T, E> {
+/// `Err(e)` with any `Display` error (`String`, `anyhow::Error`,
+/// `Box<dyn Error + Send + Sync>`, an own error type) is a JSON-RPC error:
+/// an [`ErrorObject`] as it is, any other error `-32603` with the text a
+/// tool's `Err` gives (`{e:#}`, cut to
+/// [`MAX_ERROR_TEXT`](crate::protocol::MAX_ERROR_TEXT) bytes).
+impl<T: IntoResourceContents, E: std::fmt::Display + 'static> IntoResourceContents
+    for Result<T, E>
+{
     fn into_contents(self) -> Result<Vec<ResourceContents>, ErrorObject> {
-        self.map_err(Into::into)?.into_contents()
+        self.map_err(crate::protocol::jsonrpc::handler_error)?
+            .into_contents()
     }
 }

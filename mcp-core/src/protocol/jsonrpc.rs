@@ -266,6 +266,17 @@ pub(crate) fn display_chain(error: &dyn std::fmt::Display) -> String {
     bounded(format!("{error:#}"))
 }
 
+/// The JSON-RPC error a resource or prompt function's `Err(error)` becomes:
+/// the error itself when it is an [`ErrorObject`] (its code kept), and
+/// otherwise `-32603` whose message is [`display_chain`] of it — the text a
+/// tool's `Err` gives in its error result.
+pub(crate) fn handler_error<E: fmt::Display + 'static>(error: E) -> ErrorObject {
+    if let Some(object) = (&error as &dyn std::any::Any).downcast_ref::<ErrorObject>() {
+        return object.clone();
+    }
+    ErrorObject::internal(display_chain(&error))
+}
+
 /// `text` cut to at most [`MAX_ERROR_TEXT`] bytes at a character boundary,
 /// ending with `…` when cut.
 pub(crate) fn bounded(mut text: String) -> String {
