@@ -17,6 +17,7 @@ async fn echo(text: String) -> String {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum Mode {
+    /// Quick and rough (a documented name: listed with its description).
     Fast,
     Slow,
 }
@@ -95,6 +96,17 @@ async fn answers_from_text_equal_answers_from_json() {
         ("strict", r#"{"id":1,"level":10}"#),
         ("strict", r#"{"id":1,"level":5,"more":true}"#),
         ("strict", r#"{"id":-1,"level":5}"#),
+        // `null` for an optional argument is absent; for a required one it
+        // is refused, on both paths alike.
+        (
+            "search",
+            r#"{"query":"q","limit":null,"tags":null,"ratio":null}"#,
+        ),
+        ("search", r#"{"query":"q","filter":{"language":null}}"#),
+        ("search", r#"{"query":null}"#),
+        ("strict", r#"{"id":null,"level":5}"#),
+        ("strict", r#"{"id":1,"level":5,"more":null}"#),
+        ("echo", r#"{"text":null}"#),
     ];
     let ctx = CallContext::new();
     for (tool, args) in cases {

@@ -471,7 +471,10 @@ async fn null_for_an_optional_argument_is_taken_as_absent() {
     );
     let (err, text) = call_both(&s, "query", json!({"text": null})).await;
     assert_eq!(err, Some(true));
-    assert!(text.contains("`text`: expected string, received null"), "{text}");
+    assert!(
+        text.contains("`text`: expected string, received null"),
+        "{text}"
+    );
     let (err, text) = call_both(&s, "query", json!({"text": "t", "range": {"from": null}})).await;
     assert_eq!(err, Some(true));
     assert!(text.contains("`range.from`: expected integer"), "{text}");
@@ -568,7 +571,11 @@ async fn listed_schemas_keep_only_standard_formats_and_integer_ranges() {
     let ok = json!({"small": 1, "id": 2, "offset": -3, "ratio": 0.5});
     assert_eq!(call_both(&s, "widths", ok).await.0, None);
     for (field, value, words) in [
-        ("small", json!(300), "`small`: must be at most 255, received 300"),
+        (
+            "small",
+            json!(300),
+            "`small`: must be at most 255, received 300",
+        ),
         ("id", json!(-1), "`id`: must be at least 0, received -1"),
         (
             "id",
@@ -691,6 +698,10 @@ async fn resources_and_prompts_take_any_display_error() {
             .request("prompts/get", json!({"name": name, "arguments": args}))
             .await
             .expect_err(name);
-        assert_eq!((err.code, err.message.as_str()), (-32603, message), "{name}");
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (-32603, message),
+            "{name}"
+        );
     }
 }

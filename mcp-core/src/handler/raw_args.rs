@@ -434,7 +434,12 @@ mod tests {
                     "additionalProperties": false
                 },
                 "free": {"type": "object"},
-                "either": {"anyOf": [{"type": "string"}, {"type": "null"}]}
+                "either": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "named": {"oneOf": [
+                    {"type": "string", "const": "red", "description": "Warm."},
+                    {"type": "string", "enum": ["blue"]}
+                ]},
+                "small": {"type": "integer", "minimum": 0, "maximum": 255}
             },
             "required": ["text"]
         }));
@@ -463,6 +468,16 @@ mod tests {
             (json!({"text": "x", "inner": {"a": "y", "b": 1}}), false),
             (json!({"text": "x", "extra": true}), false),
             (json!({"text": "x", "either": 1}), false),
+            (json!({"text": "x", "named": "red"}), true),
+            (json!({"text": "x", "named": "blue"}), true),
+            (json!({"text": "x", "named": "green"}), false),
+            (json!({"text": "x", "named": 1}), false),
+            (json!({"text": "x", "small": 300}), false),
+            (json!({"text": "x", "small": -1}), false),
+            // `null` for an optional property is absent to the tree; the
+            // pass leaves it to the tree.
+            (json!({"text": "x", "count": null, "named": null}), true),
+            (json!({"text": null}), false),
         ];
         for (args, valid) in cases {
             let text = args.to_string();
@@ -479,6 +494,9 @@ mod tests {
         assert!(conforms(r#"{"te\u0078t":"x"}"#, &compiled.root));
         // An `anyOf` is never proven: the tree decides.
         assert!(!conforms(r#"{"text":"x","either":"y"}"#, &compiled.root));
+        // Alternatives that only list names are an enumeration it proves.
+        assert!(conforms(r#"{"text":"x","named":"red"}"#, &compiled.root));
+        assert!(!conforms(r#"{"text":"x","count":null}"#, &compiled.root));
     }
 
     #[test]
@@ -519,6 +537,9 @@ mod tests {
             r#"{"text":"hi","text":"again"}"#,
             r#"{"count":1}"#,
             r#"{"text":"hi","cuont":1}"#,
+            r#"{"text":"hi","count":null}"#,
+            r#"{"text":null}"#,
+            r#"{"text":null,"count":null}"#,
         ] {
             let raw: Box<RawValue> = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}"));
             let map: Map<String, Value> = serde_json::from_str(text).unwrap_or_default();

@@ -1,5 +1,6 @@
 use mcp_core::mcp_resource;
 
+/// An error without `Display`.
 #[derive(Debug)]
 struct NotFound;
 
