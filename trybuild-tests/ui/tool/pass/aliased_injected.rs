@@ -95,7 +95,7 @@ async fn main() {
     };
     assert_eq!(
         schema("t"),
-        json!({"type": "object", "properties": {"x": {"type": "integer", "format": "uint32", "minimum": 0}}, "required": ["x"]})
+        json!({"type": "object", "properties": {"x": {"type": "integer", "minimum": 0, "maximum": 4_294_967_295_u32}}, "required": ["x"]})
     );
     assert_eq!(schema("by_ref")["required"], json!(["who"]));
     assert_eq!(schema("aliases")["required"], json!(["n"]));
