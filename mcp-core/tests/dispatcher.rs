@@ -16,7 +16,7 @@ use mcp_core::{
     ProgressUpdate, PromptArgs, PromptArgument, PromptMessage, ResourceContents, ResourceRequest,
     Session,
 };
-use mcp_core::{Elicit, ProgressSink};
+use mcp_core::{CannotAsk, Confirmation, Elicit, ProgressSink};
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
@@ -1984,7 +1984,10 @@ fn confirm_tool() -> McpToolDef {
         json!({"type": "object"}),
         |_args, ctx: InvokeContext| async move {
             let available = ctx.elicitation().is_some();
-            let confirmed = ctx.confirm("Write the output?").await;
+            let confirmed = match ctx.confirm("Write the output?").await {
+                Confirmation::CannotAsk(CannotAsk::NoAnswer(e)) => format!("no answer {}", e.code),
+                other => format!("{other:?}"),
+            };
             format!("available={available} confirmed={confirmed}")
         },
     )
@@ -1999,7 +2002,7 @@ async fn elicit_hook_confirm_accept() {
     let ctx = CallContext::new().with_elicit(hook.clone());
     assert_eq!(
         call_text(&server, &ctx, "write", json!({})).await,
-        "available=true confirmed=true"
+        "available=true confirmed=Accepted"
     );
     let seen = hook.seen();
     assert_eq!(seen.len(), 1);
@@ -2014,26 +2017,32 @@ async fn elicit_hook_confirm_accept() {
 #[tokio::test]
 async fn elicit_hook_confirm_fails_closed() {
     let server = build(McpServer::builder().tool(confirm_tool()));
-    for reply in [
-        Ok(json!({"action": "accept", "content": {"confirm": false}})),
-        Ok(json!({"action": "accept"})),
-        Ok(json!({"action": "decline"})),
-        Ok(json!({"action": "cancel"})),
-        Ok(json!({"confirm": true})),
-        Err(ErrorObject::internal("the client connection closed")),
+    for (reply, outcome) in [
+        (
+            Ok(json!({"action": "accept", "content": {"confirm": false}})),
+            "Declined",
+        ),
+        (Ok(json!({"action": "accept"})), "no answer -32602"),
+        (Ok(json!({"action": "decline"})), "Declined"),
+        (Ok(json!({"action": "cancel"})), "Cancelled"),
+        (Ok(json!({"confirm": true})), "no answer -32602"),
+        (
+            Err(ErrorObject::internal("the client connection closed")),
+            "no answer -32603",
+        ),
     ] {
         let shown = format!("{reply:?}");
         let ctx = CallContext::new().with_elicit(ScriptedElicit::new(reply));
         assert_eq!(
             call_text(&server, &ctx, "write", json!({})).await,
-            "available=true confirmed=false",
+            format!("available=true confirmed={outcome}"),
             "for {shown}"
         );
     }
-    // No hook and no outbound: elicitation is absent and confirm is false.
+    // No hook, no outbound, no initialized client: nobody to ask.
     assert_eq!(
         call_text(&server, &CallContext::new(), "write", json!({})).await,
-        "available=false confirmed=false"
+        "available=false confirmed=CannotAsk(NoClient)"
     );
 }
 
