@@ -2166,9 +2166,10 @@ async fn elicitation_over_outbound_routes_the_client_response() {
     )
     .await;
     let reply = join(call).await.expect("call answered");
-    assert_eq!(text_of(result(&reply)), "available=true confirmed=true");
+    assert_eq!(text_of(result(&reply)), "available=true confirmed=Accepted");
 
-    // An error response from the client fails closed.
+    // An error response from the client fails closed, and is told apart
+    // from a user who declined.
     let call = spawn_message(&server, &ctx, call_req(2, "write", json!({})));
     let request = guard("elicitation/create", rx.recv())
         .await
@@ -2180,7 +2181,10 @@ async fn elicitation_over_outbound_routes_the_client_response() {
     )
     .await;
     let reply = join(call).await.expect("call answered");
-    assert_eq!(text_of(result(&reply)), "available=true confirmed=false");
+    assert_eq!(
+        text_of(result(&reply)),
+        "available=true confirmed=no answer -1"
+    );
 }
 
 #[tokio::test]
@@ -2219,8 +2223,14 @@ async fn elicitation_responses_route_within_their_own_session() {
     .await;
     let reply_a = join(call_a).await.expect("A answered");
     let reply_b = join(call_b).await.expect("B answered");
-    assert_eq!(text_of(result(&reply_a)), "available=true confirmed=true");
-    assert_eq!(text_of(result(&reply_b)), "available=true confirmed=false");
+    assert_eq!(
+        text_of(result(&reply_a)),
+        "available=true confirmed=Accepted"
+    );
+    assert_eq!(
+        text_of(result(&reply_b)),
+        "available=true confirmed=Declined"
+    );
 }
 
 #[tokio::test]
@@ -2233,16 +2243,17 @@ async fn elicitation_over_outbound_needs_the_client_capability() {
         .with_session(Session::new());
     assert_eq!(
         call_text(&server, &ctx, "write", json!({})).await,
-        "available=false confirmed=false"
+        "available=false confirmed=CannotAsk(NoClient)"
     );
-    // Initialized without elicitation.
+    // Initialized without elicitation: the tool is told the client cannot
+    // be asked, not that the user said no.
     let ctx = CallContext::new()
         .with_outbound(outbound)
         .with_session(Session::new());
     initialize_with(&server, &ctx, json!({"sampling": {}})).await;
     assert_eq!(
         call_text(&server, &ctx, "write", json!({})).await,
-        "available=false confirmed=false"
+        "available=false confirmed=CannotAsk(NotDeclared)"
     );
     assert!(drain(&mut rx).is_empty());
 }
@@ -2261,7 +2272,7 @@ async fn explicit_elicit_hook_takes_precedence_over_outbound() {
     initialize_with(&server, &ctx, json!({"elicitation": {}})).await;
     assert_eq!(
         call_text(&server, &ctx, "write", json!({})).await,
-        "available=true confirmed=true"
+        "available=true confirmed=Accepted"
     );
     assert_eq!(hook.seen().len(), 1);
     assert!(drain(&mut rx).is_empty(), "outbound must not be used");
