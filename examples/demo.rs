@@ -15,7 +15,7 @@ mod common;
 
 use std::time::Duration;
 
-use mcp_core::{mcp_tool, CallToolResult, InvokeContext, McpServer};
+use mcp_core::{mcp_tool, CallToolResult, Confirmation, InvokeContext, McpServer};
 
 /// Echo the input back.
 #[mcp_tool(read_only, idempotent)]
@@ -51,13 +51,15 @@ async fn slow(
 async fn confirm(
     #[arg(description = "The question to ask")] message: Option<String>,
     ctx: InvokeContext,
-) -> Result<&'static str, &'static str> {
+) -> Result<&'static str, String> {
     let question = message.unwrap_or_else(|| "Proceed with the demo action?".to_owned());
-    // Fail closed: a client that cannot be asked has not consented.
-    if ctx.confirm(&question).await {
-        Ok("confirmed")
-    } else {
-        Err("not confirmed")
+    // Fail closed: only an explicit yes is consent. A client that cannot be
+    // asked has not consented either, and the answer says why.
+    match ctx.confirm(&question).await {
+        Confirmation::Accepted => Ok("confirmed"),
+        Confirmation::Declined => Err("not confirmed: the user declined".to_owned()),
+        Confirmation::Cancelled => Err("not confirmed: the user cancelled".to_owned()),
+        Confirmation::CannotAsk(why) => Err(format!("not confirmed: cannot ask ({why})")),
     }
 }
 

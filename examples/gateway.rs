@@ -11,26 +11,32 @@
 //!    `{"ok":false,"error":{"code","message","retryable","hint","errorId"},"meta":…}`
 //!    with the error classified (`VALIDATION_ERROR`, the application's own
 //!    codes, `ACCESS_DENIED`, `INTERNAL_ERROR` whose details stay in the log);
-//! 4. **access check** — before the arguments are parsed: the `viewer`
-//!    role may call read-only tools only;
+//! 4. **access check** — before the arguments are parsed: only the
+//!    `admin` role may write; every other role — `viewer`, and any missing,
+//!    empty or unknown one — may call read-only tools only (see
+//!    `gateway_access`);
 //! 5. the tool's argument parsing and handler.
 //!
 //! **Proxied tools.** `--remote NAME=TARGET` (a command line or an
 //! `http://` URL; repeatable) mounts another MCP server's tools as
 //! `NAME_*` through `mcp_core::client::proxy`. Their results pass through
 //! intact (never sealed), the audit always counts them as writes (whatever
-//! their annotations say), and the viewer role may not call them.
+//! their annotations say), and a viewer may not call them — a proxied tool
+//! is judged by its mount, never by its name or its annotations — unless
+//! `--viewer-tool NAME_TOOL` (repeatable) vouches that it is read-only.
 //!
 //! Tools come in toolsets (`core`: `echo`; `projects`: `project_list`,
 //! `project_create`; `tasks`: `task_close`); `--toolsets core,projects`
 //! serves a subset. The caller's role is the principal: over HTTP the
-//! `X-Gateway-Role` header, over stdio `--role` (default `admin`).
+//! `X-Gateway-Role` header (none: the least privilege), over stdio `--role`
+//! (default `admin`: the local user who started the gateway).
 //!
 //! Run: `cargo run --example gateway -- --audit /tmp/audit.jsonl`
 //! (add `--http 127.0.0.1:8080` for Streamable HTTP; `RUST_LOG=info` shows
 //! the request spans on stderr).
 
 mod common;
+mod gateway_access;
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
@@ -45,6 +51,8 @@ use mcp_core::{
     McpServer, McpToolDef, State, StdioOptions,
 };
 use serde_json::{json, Map, Value};
+
+use gateway_access::{Policy, Role};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -189,15 +197,15 @@ async fn metrics(metrics: State<Arc<Metrics>>) -> String {
 
 struct Audit {
     file: Mutex<std::fs::File>,
-    read_only: HashSet<String>,
-    proxied: HashSet<String>,
+    policy: Arc<Policy>,
 }
 
 impl Interceptor for Audit {
     fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         let tool = req.key().unwrap_or_default().to_owned();
-        // A proxied tool's annotations are another server's word: always a write.
-        if self.read_only.contains(&tool) && !self.proxied.contains(&tool) {
+        // A proxied tool's annotations are another server's word: always a
+        // write here (even one vouched read-only for viewers).
+        if !self.policy.is_proxied(&tool) && self.policy.is_read_only(&tool) {
             return next.pass(req);
         }
         let principal = req.principal().unwrap_or("anonymous").to_owned();
@@ -232,7 +240,7 @@ fn unix_ms() -> u64 {
 // ---- 3. seal: one envelope, errors classified ----------------------------
 
 struct Seal {
-    proxied: HashSet<String>,
+    policy: Arc<Policy>,
 }
 
 static ERRORS: AtomicU64 = AtomicU64::new(0);
@@ -249,7 +257,7 @@ impl Interceptor for Seal {
     fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         let tool = req.key().unwrap_or_default().to_owned();
         // Proxied results pass through as their server sent them.
-        if self.proxied.contains(&tool) {
+        if self.policy.is_proxied(&tool) {
             return next.pass(req);
         }
         Hook::wrap(async move {
@@ -310,16 +318,19 @@ fn seal(tool: &str, result: CallToolResult) -> CallToolResult {
 // ---- 4. access check, before parsing ------------------------------------
 
 struct Access {
-    read_only: HashSet<String>,
+    policy: Arc<Policy>,
 }
 
 impl Interceptor for Access {
     fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         let tool = req.key().unwrap_or_default();
-        if req.principal() == Some("viewer") && !self.read_only.contains(tool) {
+        // Deny by default: an unknown or missing role is a viewer, and a
+        // tool is read-only only by where it comes from (see `Policy`).
+        let role = Role::parse(req.principal());
+        if !self.policy.may_call(role, tool) {
             return Hook::done(Outcome::tool(app_error(
                 "ACCESS_DENIED",
-                &format!("the viewer role may not call {tool}"),
+                &format!("the {role:?} role may not call {tool}"),
                 false,
             )));
         }
@@ -343,6 +354,7 @@ fn main() -> std::io::Result<()> {
     let (mut audit, mut role, mut sets) =
         (None, "admin".to_owned(), "core,projects,tasks".to_owned());
     let mut remotes = Vec::new();
+    let mut viewer_tools = HashSet::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| {
@@ -354,6 +366,9 @@ fn main() -> std::io::Result<()> {
             "--role" => role = value("--role")?,
             "--toolsets" => sets = value("--toolsets")?,
             "--remote" => remotes.push(remote_target(&value("--remote")?)?),
+            "--viewer-tool" => {
+                viewer_tools.insert(value("--viewer-tool")?);
+            }
             _ => rest.push(arg),
         }
     }
@@ -365,18 +380,37 @@ fn main() -> std::io::Result<()> {
         );
     }
     let runtime = common::runtime_for(&rest)?;
-    runtime.block_on(serve(tools, remotes, audit, role, rest))
+    let options = Options {
+        audit,
+        role,
+        viewer_tools,
+    };
+    runtime.block_on(serve(tools, remotes, options, rest))
+}
+
+/// The gateway's own settings.
+struct Options {
+    /// `--audit PATH`.
+    audit: Option<String>,
+    /// `--role`: the stdio caller's role.
+    role: String,
+    /// `--viewer-tool`: proxied tools vouched read-only.
+    viewer_tools: HashSet<String>,
 }
 
 async fn serve(
     tools: Vec<McpToolDef>,
     remotes: Vec<(String, Target)>,
-    audit: Option<String>,
-    role: String,
+    options: Options,
     rest: Vec<String>,
 ) -> std::io::Result<()> {
+    let Options {
+        audit,
+        role,
+        viewer_tools,
+    } = options;
     // Over every toolset, enabled now or later by `enable_toolset`.
-    let read_only: HashSet<String> = TOOLSETS
+    let local_read_only: HashSet<String> = TOOLSETS
         .iter()
         .filter_map(|name| toolset(name))
         .flatten()
@@ -398,20 +432,22 @@ async fn serve(
         .tools(tools)
         .interceptor(Trace)
         .interceptor(Arc::clone(&metrics));
-    // Proxied entries: each backend's tools mounted under its name.
-    let mut proxied = HashSet::new();
+    // Proxied entries: each backend's tools mounted under its name. What a
+    // backend lists (names, annotations) is its word, not the gateway's:
+    // the access rule goes by the mount names only.
+    let mut mounts = Vec::new();
     for (name, target) in remotes {
         let client = ClientBuilder::new("gateway", VERSION).timeout(None);
-        let (remote, child) =
+        let (_remote, child) =
             common::connect_backend(&name, target, client, ProxyOptions::new()).await?;
-        proxied.extend(
-            remote
-                .listed_tools()
-                .into_iter()
-                .map(|t| format!("{name}_{}", t.name)),
-        );
         builder = builder.mount(&name, child);
+        mounts.push(name);
     }
+    let policy = Arc::new(Policy {
+        local_read_only,
+        mounts,
+        proxied_read_only: viewer_tools,
+    });
     if let Some(path) = audit {
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -419,15 +455,14 @@ async fn serve(
             .open(&path)?;
         builder = builder.interceptor(Audit {
             file: Mutex::new(file),
-            read_only: read_only.clone(),
-            proxied: proxied.clone(),
+            policy: Arc::clone(&policy),
         });
     }
     let server = builder
         .interceptor(Seal {
-            proxied: proxied.clone(),
+            policy: Arc::clone(&policy),
         })
-        .interceptor(Access { read_only })
+        .interceptor(Access { policy })
         .build()
         .map_err(std::io::Error::other)?;
     let _ = this.set(server.clone());

@@ -191,6 +191,9 @@ async fn demo_confirm_via_elicitation() {
     assert_eq!(result.text_content(), "confirmed");
 }
 
+/// A client that cannot be asked has not consented: the demo answers "not
+/// confirmed" and says why (the client lacks elicitation), so the caller
+/// can tell it from a user who said no.
 #[tokio::test]
 async fn demo_confirm_without_elicitation_fails_closed() {
     let (client, _child) =
@@ -200,7 +203,10 @@ async fn demo_confirm_without_elicitation_fails_closed() {
         .await
         .expect("confirm");
     assert!(result.is_error(), "result: {result:?}");
-    assert_eq!(result.text_content(), "not confirmed");
+    assert_eq!(
+        result.text_content(),
+        "not confirmed: cannot ask (the client does not support elicitation)"
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -14,6 +14,12 @@ use mcp_core::testing::{ClientOptions, TestClient};
 use mcp_suite::example_command;
 use serde_json::{json, Value};
 
+/// The gateway's access rule, the very file the example compiles.
+#[path = "../examples/gateway_access/mod.rs"]
+mod gateway_access;
+
+use gateway_access::{Policy, Role};
+
 const MODERN: &str = "2026-07-28";
 
 fn meta() -> Value {
@@ -242,41 +248,63 @@ fn over_http_each_request_names_its_role_in_both_eras() {
     };
     std::thread::spawn(move || for _ in lines {});
 
-    let legacy = |id: u64, name: &str, args: Value, role: &str| {
+    // `role` None sends no `X-Gateway-Role` header at all.
+    let legacy = |id: u64, name: &str, args: Value, role: Option<&str>| {
+        let mut headers = vec![("MCP-Protocol-Version", "2025-11-25")];
+        headers.extend(role.map(|r| ("X-Gateway-Role", r)));
         post(
             port,
             &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}}),
-            &[
-                ("MCP-Protocol-Version", "2025-11-25"),
-                ("X-Gateway-Role", role),
-            ],
+            &headers,
         )
     };
-    let modern = |id: u64, name: &str, args: Value, role: &str| {
+    let modern = |id: u64, name: &str, args: Value, role: Option<&str>| {
+        let mut headers = vec![
+            ("MCP-Protocol-Version", MODERN),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", name),
+        ];
+        headers.extend(role.map(|r| ("X-Gateway-Role", r)));
         post(
             port,
             &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                     "params": {"name": name, "arguments": args, "_meta": meta()}}),
-            &[
-                ("MCP-Protocol-Version", MODERN),
-                ("Mcp-Method", "tools/call"),
-                ("Mcp-Name", name),
-                ("X-Gateway-Role", role),
-            ],
+            &headers,
         )
     };
-    for (i, send) in [&legacy as &dyn Fn(u64, &str, Value, &str) -> Value, &modern]
-        .into_iter()
-        .enumerate()
+    for (i, send) in [
+        &legacy as &dyn Fn(u64, &str, Value, Option<&str>) -> Value,
+        &modern,
+    ]
+    .into_iter()
+    .enumerate()
     {
         let name = format!("web-{i}");
         let created =
-            envelope(&send(1, "project_create", json!({"name": name}), "admin")["result"]);
+            envelope(&send(1, "project_create", json!({"name": name}), Some("admin"))["result"]);
         assert_eq!(created["ok"], true, "{created}");
-        let denied = envelope(&send(2, "project_create", json!({"name": "x"}), "viewer")["result"]);
-        assert_eq!(denied["error"]["code"], "ACCESS_DENIED", "{denied}");
-        let listed = envelope(&send(3, "project_list", json!({}), "viewer")["result"]);
-        assert!(listed["data"].to_string().contains(&name), "{listed}");
+        // Deny by default: only the exact role `admin` may write. A viewer,
+        // a caller naming no role, an empty role, another spelling of a
+        // known role or an unknown one all get the least privilege.
+        for role in [
+            Some("viewer"),
+            None,
+            Some(""),
+            Some("Viewer"),
+            Some("guest"),
+            Some("Admin"),
+        ] {
+            let denied = envelope(&send(2, "project_create", json!({"name": "x"}), role)["result"]);
+            assert_eq!(
+                denied["error"]["code"], "ACCESS_DENIED",
+                "{role:?}: {denied}"
+            );
+            let listed = envelope(&send(3, "project_list", json!({}), role)["result"]);
+            assert!(
+                listed["data"].to_string().contains(&name),
+                "{role:?}: {listed}"
+            );
+        }
     }
     let lines = audit_lines(&audit);
     assert_eq!(lines.len(), 2, "{lines:?}");
@@ -365,4 +393,54 @@ async fn proxied_entries_pass_through_intact_and_are_audited_as_writes() {
         Some(&json!("ACCESS_DENIED"))
     );
     client.close().await;
+}
+
+/// Only the exact role `admin` is granted writes: a missing, empty,
+/// differently spelled or unknown role is parsed to the least privilege.
+#[test]
+fn unknown_roles_get_the_least_privilege() {
+    assert_eq!(Role::parse(Some("admin")), Role::Admin);
+    for principal in [
+        None,
+        Some(""),
+        Some("viewer"),
+        Some("Viewer"),
+        Some("guest"),
+        Some("Admin"),
+        Some(" admin"),
+    ] {
+        let role = Role::parse(principal);
+        assert_eq!(role, Role::Viewer, "{principal:?}");
+        assert!(!role.may_write(), "{principal:?}");
+    }
+}
+
+/// A backend's destructive `list` mounted under `project` is served as
+/// `project_list`, the name of the gateway's own read-only tool. Judged by
+/// that local name, a viewer could call it; judged by its mount, it is a
+/// proxied tool, not read-only unless the gateway's configuration says so.
+#[test]
+fn a_proxied_tool_named_like_a_local_read_only_one_is_not_read_only() {
+    let mut policy = Policy {
+        local_read_only: ["echo", "project_list"].map(String::from).into(),
+        mounts: vec!["project".to_owned(), "demo".to_owned()],
+        proxied_read_only: Default::default(),
+    };
+    assert!(policy.is_proxied("project_list"));
+    assert!(!policy.is_read_only("project_list"));
+    assert!(!policy.may_call(Role::Viewer, "project_list"));
+    assert!(
+        !policy.may_call(Role::Viewer, "demo_echo"),
+        "annotations are the backend's word"
+    );
+    assert!(policy.may_call(Role::Admin, "project_list"));
+    // Local tools keep their own annotations; a name merely starting like a
+    // mount is not proxied.
+    assert!(policy.may_call(Role::Viewer, "echo"));
+    assert!(!policy.is_proxied("projects"));
+    assert!(!policy.may_call(Role::Viewer, "task_close"));
+    // The gateway's own configuration may vouch for a proxied tool.
+    policy.proxied_read_only.insert("demo_echo".to_owned());
+    assert!(policy.may_call(Role::Viewer, "demo_echo"));
+    assert!(!policy.may_call(Role::Viewer, "demo_confirm"));
 }

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use mcp_core::testing::{ClientOptions, TestClient};
 use mcp_core::{
-    serve_io, CallToolResult, ElicitResponse, HeaderValue, IntoToolResult, InvokeContext, Json,
-    McpServer, McpToolDef, StdioHandle, StdioOptions,
+    serve_io, CallToolResult, CannotAsk, Confirmation, ElicitResponse, HeaderValue, IntoToolResult,
+    InvokeContext, Json, McpServer, McpToolDef, StdioHandle, StdioOptions,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -206,7 +206,7 @@ fn test_server() -> (McpServer, Probe) {
         "Ask for confirmation (fails closed)",
         object_schema(),
         |_args, ctx: InvokeContext| async move {
-            if ctx.confirm("Really?").await {
+            if ctx.confirm("Really?").await.is_accepted() {
                 CallToolResult::text("confirmed")
             } else {
                 CallToolResult::error("not confirmed")
@@ -230,8 +230,10 @@ fn test_server() -> (McpServer, Probe) {
                     return CallToolResult::error("no elicitation");
                 };
                 match elicitor.confirm("Proceed?").await {
-                    Ok(yes) => CallToolResult::text(format!("answer {yes}")),
-                    Err(e) => CallToolResult::error(format!("elicitation failed: {}", e.message)),
+                    Confirmation::CannotAsk(CannotAsk::NoAnswer(e)) => {
+                        CallToolResult::error(format!("elicitation failed: {}", e.message))
+                    }
+                    other => CallToolResult::text(format!("answer {}", other.is_accepted())),
                 }
             }
         },

@@ -62,7 +62,11 @@ async fn protocol_error_job(ctx: InvokeContext) -> String {
 #[mcp_tool(task = "optional")]
 async fn confirm_delete(ctx: InvokeContext, filename: String) -> String {
     tokio::time::sleep(Duration::from_millis(50)).await;
-    if ctx.confirm(&format!("Delete {filename}?")).await {
+    if ctx
+        .confirm(&format!("Delete {filename}?"))
+        .await
+        .is_accepted()
+    {
         format!("Deleted {filename}")
     } else {
         format!("Kept {filename}")

@@ -77,7 +77,7 @@ pub fn build_server() -> McpServer {
             "asks the user to confirm (legacy elicitation)",
             any.clone(),
             |_args: Map<String, Value>, ctx: InvokeContext| async move {
-                let yes = ctx.confirm("Proceed?").await;
+                let yes = ctx.confirm("Proceed?").await.is_accepted();
                 CallToolResult::text(if yes { "confirmed" } else { "declined" })
             },
         ))

@@ -80,7 +80,11 @@ fn confirm() -> McpToolDef {
                 .and_then(Value::as_str)
                 .unwrap_or("proceed")
                 .to_owned();
-            if ctx.confirm(&format!("Really {action}?")).await {
+            if ctx
+                .confirm(&format!("Really {action}?"))
+                .await
+                .is_accepted()
+            {
                 CallToolResult::text(format!("confirmed: {action}"))
             } else {
                 CallToolResult::error("not confirmed")

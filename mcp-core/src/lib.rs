@@ -122,8 +122,9 @@ pub mod transport;
 pub use boxed::BoxFuture;
 pub use cancel::CancelToken;
 pub use context::{
-    AuthInfo, CallContext, CallHeaders, Elicit, ElicitResponse, Elicitor, Extensions, HeaderValue,
-    Headers, InputRequest, InvokeContext, Outbound, Progress, ProgressSink, ProgressUpdate,
+    AuthInfo, CallContext, CallHeaders, CannotAsk, Confirmation, Elicit, ElicitResponse, Elicitor,
+    Extensions, HeaderValue, Headers, InputRequest, InvokeContext, Outbound, Progress,
+    ProgressSink, ProgressUpdate,
 };
 pub use handler::args::{describe, parse_args};
 pub use handler::prompt::{IntoPromptResult, McpPromptDef, PromptArgs};

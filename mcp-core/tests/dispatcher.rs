@@ -16,7 +16,7 @@ use mcp_core::{
     ProgressUpdate, PromptArgs, PromptArgument, PromptMessage, ResourceContents, ResourceRequest,
     Session,
 };
-use mcp_core::{Elicit, ProgressSink};
+use mcp_core::{CannotAsk, Confirmation, Elicit, ProgressSink};
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
@@ -1984,7 +1984,10 @@ fn confirm_tool() -> McpToolDef {
         json!({"type": "object"}),
         |_args, ctx: InvokeContext| async move {
             let available = ctx.elicitation().is_some();
-            let confirmed = ctx.confirm("Write the output?").await;
+            let confirmed = match ctx.confirm("Write the output?").await {
+                Confirmation::CannotAsk(CannotAsk::NoAnswer(e)) => format!("no answer {}", e.code),
+                other => format!("{other:?}"),
+            };
             format!("available={available} confirmed={confirmed}")
         },
     )
@@ -1999,7 +2002,7 @@ async fn elicit_hook_confirm_accept() {
     let ctx = CallContext::new().with_elicit(hook.clone());
     assert_eq!(
         call_text(&server, &ctx, "write", json!({})).await,
-        "available=true confirmed=true"
+        "available=true confirmed=Accepted"
     );
     let seen = hook.seen();
     assert_eq!(seen.len(), 1);
@@ -2014,26 +2017,32 @@ async fn elicit_hook_confirm_accept() {
 #[tokio::test]
 async fn elicit_hook_confirm_fails_closed() {
     let server = build(McpServer::builder().tool(confirm_tool()));
-    for reply in [
-        Ok(json!({"action": "accept", "content": {"confirm": false}})),
-        Ok(json!({"action": "accept"})),
-        Ok(json!({"action": "decline"})),
-        Ok(json!({"action": "cancel"})),
-        Ok(json!({"confirm": true})),
-        Err(ErrorObject::internal("the client connection closed")),
+    for (reply, outcome) in [
+        (
+            Ok(json!({"action": "accept", "content": {"confirm": false}})),
+            "Declined",
+        ),
+        (Ok(json!({"action": "accept"})), "no answer -32602"),
+        (Ok(json!({"action": "decline"})), "Declined"),
+        (Ok(json!({"action": "cancel"})), "Cancelled"),
+        (Ok(json!({"confirm": true})), "no answer -32602"),
+        (
+            Err(ErrorObject::internal("the client connection closed")),
+            "no answer -32603",
+        ),
     ] {
         let shown = format!("{reply:?}");
         let ctx = CallContext::new().with_elicit(ScriptedElicit::new(reply));
         assert_eq!(
             call_text(&server, &ctx, "write", json!({})).await,
-            "available=true confirmed=false",
+            format!("available=true confirmed={outcome}"),
             "for {shown}"
         );
     }
-    // No hook and no outbound: elicitation is absent and confirm is false.
+    // No hook, no outbound, no initialized client: nobody to ask.
     assert_eq!(
         call_text(&server, &CallContext::new(), "write", json!({})).await,
-        "available=false confirmed=false"
+        "available=false confirmed=CannotAsk(NoClient)"
     );
 }
 
@@ -2157,9 +2166,10 @@ async fn elicitation_over_outbound_routes_the_client_response() {
     )
     .await;
     let reply = join(call).await.expect("call answered");
-    assert_eq!(text_of(result(&reply)), "available=true confirmed=true");
+    assert_eq!(text_of(result(&reply)), "available=true confirmed=Accepted");
 
-    // An error response from the client fails closed.
+    // An error response from the client fails closed, and is told apart
+    // from a user who declined.
     let call = spawn_message(&server, &ctx, call_req(2, "write", json!({})));
     let request = guard("elicitation/create", rx.recv())
         .await
@@ -2171,7 +2181,10 @@ async fn elicitation_over_outbound_routes_the_client_response() {
     )
     .await;
     let reply = join(call).await.expect("call answered");
-    assert_eq!(text_of(result(&reply)), "available=true confirmed=false");
+    assert_eq!(
+        text_of(result(&reply)),
+        "available=true confirmed=no answer -1"
+    );
 }
 
 #[tokio::test]
@@ -2210,8 +2223,14 @@ async fn elicitation_responses_route_within_their_own_session() {
     .await;
     let reply_a = join(call_a).await.expect("A answered");
     let reply_b = join(call_b).await.expect("B answered");
-    assert_eq!(text_of(result(&reply_a)), "available=true confirmed=true");
-    assert_eq!(text_of(result(&reply_b)), "available=true confirmed=false");
+    assert_eq!(
+        text_of(result(&reply_a)),
+        "available=true confirmed=Accepted"
+    );
+    assert_eq!(
+        text_of(result(&reply_b)),
+        "available=true confirmed=Declined"
+    );
 }
 
 #[tokio::test]
@@ -2224,16 +2243,17 @@ async fn elicitation_over_outbound_needs_the_client_capability() {
         .with_session(Session::new());
     assert_eq!(
         call_text(&server, &ctx, "write", json!({})).await,
-        "available=false confirmed=false"
+        "available=false confirmed=CannotAsk(NoClient)"
     );
-    // Initialized without elicitation.
+    // Initialized without elicitation: the tool is told the client cannot
+    // be asked, not that the user said no.
     let ctx = CallContext::new()
         .with_outbound(outbound)
         .with_session(Session::new());
     initialize_with(&server, &ctx, json!({"sampling": {}})).await;
     assert_eq!(
         call_text(&server, &ctx, "write", json!({})).await,
-        "available=false confirmed=false"
+        "available=false confirmed=CannotAsk(NotDeclared)"
     );
     assert!(drain(&mut rx).is_empty());
 }
@@ -2252,7 +2272,7 @@ async fn explicit_elicit_hook_takes_precedence_over_outbound() {
     initialize_with(&server, &ctx, json!({"elicitation": {}})).await;
     assert_eq!(
         call_text(&server, &ctx, "write", json!({})).await,
-        "available=true confirmed=true"
+        "available=true confirmed=Accepted"
     );
     assert_eq!(hook.seen().len(), 1);
     assert!(drain(&mut rx).is_empty(), "outbound must not be used");

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionOptions};
-use mcp_core::{CallToolResult, HeaderValue, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{CallToolResult, Confirmation, HeaderValue, InvokeContext, McpServer, McpToolDef};
 use raw_http::{parse_response, raw, Resp, Stream};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -139,10 +139,14 @@ fn build_server(events: Events) -> McpServer {
                         &events,
                         format!("confirm elicitation={}", ctx.elicitation().is_some()),
                     );
-                    if ctx.confirm("Proceed?").await {
-                        CallToolResult::text("confirmed")
-                    } else {
-                        CallToolResult::error("not confirmed")
+                    match ctx.confirm("Proceed?").await {
+                        Confirmation::Accepted => CallToolResult::text("confirmed"),
+                        Confirmation::CannotAsk(why) => {
+                            CallToolResult::error(format!("not confirmed: cannot ask ({why})"))
+                        }
+                        Confirmation::Declined | Confirmation::Cancelled => {
+                            CallToolResult::error("not confirmed")
+                        }
                     }
                 }
             },
@@ -1496,10 +1500,12 @@ async fn default_options_ask_a_legacy_client_that_declared_elicitation() {
 }
 
 /// Explicitly stateless legacy serving forgets `initialize`: a question
-/// cannot reach the client, so `confirm` ends the call with a `-32603`
-/// error that says why and how to fix it, never a silent `false`.
+/// cannot reach the client. `confirm` once ended the whole call with a
+/// `-32603` from inside the tool, so clients got an internal error where
+/// the tool's own fail-closed answer was due; now it says
+/// `CannotAsk(SessionlessHttp)` and the tool answers, saying why.
 #[tokio::test]
-async fn without_sessions_confirm_is_a_clear_error_not_a_silent_false() {
+async fn without_sessions_confirm_lets_the_tool_answer_why_it_cannot_ask() {
     let mut f = Fixture::start(HttpOptions::stateless()).await;
     let init = post(f.addr(), &[], &init_body(json!({"elicitation": {}}))).await;
     assert_eq!(init.status, 200);
@@ -1513,12 +1519,14 @@ async fn without_sessions_confirm_is_a_clear_error_not_a_silent_false() {
     assert_eq!(r.status, 200);
     let reply = r.json();
     assert_eq!(reply["id"], 1);
-    assert!(reply.get("result").is_none(), "not a tool result: {reply}");
-    assert_eq!(reply["error"]["code"], -32603, "{reply}");
-    let message = reply["error"]["message"].as_str().expect("message");
-    assert!(message.contains("without sessions"), "{message}");
-    assert!(message.contains("HttpOptions::stateless()"), "{message}");
-    assert!(message.contains("HttpOptions::new()"), "{message}");
+    assert!(
+        reply.get("error").is_none(),
+        "the tool's own answer: {reply}"
+    );
+    assert_eq!(reply["result"]["isError"], true, "fails closed: {reply}");
+    let text = tool_text(&reply);
+    assert!(text.starts_with("not confirmed: cannot ask"), "{text}");
+    assert!(text.contains("without sessions"), "{text}");
     assert_eq!(f.event().await, "confirm elicitation=false");
     f.handle.close().await;
 }

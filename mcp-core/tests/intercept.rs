@@ -95,7 +95,7 @@ async fn tenant(ctx: InvokeContext) -> String {
 /// Asks before deleting.
 #[mcp_tool(description = "Asks first")]
 async fn careful(ctx: InvokeContext) -> String {
-    if ctx.confirm("Delete?").await {
+    if ctx.confirm("Delete?").await.is_accepted() {
         "deleted".into()
     } else {
         "kept".into()

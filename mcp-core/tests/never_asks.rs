@@ -2,14 +2,14 @@
 //! binding of a 2026-07-28 call (issue 19), and nothing else changes:
 //! `#[mcp_tool]` functions that can reach the invoke context (directly, by
 //! an alias, or through a pattern) keep their round trips, and a handler
-//! that declared it never asks but asks anyway gets an error, never a
+//! that declared it never asks but asks anyway is told it cannot, never a
 //! wrong answer. Every request goes in as bytes, the way transports
 //! decode it.
 
 mod common;
 
 use common::guard;
-use mcp_core::{mcp_tool, CallContext, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{mcp_tool, CallContext, Confirmation, InvokeContext, McpServer, McpToolDef};
 use serde_json::{json, Value};
 
 /// Takes no context: can never ask.
@@ -21,7 +21,7 @@ async fn plain(text: String) -> String {
 /// Takes the context: asks.
 #[mcp_tool(description = "Asks before deleting")]
 async fn careful(ctx: InvokeContext) -> String {
-    if ctx.confirm("Delete?").await {
+    if ctx.confirm("Delete?").await.is_accepted() {
         "deleted".into()
     } else {
         "kept".into()
@@ -34,7 +34,7 @@ type Ctx = InvokeContext;
 /// spelling; the compiler can).
 #[mcp_tool(description = "Asks through an alias")]
 async fn aliased(what: String, c: Ctx) -> String {
-    if c.confirm(&format!("Delete {what}?")).await {
+    if c.confirm(&format!("Delete {what}?")).await.is_accepted() {
         "deleted".into()
     } else {
         "kept".into()
@@ -52,10 +52,9 @@ fn server() -> McpServer {
                 "Declares it never asks, then asks",
                 json!({"type": "object"}),
                 |_args, ctx: InvokeContext| async move {
-                    if ctx.confirm("Sure?").await {
-                        "yes"
-                    } else {
-                        "no"
+                    match ctx.confirm("Sure?").await {
+                        Confirmation::CannotAsk(why) => format!("not asked: {why}"),
+                        other => format!("{other:?}"),
                     }
                 },
             )
@@ -102,14 +101,18 @@ async fn a_tool_without_context_answers_and_one_with_it_still_asks() {
     }
 }
 
+/// A handler that declared it never asks and asks anyway cannot end in
+/// `input_required` (there is no `requestState` binding for it). Its
+/// `confirm` once ended the call with a `-32603` behind its back; now it
+/// learns it could not ask (`CannotAsk(NoRoundTrip)`) and answers itself,
+/// never with a consent nobody gave.
 #[tokio::test]
-async fn a_handler_that_declared_it_never_asks_and_asks_gets_an_error() {
+async fn a_handler_that_declared_it_never_asks_and_asks_is_told_it_cannot() {
     let reply = call(&server(), "liar", json!({})).await;
-    assert_eq!(reply["error"]["code"], -32603, "{reply}");
-    assert!(
-        reply["error"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("cannot ask")),
+    assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        "not asked: this call cannot ask for input by round trip",
         "{reply}"
     );
 }

@@ -3,12 +3,15 @@
 //! internally as sentinels included), and a call that ends itself — a
 //! missing client capability, `InvokeContext::fail` — returns that error
 //! from `McpServer::call_tool` and from a detached context instead of
-//! never returning.
+//! never returning. What came of asking the user to confirm is typed too:
+//! accepted, declined, cancelled, or could not ask and why — never a bare
+//! `false`, never an error the tool did not choose.
 
 use std::time::Duration;
 
 use mcp_core::{
-    CallContext, ErrorObject, InvokeContext, McpResourceDef, McpServer, McpToolDef, ResourceRequest,
+    CallContext, CannotAsk, Confirmation, ErrorObject, InvokeContext, McpResourceDef, McpServer,
+    McpToolDef, ResourceRequest,
 };
 use serde_json::{json, Map, Value};
 
@@ -67,8 +70,36 @@ fn server() -> McpServer {
                 }
             },
         ))
+        .tool(McpToolDef::new(
+            "confirm",
+            "asks, then names the outcome",
+            json!({"type": "object"}),
+            |_args: Map<String, Value>, ctx: InvokeContext| async move {
+                format!("{:?}", ctx.confirm("Proceed?").await)
+            },
+        ))
         .build()
         .expect("valid server")
+}
+
+/// A 2026-07-28 `tools/call` of `confirm` from a client that declared
+/// `caps`, carrying `responses` as its `inputResponses` when given.
+fn modern_confirm(caps: Value, responses: Option<Value>) -> Value {
+    let mut params = json!({"name": "confirm", "arguments": {}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": caps,
+    }});
+    if let Some(responses) = responses {
+        params["inputResponses"] = responses;
+    }
+    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+}
+
+fn text(reply: &Value) -> &str {
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no tool text: {reply}"))
 }
 
 async fn ask(server: &McpServer, message: Value) -> Value {
@@ -161,4 +192,53 @@ async fn a_detached_context_returns_instead_of_hanging() {
     .await
     .expect_err("a detached context cannot ask");
     assert_eq!(err.code, -32603);
+}
+
+/// A user who said no and a client that could not be asked once looked the
+/// same to a tool (`false` both): now a client that did not declare
+/// elicitation is `CannotAsk(NotDeclared)`, and the user's own choice comes
+/// back as `Accepted`, `Declined` or `Cancelled` through the 2026-07-28
+/// round trip (`input_required`, then the retry carrying the answer).
+#[tokio::test]
+async fn confirm_tells_a_client_that_cannot_be_asked_from_a_user_who_declined() {
+    let server = server();
+    let reply = ask(&server, modern_confirm(json!({}), None)).await;
+    assert_eq!(text(&reply), "CannotAsk(NotDeclared)", "{reply}");
+
+    let caps = json!({"elicitation": {"form": {}}});
+    let first = ask(&server, modern_confirm(caps.clone(), None)).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let key = first["result"]["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.keys().next().cloned())
+        .unwrap_or_else(|| panic!("one question: {first}"));
+    for (answer, outcome) in [
+        (
+            json!({"action": "accept", "content": {"confirm": true}}),
+            "Accepted",
+        ),
+        (
+            json!({"action": "accept", "content": {"confirm": false}}),
+            "Declined",
+        ),
+        (json!({"action": "decline"}), "Declined"),
+        (json!({"action": "cancel"}), "Cancelled"),
+    ] {
+        let responses = json!({ key.clone(): answer });
+        let reply = ask(&server, modern_confirm(caps.clone(), Some(responses))).await;
+        assert_eq!(text(&reply), outcome, "{reply}");
+    }
+}
+
+/// Without any client there is nobody to ask: a detached context and
+/// `McpServer::call_tool` say so instead of ending the call.
+#[tokio::test]
+async fn confirm_without_a_client_says_so() {
+    let outcome = within("confirm", InvokeContext::detached().confirm("Proceed?")).await;
+    assert_eq!(outcome, Confirmation::CannotAsk(CannotAsk::NoClient));
+    assert!(!outcome.is_accepted());
+    let result = within("call_tool", server().call_tool("confirm", json!({})))
+        .await
+        .expect("the tool's own answer");
+    assert_eq!(result.text_content(), "CannotAsk(NoClient)");
 }

@@ -332,7 +332,7 @@ fn two_step_tool(runs: &Arc<Runs>) -> McpToolDef {
                 let sure = elicitor
                     .confirm(&format!("Deploy {branch}?"))
                     .await
-                    .unwrap_or(false);
+                    .is_accepted();
                 format!("branch={branch} confirmed={sure}")
             }
         },
@@ -368,7 +368,7 @@ fn builder(runs: &Arc<Runs>) -> McpServerBuilder {
             "Deletes after confirmation (fails closed)",
             json!({"type": "object"}),
             |_args, ctx: InvokeContext| async move {
-                if ctx.confirm("Delete everything?").await {
+                if ctx.confirm("Delete everything?").await.is_accepted() {
                     "deleted"
                 } else {
                     "kept"
@@ -437,7 +437,7 @@ fn builder(runs: &Arc<Runs>) -> McpServerBuilder {
             "demo://guarded",
             "Guarded",
             |_req: ResourceRequest, ctx: InvokeContext| async move {
-                if ctx.confirm("Reveal the secret?").await {
+                if ctx.confirm("Reveal the secret?").await.is_accepted() {
                     "s3cret".to_owned()
                 } else {
                     "withheld".to_owned()

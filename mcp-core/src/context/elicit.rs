@@ -37,6 +37,104 @@ pub enum ElicitResponse<T> {
     Cancel,
 }
 
+/// What came of asking the user to confirm
+/// ([`InvokeContext::confirm`](crate::InvokeContext::confirm),
+/// [`Elicitor::confirm`]).
+///
+/// Only [`Accepted`](Self::Accepted) is consent. The other outcomes are
+/// kept apart so a tool can answer each as it should — a user who said no
+/// is not a client that could not be asked — but a tool that acts only on
+/// [`is_accepted`](Self::is_accepted) fails closed.
+#[must_use = "a confirmation is consent only when it is `Accepted`"]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Confirmation {
+    /// The user accepted with `confirm: true`.
+    Accepted,
+    /// The user said no: declined the form, or submitted `confirm: false`.
+    Declined,
+    /// The user dismissed the question without choosing.
+    Cancelled,
+    /// The user was never asked, or no answer came back; the reason says why.
+    CannotAsk(CannotAsk),
+}
+
+impl Confirmation {
+    /// True only when the user accepted with `confirm: true`.
+    #[must_use]
+    pub fn is_accepted(&self) -> bool {
+        matches!(self, Self::Accepted)
+    }
+
+    /// The outcome an `ElicitResult` (`{action, content?}`) of the
+    /// confirmation form means.
+    fn from_result(result: &Value) -> Self {
+        match result.get("action").and_then(Value::as_str) {
+            Some("accept") => match result.pointer("/content/confirm").and_then(Value::as_bool) {
+                Some(true) => Self::Accepted,
+                Some(false) => Self::Declined,
+                None => Self::CannotAsk(CannotAsk::NoAnswer(ErrorObject::invalid_params(
+                    "the accepted confirmation has no boolean `confirm`",
+                ))),
+            },
+            Some("decline") => Self::Declined,
+            Some("cancel") => Self::Cancelled,
+            _ => Self::CannotAsk(CannotAsk::NoAnswer(ErrorObject::invalid_params(
+                "elicitation result has no valid action",
+            ))),
+        }
+    }
+}
+
+/// Why the user could not be asked to confirm (see [`Confirmation::CannotAsk`]).
+///
+/// Its `Display` is a sentence a tool can hand to its caller.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CannotAsk {
+    /// The client did not declare form elicitation (in `initialize`, or in
+    /// the 2026-07-28 request's `clientCapabilities`).
+    NotDeclared,
+    /// A legacy (2025-era) request served over HTTP without sessions
+    /// (`HttpOptions::stateless()`): the server does not know what the
+    /// client declared and cannot route an answer back. Serve with
+    /// sessions (the default) or send 2026-07-28 requests.
+    SessionlessHttp,
+    /// The client declared elicitation, but this legacy request has no
+    /// channel to send it a request on (for HTTP: a POST that does not
+    /// accept `text/event-stream`).
+    NoChannel,
+    /// A 2026-07-28 call that cannot end in `input_required`: a tool that
+    /// declared it [never asks](crate::McpToolDef::never_asks), or a request
+    /// (such as `completion/complete`) that has no round trips.
+    NoRoundTrip,
+    /// No client is known to this call: a
+    /// [`detached`](crate::InvokeContext::detached) context,
+    /// `McpServer::call_tool`, or a legacy request before `initialize`.
+    NoClient,
+    /// The question was sent but no usable answer came back: the client's
+    /// error, a closed connection, a timeout, or an answer that does not
+    /// fit the form.
+    NoAnswer(ErrorObject),
+}
+
+impl fmt::Display for CannotAsk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotDeclared => f.write_str("the client does not support elicitation"),
+            Self::SessionlessHttp => f.write_str(
+                "this server serves legacy HTTP requests without sessions, so it cannot \
+                 send the client a question; use sessions or the 2026-07-28 protocol",
+            ),
+            Self::NoChannel => {
+                f.write_str("this request has no channel to send the client a question on")
+            }
+            Self::NoRoundTrip => f.write_str("this call cannot ask for input by round trip"),
+            Self::NoClient => f.write_str("no client is known to this call"),
+            Self::NoAnswer(e) => write!(f, "the client gave no usable answer: {}", e.message),
+        }
+    }
+}
+
 /// Asks the client's user for input (`elicitation/create`, form mode).
 #[derive(Clone)]
 pub struct Elicitor {
@@ -77,15 +175,19 @@ impl Elicitor {
         self.inner.elicit_keyed(key, params).await
     }
 
-    /// Asks a yes/no question (a form with one required boolean `confirm`).
-    /// True only when the user accepted with `confirm: true`.
+    /// Asks a yes/no question (a form with one required boolean `confirm`)
+    /// and says what came of it: [`Confirmation::Accepted`] only when the
+    /// user accepted with `confirm: true`; a client error, a closed
+    /// connection or an answer that does not fit the form is
+    /// [`CannotAsk::NoAnswer`]. Nothing here ends the call: the tool decides.
     ///
-    /// # Errors
-    /// The client's error, or an internal error when the connection closed.
+    /// On a 2026-07-28 request the question ends this round with
+    /// `input_required` (the future never completes) and the call runs again
+    /// on the retry, where the recorded answer is returned.
     ///
     /// # Cancel safety
     /// As for [`raw`](Self::raw).
-    pub async fn confirm(&self, prompt: &str) -> Result<bool, ErrorObject> {
+    pub async fn confirm(&self, prompt: &str) -> Confirmation {
         let params = json!({
             "message": prompt,
             "requestedSchema": {
@@ -94,11 +196,10 @@ impl Elicitor {
                 "required": ["confirm"],
             },
         });
-        let result = self.raw(params).await?;
-        Ok(
-            result.get("action").and_then(Value::as_str) == Some("accept")
-                && result.pointer("/content/confirm").and_then(Value::as_bool) == Some(true),
-        )
+        match self.raw(params).await {
+            Ok(result) => Confirmation::from_result(&result),
+            Err(e) => Confirmation::CannotAsk(CannotAsk::NoAnswer(e)),
+        }
     }
 
     /// Asks for a form whose schema comes from `T` and returns the typed answer.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::call::{CallContext, HeaderValue, Headers};
-use super::elicit::{covers, Elicitor, InputRequest};
+use super::elicit::{covers, CannotAsk, Confirmation, Elicitor, InputRequest};
 use super::interrupt::{Channel, Interrupt, Interruption, RequesterElicit};
 use super::progress::Progress;
 use crate::cancel::CancelToken;
@@ -44,6 +44,10 @@ pub(crate) struct Parts {
     pub(crate) interrupt: Option<Arc<Interrupt>>,
     pub(crate) channel: Channel,
     pub(crate) modern: bool,
+    /// A 2026-07-28 call whose questions cannot end in `input_required`
+    /// (the handler declared it never asks, or the request has no round
+    /// trips): [`InvokeContext::confirm`] says so instead of asking.
+    pub(crate) no_round_trip: bool,
     /// The lowest level to send; `None`: send no log messages.
     pub(crate) log_threshold: Option<LoggingLevel>,
 }
@@ -349,57 +353,65 @@ impl InvokeContext {
     }
 
     /// Asks the user to confirm (a form elicitation with one boolean) and
-    /// returns the answer.
+    /// says what came of it. Only [`Confirmation::Accepted`] is consent.
     ///
     /// - **Asked** when the client declared form elicitation and the
     ///   request can carry a question: a legacy request with a channel to
-    ///   the client (stdio; HTTP with sessions, the default), or any
-    ///   2026-07-28 request (`input_required`, then the retry).
-    /// - **`false`** (fails closed) when the client is known not to have
-    ///   declared elicitation, when the user declined or cancelled, when the
-    ///   client answered an error, when the connection closed before the
-    ///   answer, and on a [`detached`](Self::detached) context.
-    /// - **A `-32603` error ends the call** (through [`fail`](Self::fail);
-    ///   the future never completes) when the question cannot be carried
-    ///   although the client may be waiting for it:
-    ///   - the client declared elicitation but this legacy request has no
-    ///     channel to the client (no outbound and no elicitation hook);
-    ///   - a legacy request served over HTTP without sessions
-    ///     (`HttpOptions::stateless()`):
-    ///     the server forgot the client's `initialize`, so it cannot know
-    ///     what it declared nor route its answer back; the error says so
-    ///     and names the fix (keep sessions on, or use 2026-07-28), whatever
-    ///     the client declared.
+    ///   the client (stdio; HTTP with sessions, the default) waits for the
+    ///   answer; a 2026-07-28 request ends this round with `input_required`
+    ///   (this future never completes) and the call runs again on the
+    ///   retry, where the recorded answer is returned — so keep the work
+    ///   before `confirm` free of side effects.
+    /// - [`Accepted`](Confirmation::Accepted),
+    ///   [`Declined`](Confirmation::Declined) or
+    ///   [`Cancelled`](Confirmation::Cancelled): what the user chose.
+    /// - [`CannotAsk`](Confirmation::CannotAsk) with the reason when the user
+    ///   was not asked or no answer came back (see [`CannotAsk`]): the
+    ///   client did not declare elicitation, a legacy HTTP request served
+    ///   without sessions, no channel to the client, a call that cannot
+    ///   round-trip, no client at all (a [`detached`](Self::detached)
+    ///   context), or the client's error.
+    ///
+    /// It never ends the call by itself: the tool decides what each outcome
+    /// means (and [`require_elicitation`](Self::require_elicitation) is there
+    /// for work that should end with a protocol error instead).
     ///
     /// # Cancel safety
     /// As for [`input`](Self::input).
-    pub async fn confirm(&self, prompt: &str) -> bool {
-        if let Some(e) = self.elicitation() {
-            return e.confirm(prompt).await.unwrap_or(false);
+    pub async fn confirm(&self, prompt: &str) -> Confirmation {
+        match self.elicitation() {
+            Some(e) if !self.cannot_round_trip() => e.confirm(prompt).await,
+            _ => Confirmation::CannotAsk(self.why_cannot_ask()),
         }
-        if let Some(why) = self.cannot_carry_elicitation() {
-            // A served call ends here; a detached context fails closed.
-            let _ = self.fail(why).await;
-        }
-        false
     }
 
-    /// Why a question the client may be waiting for cannot reach it, when
-    /// [`elicitation`](Self::elicitation) is `None`.
-    fn cannot_carry_elicitation(&self) -> Option<ErrorObject> {
-        if self.parts().modern {
-            return None;
+    /// True for a 2026-07-28 call whose questions could not end in
+    /// `input_required` (there is no round to bind a `requestState` to).
+    fn cannot_round_trip(&self) -> bool {
+        let parts = self.parts();
+        parts.no_round_trip
+            && parts.call.elicit.is_none()
+            && matches!(parts.channel, Channel::RoundTrip(_))
+    }
+
+    /// Why [`confirm`](Self::confirm) cannot put its question to the user.
+    fn why_cannot_ask(&self) -> CannotAsk {
+        let parts = self.parts();
+        if parts.modern {
+            if parts.can_elicit && self.cannot_round_trip() {
+                CannotAsk::NoRoundTrip
+            } else {
+                CannotAsk::NotDeclared
+            }
+        } else if self.sessionless_unknown().is_some() {
+            CannotAsk::SessionlessHttp
+        } else if parts.client.is_none() {
+            CannotAsk::NoClient
+        } else if !parts.can_elicit {
+            CannotAsk::NotDeclared
+        } else {
+            CannotAsk::NoChannel
         }
-        if let Some(why) = self.sessionless_unknown() {
-            return Some(why);
-        }
-        self.parts().can_elicit.then(|| {
-            ErrorObject::internal(
-                "cannot ask the user: the client declared elicitation, but this request \
-                 has no channel to send it an `elicitation/create` request on (for HTTP: \
-                 serve with sessions and POST with `Accept: text/event-stream`)",
-            )
-        })
     }
 
     /// The error for a legacy request whose client is unknown because the

@@ -22,7 +22,7 @@ pub(crate) use auth_info::quoted;
 pub(crate) use auth_info::scope_challenge;
 pub use auth_info::AuthInfo;
 pub use call::{CallContext, CallHeaders, HeaderValue, Headers};
-pub use elicit::{Elicit, ElicitResponse, Elicitor, InputRequest};
+pub use elicit::{CannotAsk, Confirmation, Elicit, ElicitResponse, Elicitor, InputRequest};
 pub use extensions::Extensions;
 pub use invoke::InvokeContext;
 pub(crate) use invoke::Parts as InvokeParts;

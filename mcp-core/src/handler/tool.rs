@@ -148,7 +148,9 @@ impl McpToolDef {
     /// itself for a function that takes no invoke context.
     ///
     /// A handler that asks anyway gets an error from the context (its
-    /// question cannot be sent), never a wrong answer.
+    /// question cannot be sent; [`InvokeContext::confirm`](crate::InvokeContext::confirm)
+    /// says [`CannotAsk::NoRoundTrip`](crate::CannotAsk::NoRoundTrip)), never
+    /// a wrong answer.
     #[must_use]
     pub fn never_asks(mut self) -> Self {
         self.asks = false;

@@ -232,6 +232,7 @@ impl McpServer {
             interrupt: Some(Arc::clone(&round.interrupt)),
             channel,
             modern: scope.is_modern(),
+            no_round_trip: scope.is_modern() && round.identity.is_none(),
             log_threshold: self.log_threshold(scope),
         };
         Ok(InvokeContext::with_parts(scope.token().clone(), parts))

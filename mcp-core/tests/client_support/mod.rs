@@ -56,7 +56,7 @@ pub fn server(events: mpsc::UnboundedSender<&'static str>) -> McpServer {
             "asks the user",
             any.clone(),
             |_args: Map<String, Value>, ctx: InvokeContext| async move {
-                let yes = ctx.confirm("Proceed?").await;
+                let yes = ctx.confirm("Proceed?").await.is_accepted();
                 CallToolResult::text(if yes { "confirmed" } else { "declined" })
             },
         ))

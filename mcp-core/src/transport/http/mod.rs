@@ -48,7 +48,8 @@
 //! or as the last event of its event stream; so do calls cancelled at the
 //! drain deadline of [`HttpHandle::close`]. Without sessions every request is its own session:
 //! the server forgets `initialize`, so a legacy call cannot be asked
-//! anything (`ctx.confirm` and the other questions answer `-32603`).
+//! anything (`ctx.confirm` says `CannotAsk::SessionlessHttp`; the other
+//! questions answer `-32603`).
 //!
 //! A call the client cancelled gets no response; its response stays open
 //! (sending nothing) until the client leaves, the session ends, the server

@@ -98,9 +98,10 @@ impl SessionOptions {
 /// lets several replicas share one endpoint without sticky routing — is an
 /// explicit choice: [`HttpOptions::stateless`] (or
 /// [`without_sessions`](Self::without_sessions), or `sessions = None`). There
-/// a legacy call cannot ask the client anything: `ctx.confirm` and the other
-/// questions answer a `-32603` error saying so (see
-/// [`InvokeContext::confirm`](crate::InvokeContext::confirm)).
+/// a legacy call cannot ask the client anything:
+/// [`InvokeContext::confirm`](crate::InvokeContext::confirm) returns
+/// [`CannotAsk::SessionlessHttp`](crate::CannotAsk::SessionlessHttp) for the
+/// tool to answer, and the other questions answer a `-32603` error saying so.
 ///
 /// ```
 /// use std::time::Duration;
@@ -319,8 +320,9 @@ impl HttpOptions {
     /// `HttpOptions::new().without_sessions()`.
     ///
     /// What a legacy client loses: its `initialize` is forgotten, so its
-    /// calls cannot be asked anything (`ctx.confirm` and the other questions
-    /// answer a clear `-32603` error, never a silent `false`), cancelled
+    /// calls cannot be asked anything (`ctx.confirm` says
+    /// `CannotAsk::SessionlessHttp`; the other questions answer a clear
+    /// `-32603` error), cancelled
     /// through `notifications/cancelled`, or sent messages once their POST is
     /// answered. 2026-07-28 clients lose nothing.
     ///
