@@ -41,10 +41,11 @@
 //! `confirm_delete`, `multi_input`, `test_tool_with_task`) and the skills
 //! (the directory `examples/skills`, plus `skill://examples/greeting`).
 //! Over HTTP tasks live in memory; over stdio (the interop bridge starts one
-//! process per 2026-07-28 request) they live in a shared directory
-//! (`MCP_CONFORMANCE_TASK_DIR`, default `mcp-conformance-tasks` in the
-//! runtime or temp directory) and each runs in a process of its own,
-//! `conformance --run-task ID`, started detached in its own process group.
+//! process per 2026-07-28 request) they live in the directory
+//! `MCP_CONFORMANCE_TASK_DIR` names, which must be private to the user
+//! (`MCP_CONFORMANCE_TASK_DIR=$(mktemp -d)`), and each runs in a process of
+//! its own, `conformance --run-task ID`, started detached in its own process
+//! group. Without it a stdio process keeps its tasks in memory.
 //!
 //! Not here: the list-changed triggers (`test_trigger_tool_change`,
 //! `test_trigger_prompt_change`): this server's lists never change.
@@ -913,23 +914,49 @@ fn shared_secret(path: &Path) -> io::Result<Vec<u8>> {
     }
 }
 
-/// Reads an existing key file; refuses one that others could read or that
-/// holds fewer than 32 bytes.
+/// Reads an existing key file; refuses a symbolic link, a file owned by
+/// another user or that others could read or write (whoever can plant or
+/// read the key can forge `requestState`), and one holding fewer than 32
+/// bytes. On other platforms than Unix only the length is checked.
 fn read_secret(path: &Path) -> io::Result<Vec<u8>> {
-    let mut file = std::fs::File::open(path)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if file.metadata()?.permissions().mode() & 0o077 != 0 {
-            return Err(io::Error::other("the key file is readable by others"));
-        }
-    }
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        rustix::fs::OFlags::NOFOLLOW.bits() as i32,
+    );
+    let mut file = options.open(path)?;
+    #[cfg(unix)]
+    check_key_file(&file.metadata()?, rustix::process::geteuid().as_raw())?;
     let mut secret = Vec::new();
     file.read_to_end(&mut secret)?;
     if secret.len() < 32 {
         return Err(io::Error::other("the key file holds fewer than 32 bytes"));
     }
     Ok(secret)
+}
+
+/// A key file must be a regular file owned by `uid` (the effective user)
+/// that grants nothing to its group or to others.
+#[cfg(unix)]
+fn check_key_file(meta: &std::fs::Metadata, uid: u32) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if !meta.is_file() {
+        return Err(io::Error::other("the key file is not a regular file"));
+    }
+    if meta.uid() != uid {
+        return Err(io::Error::other(format!(
+            "the key file is owned by uid {}, not by this process's user (uid {uid})",
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(io::Error::other(
+            "the key file is open to its group or to others",
+        ));
+    }
+    Ok(())
 }
 
 /// Arguments that clients also send as `Mcp-Param-*` headers (2026-07-28 HTTP).
@@ -1021,6 +1048,11 @@ async fn main() -> io::Result<()> {
     let shared_tasks = run_task.is_some() || !args.iter().any(|a| a == "--http");
     let server = server(shared_tasks, redis.as_ref())?;
     if let Some(task_id) = run_task {
+        if extensions::task_dir().is_none() {
+            return Err(io::Error::other(
+                "--run-task needs MCP_CONFORMANCE_TASK_DIR (the tasks' directory)",
+            ));
+        }
         return server
             .run_task(&task_id)
             .await

@@ -124,25 +124,26 @@ pub(crate) fn tools() -> Vec<McpToolDef> {
     ]
 }
 
-/// Where the stdio fixture keeps its tasks: `MCP_CONFORMANCE_TASK_DIR`, or
-/// `mcp-conformance-tasks` in the runtime (or temp) directory.
-fn task_dir() -> std::path::PathBuf {
-    std::env::var_os("MCP_CONFORMANCE_TASK_DIR").map_or_else(
-        || {
-            std::env::var_os("XDG_RUNTIME_DIR")
-                .map_or_else(std::env::temp_dir, std::path::PathBuf::from)
-                .join("mcp-conformance-tasks")
-        },
-        std::path::PathBuf::from,
-    )
+/// Where the stdio fixture keeps the tasks its processes share:
+/// `MCP_CONFORMANCE_TASK_DIR`, a directory of the user running it that no
+/// one else can enter (`mktemp -d` makes one; `FileTaskStore` refuses any
+/// other). There is no default: a fixed name under a temp directory would
+/// be one that another local user can create first.
+pub(crate) fn task_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("MCP_CONFORMANCE_TASK_DIR").map(std::path::PathBuf::from)
 }
 
 /// Tasks for a fixture that serves one request per process (stdio behind
-/// the interop bridge): kept in a shared directory, and each run by a
-/// process of its own (`--run-task ID`, in its own process group, so that
-/// it outlives the process that created the task).
+/// the interop bridge): kept in the directory [`task_dir`] names, and each
+/// run by a process of its own (`--run-task ID`, in its own process group,
+/// so that it outlives the process that created the task). Without that
+/// directory tasks stay in the memory of the process that created them, as
+/// for one stdio process serving one client.
 pub(crate) fn shared_tasks(builder: McpServerBuilder) -> std::io::Result<McpServerBuilder> {
-    let store = FileTaskStore::new(task_dir(), 10_000)?;
+    let Some(dir) = task_dir() else {
+        return Ok(builder);
+    };
+    let store = FileTaskStore::new(dir, 10_000)?;
     let limits = TaskLimits {
         ttl_ms: 120_000,
         poll_interval_ms: 100,

@@ -260,3 +260,46 @@ fn invalid_skills_are_refused() {
         .expect_err("duplicate");
     assert!(matches!(err, BuildError::DuplicateResource(_)), "{err}");
 }
+
+/// A skills root where a skill's `SKILL.md` is a symbolic link to a file
+/// outside the root (any file the server's user can read: its text would
+/// be published as the skill, and its frontmatter errors would echo it).
+/// Building a server on that root fails, and the file is read neither
+/// through `Skill::from_dir` nor through `skills_dir`: nothing outside a
+/// skill's directory is ever loaded.
+#[cfg(unix)]
+#[test]
+fn a_skill_md_linked_outside_the_root_is_not_loaded() {
+    let outside = skills_dir(
+        "skills-linked-outside",
+        &[(
+            "secret.md",
+            "---\nname: leaked\ndescription: a file outside the skills root\n---\nsecret\n",
+        )],
+    );
+    let root = skills_dir(
+        "skills-linked",
+        &[("ok/SKILL.md", "---\nname: ok\ndescription: d\n---\n")],
+    );
+    std::fs::create_dir_all(root.join("leaked")).expect("mkdir");
+    std::os::unix::fs::symlink(outside.join("secret.md"), root.join("leaked/SKILL.md"))
+        .expect("symlink");
+    let err = Skill::from_dir(root.join("leaked")).expect_err("a linked SKILL.md");
+    assert!(err.0.contains("symbolic link"), "{err}");
+    let err = McpServer::builder()
+        .skills_dir(&root)
+        .build()
+        .expect_err("a linked SKILL.md");
+    assert!(matches!(err, BuildError::InvalidSkill(_)), "{err}");
+    assert!(!err.to_string().contains("secret"), "{err}");
+
+    // A linked directory inside a skill is skipped: its files (outside
+    // the skill) are not published.
+    let skill = skills_dir(
+        "skills-linked-file",
+        &[("s/SKILL.md", "---\nname: s\ndescription: d\n---\n")],
+    );
+    std::os::unix::fs::symlink("../../skills-linked-outside", skill.join("s/up")).expect("symlink");
+    let loaded = Skill::from_dir(skill.join("s")).expect("links are skipped");
+    assert!(loaded.files().iter().all(|f| !f.path.starts_with("up")));
+}

@@ -9,10 +9,51 @@ fn io_error(path: &Path, e: &std::io::Error) -> SkillError {
     SkillError(format!("{}: {e}", path.display()))
 }
 
-/// One skill directory: `SKILL.md` plus every other file under it.
+/// Reads `path`, which must be a regular file inside `root` (canonical):
+/// a symbolic link is refused (on Unix it is not even opened, `O_NOFOLLOW`),
+/// and so is a file whose canonical path leaves `root` (a directory above it
+/// replaced by a link, say). Every file of a skill is read through here.
+fn read_inside(root: &Path, path: &Path) -> Result<Vec<u8>, SkillError> {
+    use std::io::Read as _;
+    let refuse = |why: &str| SkillError(format!("{}: {why}", path.display()));
+    if fs::symlink_metadata(path)
+        .map_err(|e| io_error(path, &e))?
+        .file_type()
+        .is_symlink()
+    {
+        return Err(refuse(
+            "a symbolic link (skill files must be inside the skill's directory)",
+        ));
+    }
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        rustix::fs::OFlags::NOFOLLOW.bits() as i32,
+    );
+    let mut file = options.open(path).map_err(|e| io_error(path, &e))?;
+    if !file.metadata().map_err(|e| io_error(path, &e))?.is_file() {
+        return Err(refuse("not a regular file"));
+    }
+    let canonical = fs::canonicalize(path).map_err(|e| io_error(path, &e))?;
+    if !canonical.starts_with(root) {
+        return Err(refuse("outside the skill's directory"));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| io_error(path, &e))?;
+    Ok(bytes)
+}
+
+/// One skill directory: `SKILL.md` plus every other file under it, each
+/// read only if it is a regular file (not a symbolic link) inside the
+/// directory's canonical path.
 pub(super) fn from_dir(dir: &Path) -> Result<Skill, SkillError> {
+    let root = fs::canonicalize(dir).map_err(|e| io_error(dir, &e))?;
     let skill_md = dir.join("SKILL.md");
-    let text = fs::read_to_string(&skill_md).map_err(|e| io_error(&skill_md, &e))?;
+    let text = String::from_utf8(read_inside(&root, &skill_md)?)
+        .map_err(|_| SkillError(format!("{}: not UTF-8", skill_md.display())))?;
     let mut skill =
         Skill::new(text).map_err(|e| SkillError(format!("{}: {e}", skill_md.display())))?;
     let mut files = Vec::new();
@@ -22,8 +63,7 @@ pub(super) fn from_dir(dir: &Path) -> Result<Skill, SkillError> {
         if rel == "SKILL.md" {
             continue;
         }
-        let path = dir.join(&rel);
-        let bytes = fs::read(&path).map_err(|e| io_error(&path, &e))?;
+        let bytes = read_inside(&root, &dir.join(&rel))?;
         skill = skill.with_file(&rel, bytes)?;
     }
     Ok(skill)
@@ -80,7 +120,9 @@ fn find(dir: &Path, prefix: &str, skills: &mut Vec<Skill>) -> Result<(), SkillEr
     for entry in entries {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        if path.join("SKILL.md").is_file() {
+        // Not followed: a `SKILL.md` that is a link makes the directory a
+        // skill, which `from_dir` then refuses.
+        if fs::symlink_metadata(path.join("SKILL.md")).is_ok() {
             let skill = from_dir(&path)?;
             let skill = if prefix.is_empty() {
                 skill

@@ -171,9 +171,15 @@ impl Skill {
     /// Reads a skill directory: its `SKILL.md` and every other file under
     /// it (hidden files and symbolic links are skipped).
     ///
+    /// Nothing outside `dir` is read: every file, `SKILL.md` included, is
+    /// opened only if it is a regular file, not a symbolic link (on Unix
+    /// with `O_NOFOLLOW`), whose canonical path lies inside `dir`'s.
+    ///
     /// # Errors
-    /// An unreadable directory or file, or what [`new`](Self::new) and
-    /// [`with_file`](Self::with_file) refuse.
+    /// An unreadable directory or file, a `SKILL.md` that is a symbolic
+    /// link or not a regular file, a file whose canonical path leaves
+    /// `dir`, or what [`new`](Self::new) and [`with_file`](Self::with_file)
+    /// refuse.
     pub fn from_dir(dir: impl AsRef<std::path::Path>) -> Result<Self, SkillError> {
         load::from_dir(dir.as_ref())
     }
