@@ -70,7 +70,7 @@ use features::{Completer, Subscriptions};
 use outcome::{Answer, Outcome};
 
 #[cfg(feature = "http")]
-pub(crate) use access::{insufficient as insufficient_scope, subject as scoped_subject};
+pub(crate) use access::Denied as ScopeDenied;
 #[cfg(any(feature = "stdio", feature = "http"))]
 pub(crate) use admission::InflightLimit;
 #[cfg(feature = "http")]
