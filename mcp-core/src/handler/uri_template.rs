@@ -96,9 +96,12 @@ impl UriTemplate {
     ///
     /// A variable takes the longest value that still lets the rest of the
     /// template match, so `{date}.txt` matches `v1.txt.txt` with `date = v1.txt`.
-    /// A decoded simple value never contains `/` and is never `.` or `..`;
-    /// no segment of a decoded reserved value is `.` or `..` (see the
-    /// [module docs](self)).
+    ///
+    /// Values are checked once percent-decoded (what the read handler
+    /// receives), so `%2F` or `%2E%2E` cannot slip past: a simple `{var}`
+    /// value never contains `/` and is never `.` or `..`; no `/`-separated
+    /// segment of a reserved `{+var}` value is `.` or `..`; neither is
+    /// empty. A URI breaking these rules does not match.
     pub fn match_uri(&self, uri: &str) -> Option<HashMap<String, String>> {
         let mut vars = HashMap::new();
         match_parts(&self.parts, uri, &mut vars).then_some(vars)
