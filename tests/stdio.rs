@@ -818,6 +818,49 @@ async fn third_concurrent_request_is_refused_while_notifications_still_work() {
     assert_eq!(text_of(&b_reply), "released b");
 }
 
+/// A client that opens seventeen slow calls on one stream with the default
+/// options: the contract admits sixteen at once, so the seventeenth must be
+/// refused `-32000` with the contract's message while the sixteen still run,
+/// instead of starting a seventeenth handler.
+#[tokio::test]
+async fn default_limit_admits_sixteen_slow_calls_and_refuses_the_seventeenth() {
+    let (server, mut probe) = test_server();
+    let client = TestClient::connect(server).await.expect("initialize");
+
+    let mut running = Vec::new();
+    for i in 0..16 {
+        running.push(
+            client
+                .start_request(
+                    "tools/call",
+                    json!({"name": "block", "arguments": {"tag": format!("call {i}")}}),
+                )
+                .await,
+        );
+    }
+    assert_eq!(probe.started(16).await.len(), 16);
+
+    let refused = client
+        .call_tool("block", json!({"tag": "call 16"}))
+        .await
+        .expect_err("the seventeenth concurrent request must be refused");
+    assert_eq!(refused.code, -32000);
+    assert_eq!(
+        refused.message,
+        "Too many requests in flight (max 16); retry later"
+    );
+    assert!(
+        probe.started.try_recv().is_err(),
+        "the seventeenth call must not start a handler"
+    );
+
+    probe.release_all();
+    for call in running {
+        let reply = call.response(GUARD).await.expect("a released call answers");
+        assert!(text_of(&reply).starts_with("released call "));
+    }
+}
+
 #[tokio::test]
 async fn batch_over_the_limit_refuses_entries_inside_the_batch_reply() {
     let (server, mut probe) = test_server();

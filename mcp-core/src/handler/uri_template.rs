@@ -1,4 +1,19 @@
 //! Matching URIs against RFC 6570 templates (simple `{var}` and reserved `{+var}` expressions).
+//!
+//! What a matched value may hold is checked on the percent-decoded value,
+//! the text the read handler receives, so an encoded character (`%2F`,
+//! `%2E%2E`) cannot slip past a check made on the raw URI:
+//!
+//! - a simple `{var}` value is one path segment: it never contains `/`, and
+//!   it is never `.` or `..`;
+//! - a reserved `{+var}` value may contain `/`, but none of its
+//!   `/`-separated segments is `.` or `..`;
+//! - neither is empty, and neither spans a raw `?` or `#` of the URI
+//!   (simple values) or a percent escape that is not UTF-8.
+//!
+//! A URI whose values break these rules does not match the template (the
+//! read answers "unknown resource"). So a handler that joins a value under
+//! a base directory cannot be made to climb out of it through the URI.
 
 use std::collections::HashMap;
 
@@ -11,7 +26,8 @@ pub struct UriTemplate {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Part {
     Literal(String),
-    /// A variable; `reserved` (`{+var}`) values may contain `/`.
+    /// A variable; `reserved` (`{+var}`) values may contain `/` (see the
+    /// module docs for what a decoded value may hold).
     Var {
         name: String,
         reserved: bool,
@@ -80,6 +96,12 @@ impl UriTemplate {
     ///
     /// A variable takes the longest value that still lets the rest of the
     /// template match, so `{date}.txt` matches `v1.txt.txt` with `date = v1.txt`.
+    ///
+    /// Values are checked once percent-decoded (what the read handler
+    /// receives), so `%2F` or `%2E%2E` cannot slip past: a simple `{var}`
+    /// value never contains `/` and is never `.` or `..`; no `/`-separated
+    /// segment of a reserved `{+var}` value is `.` or `..`; neither is
+    /// empty. A URI breaking these rules does not match.
     pub fn match_uri(&self, uri: &str) -> Option<HashMap<String, String>> {
         let mut vars = HashMap::new();
         match_parts(&self.parts, uri, &mut vars).then_some(vars)
@@ -115,6 +137,9 @@ fn match_parts(parts: &[Part], rest: &str, vars: &mut HashMap<String, String>) -
                 let Some(value) = percent_decode(raw) else {
                     continue;
                 };
+                if !value_allowed(&value, *reserved) {
+                    continue;
+                }
                 if match_parts(tail, &rest[end..], vars) {
                     vars.insert(name.clone(), value);
                     return true;
@@ -122,6 +147,18 @@ fn match_parts(parts: &[Part], rest: &str, vars: &mut HashMap<String, String>) -
             }
             false
         }
+    }
+}
+
+/// Whether a decoded value keeps the promises of the module docs: a simple
+/// value is one segment other than `.` and `..`; a reserved value has no
+/// `.` or `..` segment.
+fn value_allowed(value: &str, reserved: bool) -> bool {
+    let dot_segment = |segment: &str| segment == "." || segment == "..";
+    if reserved {
+        !value.split('/').any(dot_segment)
+    } else {
+        !value.contains('/') && !dot_segment(value)
     }
 }
 
@@ -161,6 +198,35 @@ mod tests {
         assert_eq!(v["owner"], "me");
         assert_eq!(v["path"], "src/lib x.rs");
         assert_eq!(r.variables().collect::<Vec<_>>(), ["owner", "path"]);
+    }
+
+    /// A client that encodes `/` or `.` (`%2F`, `%2E`) must not smuggle a
+    /// separator or a dot segment into a variable: the checks apply to the
+    /// decoded value the handler receives.
+    #[test]
+    fn encoded_separators_and_dot_segments_do_not_match() {
+        let t = UriTemplate::parse("file:///logs/{name}").expect("parse");
+        assert!(t.match_uri("file:///logs/a%2Fb").is_none());
+        assert!(t.match_uri("file:///logs/..%2F..%2Fetc%2Fpasswd").is_none());
+        assert!(t.match_uri("file:///logs/%2e%2e").is_none());
+        assert!(t.match_uri("file:///logs/..").is_none());
+        assert!(t.match_uri("file:///logs/.").is_none());
+        assert_eq!(
+            t.match_uri("file:///logs/a..b").expect("match")["name"],
+            "a..b"
+        );
+        assert_eq!(
+            t.match_uri("file:///logs/a%3Fb").expect("match")["name"],
+            "a?b"
+        );
+
+        let r = UriTemplate::parse("repo://{owner}/{+path}").expect("parse");
+        assert!(r.match_uri("repo://me/src/../../secret").is_none());
+        assert!(r.match_uri("repo://me/src/%2E%2E/%2e%2e/secret").is_none());
+        assert!(r.match_uri("repo://me/./x").is_none());
+        assert!(r.match_uri("repo://me%2F..%2Fyou/x").is_none());
+        let v = r.match_uri("repo://me/src/v1..2/x.rs").expect("match");
+        assert_eq!(v["path"], "src/v1..2/x.rs");
     }
 
     #[test]

@@ -28,6 +28,17 @@ impl CacheHint {
         Self { ttl_ms, scope }
     }
 
+    /// The hint of a result computed for one caller (a listing filtered by
+    /// the caller's scopes or a tool's `visible` hook): the same freshness,
+    /// but never `public`, since another caller may be shown other items.
+    #[must_use]
+    pub(crate) const fn per_caller(self) -> Self {
+        Self {
+            ttl_ms: self.ttl_ms,
+            scope: CacheScope::Private,
+        }
+    }
+
     /// Writes the hint into a result object.
     pub(crate) fn apply(self, result: &mut Map<String, Value>) {
         result.insert("ttlMs".into(), Value::from(self.ttl_ms));

@@ -225,9 +225,15 @@ impl McpServerBuilder {
 
     /// Sets the caching hint of `tools/list`, `prompts/list`,
     /// `resources/list` and `resources/templates/list` results (2026-07-28).
-    /// Default: 60 s, `public` — or `private` when a tool has a `visible`
-    /// hook or an entry declares scopes; `ttlMs: 0` for a listing that is
-    /// live ([`live_tools`](Self::live_tools), [`live_catalog`](Self::live_catalog)).
+    /// Default: 60 s, `public`; `ttlMs: 0` for a listing that is live
+    /// ([`live_tools`](Self::live_tools), [`live_catalog`](Self::live_catalog)).
+    ///
+    /// A listing that differs per caller — its part of the catalog, as it
+    /// is when the request is served, has an entry that declares scopes or
+    /// (tools) a tool with a `visible` hook — is always sent `private`
+    /// whatever `scope` says here, so a shared cache never hands one
+    /// caller's listing to another. A live catalog that gains such an
+    /// entry turns its listing `private` from then on.
     pub fn list_cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
         self.list_cache = Some(CacheHint::new(ttl_ms, scope));
         self
@@ -403,23 +409,15 @@ impl McpServerBuilder {
         };
         // Our own type always serializes; `null` keeps this total.
         let capabilities_json = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
-        // Scoped items are listed only to callers granted their scopes.
-        let per_caller = resources.scoped
-            || prompts.scoped
-            || tools
-                .iter()
-                .any(|t| t.has_visible_hook() || !t.scopes().is_empty());
         let catalog = super::catalog::ToolCatalog::new(tools);
         // A live listing may change at any time: by default clients are
-        // told not to cache it (they hear of changes instead).
+        // told not to cache it (they hear of changes instead). A listing
+        // that depends on the caller is made `private` where it is built
+        // per caller, from the catalog version of the request.
         let hint = |live: bool| {
             self.list_cache.unwrap_or(CacheHint::new(
                 if live { 0 } else { 60_000 },
-                if per_caller {
-                    CacheScope::Private
-                } else {
-                    CacheScope::Public
-                },
+                CacheScope::Public,
             ))
         };
         let list_cache = hint(self.live_tools);

@@ -70,7 +70,7 @@ use features::{Completer, Subscriptions};
 use outcome::{Answer, Outcome};
 
 #[cfg(feature = "http")]
-pub(crate) use access::{insufficient as insufficient_scope, subject as scoped_subject};
+pub(crate) use access::Denied as ScopeDenied;
 #[cfg(any(feature = "stdio", feature = "http"))]
 pub(crate) use admission::InflightLimit;
 #[cfg(feature = "http")]
@@ -128,11 +128,13 @@ pub(crate) struct Inner {
     pub(crate) shared_session: Session,
     pub(crate) state: Arc<StateMap>,
     pub(crate) state_keys: StateKeys,
-    /// The cache hint of `tools/list` (and of the skills listing).
+    /// The cache hint of `tools/list` (and of the skills listing) when it
+    /// is the same for every caller (a per-caller listing is `private`).
     pub(crate) list_cache: CacheHint,
-    /// The cache hint of `resources/list` and `resources/templates/list`.
+    /// The cache hint of `resources/list` and `resources/templates/list`,
+    /// likewise.
     pub(crate) resource_list_cache: CacheHint,
-    /// The cache hint of `prompts/list`.
+    /// The cache hint of `prompts/list`, likewise.
     pub(crate) prompt_list_cache: CacheHint,
     pub(crate) discover_cache: CacheHint,
     pub(crate) server_info_json: Arc<Value>,

@@ -191,3 +191,10 @@ pub(crate) fn route(inner: &Inner, method: &str, era: &Era) -> Result<Route, Err
         .map(|e| e.route)
         .ok_or_else(|| ErrorObject::method_not_found(method))
 }
+
+/// The route of `method` in any era, whatever the server offers (for a
+/// check that runs before the request is routed).
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn by_name(method: &str) -> Option<Route> {
+    TABLE.iter().find(|e| e.method == method).map(|e| e.route)
+}

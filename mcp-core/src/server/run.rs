@@ -96,6 +96,13 @@ impl McpServer {
             // Each method's future boxed, so that the call's own future
             // (boxed whole by a transport) stays small.
             if route == Route::ToolsCall && self.inner.tool_chains.is_empty() {
+                self.check_named_scopes(
+                    route,
+                    Some(&params),
+                    held.name.as_deref(),
+                    Some(&extensions),
+                )
+                .map_err(ErrorObject::from)?;
                 return Box::pin(methods::tools::call(self, scope, params, held, extensions)).await;
             }
             held.restore(&mut params);
@@ -125,6 +132,10 @@ impl McpServer {
         params: Map<String, Value>,
         ext: Extensions,
     ) -> Result<Answer, Stop> {
+        // Every method that names a tool, resource or prompt passes here,
+        // after the interceptors (which may have changed what it names).
+        self.check_named_scopes(route, Some(&params), None, Some(&ext))
+            .map_err(ErrorObject::from)?;
         let json = match route {
             Route::ToolsCall => {
                 let chains = &self.inner.tool_chains;

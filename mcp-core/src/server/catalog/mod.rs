@@ -12,8 +12,11 @@
 //! | `resources.rs` | the resources' and templates' version; `add_resource` … |
 //! | `prompts.rs` | the prompts' version; `add_prompt` / `remove_prompt` |
 //! | `listeners.rs` | who hears of changes (legacy sessions, 2026-07-28 listens) |
+//! | `mirror.rs` | the tools' `Mcp-Param-*` mirrored arguments, per version |
 
 mod listeners;
+#[cfg(feature = "http")]
+mod mirror;
 mod prompts;
 mod resources;
 mod tools;
@@ -24,6 +27,8 @@ use std::sync::{Arc, PoisonError, RwLock};
 use serde_json::value::RawValue;
 
 pub(crate) use listeners::{Kinds, ListKind, ListListeners};
+#[cfg(feature = "http")]
+pub(crate) use mirror::ParamHeaders;
 pub(crate) use prompts::PromptCatalog;
 pub(crate) use resources::ResourceCatalog;
 pub(crate) use tools::ToolCatalog;

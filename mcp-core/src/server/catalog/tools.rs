@@ -19,6 +19,10 @@ pub(crate) struct ToolCatalog {
     pub(crate) listing: Option<Arc<Box<RawValue>>>,
     /// A tool declares OAuth scopes.
     pub(crate) scoped: bool,
+    /// The arguments each tool mirrors into `Mcp-Param-*` headers
+    /// (2026-07-28 HTTP), found once per version.
+    #[cfg(feature = "http")]
+    pub(crate) param_headers: super::ParamHeaders,
 }
 
 impl ToolCatalog {
@@ -27,6 +31,8 @@ impl ToolCatalog {
         let per_caller = scoped || tools.iter().any(McpToolDef::has_visible_hook);
         let listing = serialize_listing(per_caller, tools.iter().map(McpToolDef::tool));
         Self {
+            #[cfg(feature = "http")]
+            param_headers: super::ParamHeaders::new(&tools),
             tools,
             listing,
             scoped,

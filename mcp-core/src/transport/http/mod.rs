@@ -69,7 +69,7 @@
 //! | `MCP-Protocol-Version` | `_meta["io.modelcontextprotocol/protocolVersion"]` |
 //! | `Mcp-Method` | `method` |
 //! | `Mcp-Name` | `params.name` (`tools/call`, `prompts/get`), `params.uri` (`resources/read`) |
-//! | `Mcp-Param-{Name}` | the `tools/call` argument whose input-schema property has `"x-mcp-header": "Name"` (found through `properties` from the root), when present and not `null` |
+//! | `Mcp-Param-{Name}` | the `tools/call` argument whose input-schema property has `"x-mcp-header": "Name"` (found through `properties` from the root, in the tools as they are when the request arrives, so a tool added to a live catalog counts), when present and not `null` |
 //!
 //! Header names are case-insensitive and values case-sensitive, with
 //! surrounding spaces and tabs trimmed; a `=?base64?…?=` value is decoded

@@ -20,10 +20,9 @@
 //!   `true` / `false`.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use hyper::header::{HeaderMap, HeaderName};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::protocol::base64;
 use crate::protocol::meta::meta_keys;
@@ -39,72 +38,6 @@ pub(crate) static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 const BASE64_PREFIX: &str = "=?base64?";
 const BASE64_SUFFIX: &str = "?=";
-
-/// One `x-mcp-header` annotated argument of a tool.
-#[derive(Debug, Clone)]
-pub(crate) struct ParamHeader {
-    /// Property names from the root of `arguments` down to the argument.
-    path: Vec<String>,
-    /// `Mcp-Param-{Name}` as the schema spells it (for messages).
-    display: String,
-    /// The same, as a header name (lowercase).
-    name: HeaderName,
-}
-
-/// The `x-mcp-header` annotated arguments of every tool, read once from the
-/// tools' input schemas (a built server's tools never change).
-#[derive(Debug, Default)]
-pub(crate) struct ToolHeaders(HashMap<String, Vec<ParamHeader>>);
-
-impl ToolHeaders {
-    pub(crate) fn new(server: &McpServer) -> Self {
-        let mut map = HashMap::new();
-        for tool in server.list_tools() {
-            let mut found = Vec::new();
-            collect(&tool.input_schema, &mut Vec::new(), &mut found);
-            if !found.is_empty() {
-                map.insert(tool.name.clone(), found);
-            }
-        }
-        Self(map)
-    }
-
-    fn of(&self, tool: &str) -> &[ParamHeader] {
-        self.0.get(tool).map_or(&[], Vec::as_slice)
-    }
-}
-
-/// Walks `properties` (and only `properties`) from `schema` down, recording
-/// each property annotated with a usable `x-mcp-header` name.
-fn collect(schema: &Map<String, Value>, path: &mut Vec<String>, out: &mut Vec<ParamHeader>) {
-    let Some(Value::Object(properties)) = schema.get("properties") else {
-        return;
-    };
-    for (key, property) in properties {
-        let Value::Object(property) = property else {
-            continue;
-        };
-        path.push(key.clone());
-        if let Some(Value::String(header)) = property.get("x-mcp-header") {
-            let display = format!("Mcp-Param-{header}");
-            let usable = !header.is_empty() && header.bytes().all(is_token_byte);
-            if let (true, Ok(name)) = (usable, HeaderName::from_bytes(display.as_bytes())) {
-                out.push(ParamHeader {
-                    path: path.clone(),
-                    display,
-                    name,
-                });
-            }
-        }
-        collect(property, path, out);
-        path.pop();
-    }
-}
-
-/// RFC 9110 `tchar`.
-fn is_token_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
 
 /// The modern claim of a message: its
 /// `params._meta["io.modelcontextprotocol/protocolVersion"]`, if present.
@@ -129,7 +62,7 @@ pub(crate) fn check(
     headers: &HeaderMap,
     payload: &Frame,
     version: &str,
-    tools: &ToolHeaders,
+    server: &McpServer,
 ) -> Result<(), String> {
     let method = payload.method();
     // MCP-Protocol-Version: never base64-wrapped.
@@ -169,7 +102,10 @@ pub(crate) fn check(
 
     if method == "tools/call" {
         let tool = payload.param_str("name").unwrap_or_default();
-        let declared = tools.of(tool);
+        // The tools as they are now: a tool added to a live catalog
+        // mirrors its arguments like one built in.
+        let tools = server.inner.tools.snapshot();
+        let declared = tools.param_headers.of(tool);
         // Read only for a tool that mirrors arguments into headers.
         let args = if declared.is_empty() {
             None
@@ -180,7 +116,7 @@ pub(crate) fn check(
             let Some(value) = lookup(args.as_deref(), &param.path) else {
                 continue;
             };
-            let Some(header) = value_of(headers, &param.name, &param.display)? else {
+            let Some(header) = value_of(headers, param.name.as_str(), &param.display)? else {
                 return Err(format!(
                     "missing {} header for argument `{}`",
                     param.display,
@@ -388,43 +324,6 @@ mod tests {
         assert!(!same_number("", &n(json!(0))));
         assert!(!same_number("inf", &n(json!(1))));
         assert!(!same_number("0x2a", &n(json!(42))));
-    }
-
-    #[test]
-    fn annotated_properties_are_found_through_properties_only() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "region": {"type": "string", "x-mcp-header": "Region"},
-                "plain": {"type": "string"},
-                "bad": {"type": "string", "x-mcp-header": "Has Space"},
-                "empty": {"type": "string", "x-mcp-header": ""},
-                "nested": {"type": "object", "properties": {
-                    "zone": {"type": "string", "x-mcp-header": "Zone"}
-                }},
-                "list": {"type": "array", "items": {"type": "object", "properties": {
-                    "hidden": {"type": "string", "x-mcp-header": "Hidden"}
-                }}}
-            }
-        });
-        let mut found = Vec::new();
-        collect(
-            schema.as_object().expect("object"),
-            &mut Vec::new(),
-            &mut found,
-        );
-        let mut got: Vec<(String, String)> = found
-            .iter()
-            .map(|p| (p.path.join("."), p.name.as_str().to_owned()))
-            .collect();
-        got.sort();
-        assert_eq!(
-            got,
-            vec![
-                ("nested.zone".to_owned(), "mcp-param-zone".to_owned()),
-                ("region".to_owned(), "mcp-param-region".to_owned()),
-            ]
-        );
     }
 
     #[test]

@@ -363,8 +363,7 @@ impl McpHttpService {
                 // A claim that is not a string is a malformed envelope: the
                 // dispatcher answers it -32602.
                 if let (true, Some(version)) = (payload.is_request(), claimed) {
-                    if let Err(why) =
-                        modern::check(headers, payload, version, &self.shared.tool_headers)
+                    if let Err(why) = modern::check(headers, payload, version, &self.shared.server)
                     {
                         return Err(json_response(
                             StatusCode::BAD_REQUEST,

@@ -15,61 +15,45 @@ use serde_json::Value;
 use super::respond::json_response;
 use super::service::McpHttpService;
 use super::sse::McpBody;
-use crate::context::{scope_challenge, scopes_allowed, Extensions};
-use crate::server::Frame;
+use crate::context::{scope_challenge, Extensions};
+use crate::server::{Frame, ScopeDenied};
 
 impl McpHttpService {
     /// `Err` is the `403` for the first request of `payload` (every entry
-    /// of a batch is checked) whose caller lacks a needed scope.
+    /// of a batch is checked) whose caller lacks a scope of an item it
+    /// names (the same check as the dispatcher's, see
+    /// `McpServer::check_named_scopes`).
     pub(super) fn check_scopes(
         &self,
         parts: &Parts,
         payload: &Frame,
     ) -> Result<(), Response<McpBody>> {
         let ext = parts.extensions.get::<Extensions>();
+        let server = &self.shared.server;
+        let refuse = |denied: ScopeDenied, id: Value| self.forbidden(&denied, id);
         match payload.batch() {
             Some(items) => items.iter().try_for_each(|item| {
+                let Some(method) = item.get("method").and_then(Value::as_str) else {
+                    return Ok(());
+                };
                 let params = item.get("params").and_then(Value::as_object);
-                self.check_one(
-                    ext,
-                    item.get("method").and_then(Value::as_str),
-                    &|key| params.and_then(|p| p.get(key)).and_then(Value::as_str),
-                    item.get("id").cloned().unwrap_or(Value::Null),
-                )
+                server
+                    .check_scopes_of(method, params, None, ext)
+                    .map_err(|d| refuse(d, item.get("id").cloned().unwrap_or(Value::Null)))
             }),
-            None if payload.is_request() => self.check_one(
-                ext,
-                payload.method(),
-                &|key| payload.param_str(key),
-                payload.id_value(),
-            ),
+            None if payload.is_request() => {
+                let Some(method) = payload.method() else {
+                    return Ok(());
+                };
+                server
+                    .check_scopes_of(method, payload.params(), payload.param_str("name"), ext)
+                    .map_err(|d| refuse(d, payload.id_value()))
+            }
             None => Ok(()),
         }
     }
 
-    /// [`check_scopes`](Self::check_scopes) for one request (`field` reads
-    /// its params' string members).
-    fn check_one<'a>(
-        &self,
-        ext: Option<&Extensions>,
-        method: Option<&str>,
-        field: &dyn Fn(&str) -> Option<&'a str>,
-        id: Value,
-    ) -> Result<(), Response<McpBody>> {
-        let Some(method) = method else {
-            return Ok(());
-        };
-        let Some(needed) = self.shared.server.scopes_needed(method, field) else {
-            return Ok(());
-        };
-        if ext.is_some_and(|e| scopes_allowed(e, &needed)) {
-            return Ok(());
-        }
-        let what = crate::server::scoped_subject(method, field);
-        Err(self.forbidden(&what, &needed, id))
-    }
-
-    fn forbidden(&self, what: &str, needed: &[String], id: Value) -> Response<McpBody> {
+    fn forbidden(&self, denied: &ScopeDenied, id: Value) -> Response<McpBody> {
         #[cfg(feature = "auth")]
         let metadata = self
             .shared
@@ -79,7 +63,7 @@ impl McpHttpService {
             .map(|rs| rs.metadata_url().to_owned());
         #[cfg(not(feature = "auth"))]
         let metadata: Option<String> = None;
-        let error = crate::server::insufficient_scope(what, needed);
+        let (error, needed) = (denied.error(), &denied.needed);
         let mut r = json_response(StatusCode::FORBIDDEN, &crate::protocol::fail(id, &error));
         if let Ok(v) = HeaderValue::from_str(&scope_challenge(needed, metadata.as_deref())) {
             r.headers_mut().insert(WWW_AUTHENTICATE, v);

@@ -22,7 +22,6 @@ use super::activity::{Activity, ActivityGuard, Counted, Tracker};
 use super::fair::{FairShare, Ledger};
 use super::guard;
 use super::halfclose::{Handling, StreamPhase};
-use super::modern::ToolHeaders;
 use super::names::{accepts_sse, check_protocol_version, SESSION_NAME};
 use super::options::HttpOptions;
 use super::queue;
@@ -79,8 +78,6 @@ pub(super) struct ConnState {
 
 pub(crate) struct Shared {
     pub(super) server: McpServer,
-    /// The tools' `x-mcp-header` arguments (2026-07-28 `Mcp-Param-*` checks).
-    pub(super) tool_headers: ToolHeaders,
     /// The accepted hosts and origins, normalized from `options`.
     pub(super) guard: guard::Guard,
     pub(crate) options: HttpOptions,
@@ -108,7 +105,6 @@ impl McpHttpService {
         );
         Self {
             shared: Arc::new(Shared {
-                tool_headers: ToolHeaders::new(&server),
                 guard: guard::Guard::new(&options),
                 server,
                 options,

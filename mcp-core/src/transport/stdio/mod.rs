@@ -73,10 +73,15 @@ use reader::Reader;
 
 /// Default [`StdioOptions::max_line_length`]: 4 MiB.
 pub const DEFAULT_MAX_LINE_LENGTH: usize = 4 * 1024 * 1024;
-/// Default [`StdioOptions::max_concurrent_requests`]: 64, the window of a
-/// client that pipelines (on a multi-threaded runtime every call runs on a
-/// task of its own, so even instant calls overlap while they are queued).
-pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 64;
+/// Default [`StdioOptions::max_concurrent_requests`]: 16, the contract's
+/// value: one local client rarely needs more calls running at once, and a
+/// client that floods the pipe is told `-32000` ("Too many requests in
+/// flight (max 16); retry later") at once instead of piling up handlers. A
+/// client that pipelines many instant calls on a multi-threaded runtime
+/// (where every call runs on a task of its own, so even instant calls
+/// overlap while queued) may want a larger window: set it explicitly, as
+/// the benchmark server does.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 16;
 /// Default [`StdioOptions::output_budget_bytes`]: 8 MiB.
 pub const DEFAULT_OUTPUT_BUDGET_BYTES: usize = 8 * 1024 * 1024;
 
@@ -89,8 +94,9 @@ pub struct StdioOptions {
     pub headers: Headers,
     /// The longest accepted line in bytes (default 4 MiB).
     pub max_line_length: usize,
-    /// Requests running a handler at once on this connection (default 64);
-    /// one more is answered `-32000`. `ping`, notifications and responses
+    /// Requests running a handler at once on this connection (default 16,
+    /// [`DEFAULT_MAX_CONCURRENT_REQUESTS`]); one more is answered `-32000`
+    /// "Too many requests in flight (max 16); retry later" at once. `ping`, notifications and responses
     /// never count.
     pub max_concurrent_requests: usize,
     /// How long in-flight calls may run after input ends (default 10 s).
