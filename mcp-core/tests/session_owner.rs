@@ -87,13 +87,12 @@ fn ping() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})
 }
 
-/// A first server's mistake: two replicas sharing sessions through a
-/// store, clients sending `Authorization`, no `principal` hook. Each
-/// replica used to bind sessions to a hash keyed by a secret of its own,
-/// so the second replica answered 404 for every session of the first.
-/// The default principal is now keyed by the shared `requestState` keys:
-/// the second replica serves the session to its owner, and still to
-/// no one else.
+/// The ownership rule replicas rely on: with no principal hook, a
+/// session created on one replica is served by another (with the same
+/// `requestState` keys) to the credential that created it, and to no other
+/// credential nor to a request without one, which get 404 as for an
+/// unknown session. (That separate processes agree is checked by
+/// tests/replicas.rs, `a_legacy_session_survives_its_replicas_restart`.)
 #[tokio::test]
 async fn a_session_moves_to_another_replica_with_its_owner_only() {
     let store = Memory::default();
