@@ -87,6 +87,7 @@ pub struct StateKeys {
     keys: Vec<StateKey>,
     ttl: Duration,
     /// The default: one random key of this process only.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     per_process: bool,
 }
 
@@ -114,6 +115,7 @@ impl StateKeys {
 
     /// True for the default keys (random, of this process only): nothing
     /// keyed by them is recognised by another process.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn is_per_process(&self) -> bool {
         self.per_process
     }
@@ -121,6 +123,7 @@ impl StateKeys {
     /// A secret for `purpose`, derived from the sealing key (HMAC-SHA256
     /// of the purpose): the same in every process given the same keys,
     /// and telling nothing about the sealing key.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn derive(&self, purpose: &str) -> [u8; 32] {
         let mut mac = match self.keys.first().and_then(StateKey::mac) {
             Some(mac) => mac,
