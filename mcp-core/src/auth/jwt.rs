@@ -165,7 +165,11 @@ impl JwtVerifier {
         self
     }
 
-    /// Sets the least time between two fetches of the keys (default 30 s).
+    /// Sets the least time between two fetches of the keys for tokens
+    /// naming an unknown `kid`, and between two tries after a failed fetch
+    /// (default 30 s). Keys past their age
+    /// ([`key_max_age`](Self::key_max_age)) are fetched again whatever it
+    /// says, once per age.
     #[must_use]
     pub fn refetch_interval(mut self, interval: Duration) -> Self {
         self.refetch = interval;

@@ -86,8 +86,7 @@ pub(crate) struct Shared {
     pub(super) guard: guard::Guard,
     pub(crate) options: HttpOptions,
     pub(crate) sessions: Option<SessionTable>,
-    /// Who a request is without a principal hook (keyed by the server's
-    /// `requestState` keys, so replicas sharing them agree).
+    /// Who a request is without a principal hook (see `principal.rs`).
     default_principal: DefaultPrincipal,
     /// The server-wide call slots, shared fairly between principals and
     /// anonymous connections.
@@ -103,14 +102,9 @@ pub(crate) struct Shared {
 
 impl McpHttpService {
     /// The endpoint for `server` with `options` (the bind options `port` and
-    /// `host` are ignored here).
-    ///
-    /// With a [session store](HttpOptions::session_store), no
-    /// [principal hook](HttpOptions::principal), no resource server and the
-    /// server's default (per-process) `requestState` keys, sessions of
-    /// clients sending `Authorization` cannot move between replicas; this
-    /// is logged as an error here ([`serve_http`](super::serve_http)
-    /// refuses such options).
+    /// `host` are ignored here). Options whose session store no other
+    /// replica could share are logged as an error
+    /// ([`serve_http`](super::serve_http) refuses them).
     pub fn new(server: McpServer, options: HttpOptions) -> Self {
         if let Some(why) = unshareable(&options, &server.inner.state_keys) {
             tracing::error!("{why}");
