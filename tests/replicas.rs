@@ -279,6 +279,11 @@ fn legacy(
     post(addr, &headers, &body)
 }
 
+/// A legacy session of a client sending `Authorization` survives its
+/// replica's restart, with no principal hook on the replicas: each used to
+/// bind sessions to a hash keyed by a secret of its own process, so every
+/// other replica (and the restarted one) answered 404. The default
+/// principal is keyed by the `requestState` keys the replicas share.
 #[test]
 fn a_legacy_session_survives_its_replicas_restart() {
     let Some(t) = RedisTest::opt_in("a_legacy_session_survives_its_replicas_restart") else {

@@ -240,21 +240,11 @@ impl Replicated {
             .notification_bus(self.bus.clone())
     }
 
-    /// The HTTP transport's share: legacy sessions, and a principal every
-    /// replica computes alike (the default one is keyed per process, so a
-    /// task or session would be another principal's on the next replica):
-    /// here a plain hash of the `Authorization` header, enough for a test
-    /// fixture; a real deployment names the principal its auth verified.
+    /// The HTTP transport's share: legacy sessions. Their owner is the
+    /// default principal, which every replica derives alike because they
+    /// share the `requestState` keys (see `state_keys` in conformance.rs).
     pub(crate) fn http(&self, options: mcp_core::HttpOptions) -> mcp_core::HttpOptions {
-        options
-            .session_store(self.backend.session_store())
-            .principal(|parts| {
-                use std::hash::{Hash as _, Hasher as _};
-                let auth = parts.headers.get("authorization")?;
-                let mut hasher = std::hash::DefaultHasher::new();
-                auth.as_bytes().hash(&mut hasher);
-                Some(format!("user:{:016x}", hasher.finish()))
-            })
+        options.session_store(self.backend.session_store())
     }
 }
 

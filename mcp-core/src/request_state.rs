@@ -86,6 +86,9 @@ impl StateKey {
 pub struct StateKeys {
     keys: Vec<StateKey>,
     ttl: Duration,
+    /// The default: one random key of this process only.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    per_process: bool,
 }
 
 impl Default for StateKeys {
@@ -93,6 +96,7 @@ impl Default for StateKeys {
         Self {
             keys: vec![StateKey::random()],
             ttl: Duration::from_secs(600),
+            per_process: true,
         }
     }
 }
@@ -105,7 +109,29 @@ impl StateKeys {
         Self {
             keys,
             ttl: Duration::from_secs(600),
+            per_process: false,
         }
+    }
+
+    /// True for the default keys (random, of this process only): nothing
+    /// keyed by them is recognised by another process.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn is_per_process(&self) -> bool {
+        self.per_process
+    }
+
+    /// A secret for `purpose`, derived from the sealing key (HMAC-SHA256
+    /// of the purpose): the same in every process given the same keys,
+    /// and telling nothing about the sealing key.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn derive(&self, purpose: &str) -> [u8; 32] {
+        let mut mac = match self.keys.first().and_then(StateKey::mac) {
+            Some(mac) => mac,
+            // No usable key (never built so): a secret of this process.
+            None => return crate::random::bytes::<32>(),
+        };
+        mac.update(purpose.as_bytes());
+        mac.finalize().into_bytes().into()
     }
 
     /// How long sealed state stays valid (default 10 minutes).

@@ -349,7 +349,7 @@ async fn the_principal_is_the_subject_and_reaches_handlers_without_the_token() {
         .as_str()
         .map(str::to_owned);
     let who: Value = serde_json::from_str(&text.expect("text")).expect("json");
-    assert_eq!(who["principal"], "alice");
+    assert_eq!(who["principal"], "sub:alice");
     assert_eq!(who["client"], oauth::CLIENT_ID);
     assert_eq!(who["scopes"], json!(["files:read", "files:write"]));
     assert_eq!(

@@ -75,7 +75,10 @@ async fn active_tokens_pass_and_inactive_ones_are_401() {
         "params": {"name": "whoami", "arguments": {}}});
     let r = post(http.local_addr(), "opaque-alice", &call).await;
     assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.json()["result"]["content"][0]["text"], "alice files:read");
+    assert_eq!(
+        r.json()["result"]["content"][0]["text"],
+        "sub:alice files:read"
+    );
     // The answer is cached: a second call asks nothing.
     let r = post(http.local_addr(), "opaque-alice", &call).await;
     assert_eq!(r.status, 200);
@@ -117,7 +120,7 @@ async fn introspection_checks_audience_issuer_and_expiry() {
     }
     let v = verifier(&auth);
     let info = v.verify("mine").await.expect("active");
-    assert_eq!(info.principal(), "a");
+    assert_eq!(info.principal(), "sub:a");
     assert_eq!(info.scopes, ["x", "y"]);
     assert_eq!(
         v.verify("theirs").await,

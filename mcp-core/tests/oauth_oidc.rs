@@ -139,7 +139,7 @@ async fn our_client_registers_once_steps_up_and_reuses_its_registration() {
             .await
             .unwrap_or_else(|e| panic!("whoami: {e}")),
     );
-    assert_eq!(me["principal"], "alice", "{me}");
+    assert_eq!(me["principal"], "sub:alice", "{me}");
     assert_eq!(scopes(&me), ["notes:read"], "{me}");
     let added = client
         .call_tool("add_note", json!({"text": "from mcp-core's own client"}))
@@ -195,7 +195,7 @@ async fn our_client_registers_once_steps_up_and_reuses_its_registration() {
             .await
             .unwrap_or_else(|e| panic!("whoami: {e}")),
     );
-    assert_eq!(me["principal"], "alice", "{me}");
+    assert_eq!(me["principal"], "sub:alice", "{me}");
     client.close().await;
     let all: Vec<String> = urls.lock().unwrap_or_else(|e| e.into_inner()).clone();
     assert_eq!(all.len(), 3, "one authorization in run 2: {all:?}");

@@ -139,7 +139,7 @@ async fn the_jwt_verifier_fetches_its_jwks_over_https() {
         .jwks_uri(format!("https://localhost:{}/jwks", front.port()));
     let token = key.sign(&auth.claims(RESOURCE, "alice", "files:read"));
     let info = verifier.verify(&token).await.expect("verified");
-    assert_eq!(info.principal(), "alice");
+    assert_eq!(info.principal(), "sub:alice");
     assert_eq!(auth.fetches(), 1, "the JWKS came through the https front");
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
@@ -15,13 +15,6 @@ pub(crate) type TokenKey = [u8; 32];
 
 pub(crate) fn key_of(token: &str) -> TokenKey {
     Sha256::digest(token.as_bytes()).into()
-}
-
-/// Seconds since the Unix epoch.
-pub(crate) fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 struct Entry {
@@ -60,21 +53,19 @@ impl AnswerCache {
         (hit.until > Instant::now()).then(|| hit.answer.clone())
     }
 
-    /// Keeps `answer` for the cache's TTL, never past `expires_at` (Unix
-    /// seconds) when given.
-    pub(crate) fn put(
-        &self,
-        key: TokenKey,
-        answer: &Result<AuthInfo, Rejection>,
-        expires_at: Option<u64>,
-    ) {
+    /// The longest an answer is kept.
+    pub(crate) fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// Keeps `answer` for `life`, at most the cache's TTL (see
+    /// [`reusable_for`](super::claims::reusable_for), which bounds it by
+    /// the token's `exp`).
+    pub(crate) fn put(&self, key: TokenKey, answer: &Result<AuthInfo, Rejection>, life: Duration) {
         if self.max == 0 {
             return;
         }
-        let mut ttl = self.ttl;
-        if let Some(exp) = expires_at {
-            ttl = ttl.min(Duration::from_secs(exp.saturating_sub(unix_now())));
-        }
+        let ttl = self.ttl.min(life);
         if ttl.is_zero() {
             return;
         }

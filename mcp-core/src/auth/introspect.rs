@@ -7,9 +7,9 @@ use std::time::Duration;
 use hyper::header::HeaderValue;
 use serde_json::{Map, Value};
 
-use super::cache::{key_of, unix_now, AnswerCache};
+use super::cache::{key_of, AnswerCache, TokenKey};
+use super::claims::{auth_info, check_times, numeric_date, reusable_for};
 use super::fetch::{form_encode, Fetcher};
-use super::jwt::auth_info;
 use super::verifier::{Rejection, TokenVerifier};
 use crate::context::AuthInfo;
 
@@ -26,8 +26,13 @@ const MAX_TOKEN_BYTES: usize = 16 * 1024;
 ///
 /// An active answer must name this resource in `aud` when it has an
 /// `aud` (and must have one when [`require_audience`](Self::require_audience)
-/// is set), must be unexpired, and must come from the configured issuer
-/// when one is set. Answers (active or not) are cached, keyed by a
+/// is set), must be unexpired and valid already (`exp`, `nbf` as RFC 7519
+/// NumericDates, a fraction counted; a malformed one refuses the token), and
+/// must come from the configured issuer when one is set. Its principal is
+/// `sub:<sub>`, else `client:<client_id>`; an answer with neither (RFC 7662
+/// requires only `active`) gives the token a principal of its own,
+/// `token:<hash>`, shared with no other token (see the
+/// [module docs](super#principal-and-scopes)). Answers (active or not) are cached, keyed by a
 /// SHA-256 of the token (the token itself is not kept), for at most
 /// [`cache_ttl`](Self::cache_ttl) and never past the token's `exp`; the
 /// table holds at most [`cache_entries`](Self::cache_entries) answers.
@@ -122,18 +127,14 @@ impl IntrospectionVerifier {
         self
     }
 
-    fn judge(&self, answer: Map<String, Value>) -> Result<AuthInfo, Rejection> {
+    fn judge(&self, answer: Map<String, Value>, token: &TokenKey) -> Result<AuthInfo, Rejection> {
         if answer.get("active") != Some(&Value::Bool(true)) {
             return Err(Rejection::invalid("the token is not active"));
         }
-        let now = unix_now();
-        if answer
-            .get("exp")
-            .and_then(Value::as_u64)
-            .is_some_and(|exp| exp <= now)
-        {
-            return Err(Rejection::invalid("the token expired"));
-        }
+        // The authorization server said `active`; its `exp`/`nbf` are
+        // checked too (with their fraction, no leeway), so a stale or
+        // cached answer never outlives the token.
+        check_times(&answer, Duration::ZERO)?;
         if let Some(issuer) = &self.issuer {
             if answer.get("iss").and_then(Value::as_str) != Some(issuer) {
                 return Err(Rejection::invalid("wrong issuer"));
@@ -150,7 +151,7 @@ impl IntrospectionVerifier {
                 "the token is not for this resource (aud)",
             ));
         }
-        Ok(auth_info(answer))
+        Ok(auth_info(answer, token))
     }
 }
 
@@ -170,7 +171,7 @@ impl TokenVerifier for IntrospectionVerifier {
             .post_form(&self.endpoint, form, self.authorization.clone())
             .await
         {
-            Ok(Value::Object(answer)) => self.judge(answer),
+            Ok(Value::Object(answer)) => self.judge(answer, &key),
             Ok(_) => Err(Rejection::unavailable(
                 "the introspection answer is not a JSON object",
             )),
@@ -178,8 +179,12 @@ impl TokenVerifier for IntrospectionVerifier {
         };
         // An answer that could not be had is not kept: the next call asks.
         if !matches!(answer, Err(Rejection::Unavailable(_))) {
-            let exp = answer.as_ref().ok().and_then(|info| info.expires_at);
-            self.cache.put(key, &answer, exp);
+            let exp = answer
+                .as_ref()
+                .ok()
+                .and_then(|info| numeric_date(&info.claims, "exp").ok().flatten());
+            let life = reusable_for(self.cache.ttl(), exp);
+            self.cache.put(key, &answer, life);
         }
         answer
     }

@@ -10,7 +10,8 @@ use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
 
 use super::cache::{key_of, AnswerCache};
-use super::keys::{Key, KeyCache, Source};
+use super::claims::{auth_info, check_times, numeric_date, reusable_for};
+use super::keys::{Key, KeyCache, Source, Why};
 use super::verifier::{Rejection, TokenVerifier};
 use crate::context::AuthInfo;
 
@@ -22,6 +23,8 @@ const MAX_TOKEN_BYTES: usize = 16 * 1024;
 pub const DEFAULT_VERIFIED_CACHE: usize = 1024;
 /// How long a verified token is remembered at most (never past its `exp`).
 const VERIFIED_TTL: Duration = Duration::from_secs(60);
+/// Default [`JwtVerifier::key_max_age`]: 10 minutes.
+pub const DEFAULT_KEY_MAX_AGE: Duration = Duration::from_secs(600);
 
 /// Verifies JWT access tokens (RFC 9068 style) issued by one
 /// authorization server for this resource.
@@ -32,14 +35,25 @@ const VERIFIED_TTL: Duration = Duration::from_secs(60);
 /// key can never serve as a shared secret); its signature against the key
 /// its `kid` names; `iss` equal to the issuer; `aud` naming this resource
 /// (RFC 8707: a token for another resource is refused); `exp` and `nbf`
-/// within the leeway (default 30 s, at most [`MAX_LEEWAY`]).
+/// within the leeway (default 30 s, at most [`MAX_LEEWAY`]), read as RFC
+/// 7519 NumericDates (a fractional `exp` counts with its fraction).
 ///
 /// The keys come from the issuer's metadata (`jwks_uri` of RFC 8414
 /// `/.well-known/oauth-authorization-server`, else OpenID Connect
-/// discovery), are cached, and are fetched again when a token names an
-/// unknown `kid` — once per [`refetch_interval`](Self::refetch_interval)
-/// at most, so forged key ids cannot make the server hammer its
-/// authorization server. A token whose key is cached costs no round trip.
+/// discovery) and are cached for a bounded age: the JWKS answer's
+/// `Cache-Control: max-age`, held within [`MIN_KEY_AGE`](super::MIN_KEY_AGE) (30 s) and
+/// [`MAX_KEY_AGE`](super::MAX_KEY_AGE) (24 h), else [`key_max_age`](Self::key_max_age)
+/// (default 10 minutes). Older keys are fetched again before they are
+/// trusted, so a key the authorization server removed from its JWKS stops
+/// verifying tokens within that age; while that fetch fails, tokens are
+/// answered `503` rather than checked against expired keys. The keys are
+/// also fetched again when a token names an unknown `kid` — once per
+/// [`refetch_interval`](Self::refetch_interval) at most, so forged key ids
+/// cannot make the server hammer its authorization server. A token whose
+/// key is cached costs no round trip.
+///
+/// The token's principal is `sub:<sub>`, else `client:<client_id or
+/// azp>`, else `token:<hash>` (see the [module docs](super#principal-and-scopes)).
 ///
 /// ```
 /// use mcp_core::auth::JwtVerifier;
@@ -53,6 +67,7 @@ pub struct JwtVerifier {
     algorithms: Vec<Algorithm>,
     leeway: Duration,
     refetch: Duration,
+    key_max_age: Duration,
     source: Source,
     keys: OnceLock<KeyCache>,
     /// Tokens already verified (their signature checked once).
@@ -101,6 +116,7 @@ impl JwtVerifier {
             algorithms: DEFAULT_ALGORITHMS.to_vec(),
             leeway: Duration::from_secs(30),
             refetch: Duration::from_secs(30),
+            key_max_age: DEFAULT_KEY_MAX_AGE,
             keys: OnceLock::new(),
             verified: AnswerCache::new(DEFAULT_VERIFIED_CACHE, VERIFIED_TTL),
         }
@@ -149,7 +165,11 @@ impl JwtVerifier {
         self
     }
 
-    /// Sets the least time between two fetches of the keys (default 30 s).
+    /// Sets the least time between two fetches of the keys for tokens
+    /// naming an unknown `kid`, and between two tries after a failed fetch
+    /// (default 30 s). Keys past their age
+    /// ([`key_max_age`](Self::key_max_age)) are fetched again whatever it
+    /// says, once per age.
     #[must_use]
     pub fn refetch_interval(mut self, interval: Duration) -> Self {
         self.refetch = interval;
@@ -157,11 +177,26 @@ impl JwtVerifier {
         self
     }
 
+    /// How long fetched keys are trusted when the JWKS answer has no
+    /// `Cache-Control: max-age` (default [`DEFAULT_KEY_MAX_AGE`], 10
+    /// minutes: a key removed from the JWKS, say after a leak, stops
+    /// verifying within it, for one fetch per 10 minutes). Past it the keys
+    /// are fetched again before the next token is checked. An answer's
+    /// `max-age` (bounded to [`MIN_KEY_AGE`](super::MIN_KEY_AGE)..=[`MAX_KEY_AGE`](super::MAX_KEY_AGE)) takes its
+    /// place. Fixed keys ([`fixed_keys`](Self::fixed_keys)) never expire.
+    #[must_use]
+    pub fn key_max_age(mut self, age: Duration) -> Self {
+        self.key_max_age = age;
+        self.keys = OnceLock::new();
+        self
+    }
+
     /// How many verified tokens are remembered (default
     /// [`DEFAULT_VERIFIED_CACHE`]; 0: every request checks its signature).
     /// A client sends the same token until it expires: remembering it
-    /// (keyed by its SHA-256, for at most a minute and never past its
-    /// `exp`) spares a signature check per request.
+    /// (keyed by its SHA-256, for at most a minute, never past its `exp`
+    /// nor past the age of the keys that verified it) spares a signature
+    /// check per request.
     #[must_use]
     pub fn verified_cache(mut self, n: usize) -> Self {
         self.verified = AnswerCache::new(n, VERIFIED_TTL);
@@ -183,7 +218,12 @@ impl JwtVerifier {
                 },
                 Source::Fixed(jwks) => Source::Fixed(jwks.clone()),
             };
-            KeyCache::new(source, self.algorithms.clone(), self.refetch)
+            KeyCache::new(
+                source,
+                self.algorithms.clone(),
+                self.refetch,
+                self.key_max_age,
+            )
         })
     }
 
@@ -223,6 +263,14 @@ impl TokenVerifier for JwtVerifier {
             )));
         }
         let cache = self.cache();
+        // Keys past their age are fetched again before any is trusted: a
+        // key the authorization server removed is then gone.
+        if cache.trusted_for().is_none() {
+            cache
+                .refresh(Why::Expired)
+                .await
+                .map_err(Rejection::unavailable)?;
+        }
         let fits = |k: &Key| {
             k.algorithms.contains(&header.alg)
                 && (header.kid.is_none() || k.kid.as_deref() == header.kid.as_deref())
@@ -231,7 +279,7 @@ impl TokenVerifier for JwtVerifier {
         if !keys.iter().any(fits) {
             // An unknown key id: the authorization server may have rotated
             // its keys. Fetch them again (rate-limited), then decide.
-            if let Err(e) = cache.refresh().await {
+            if let Err(e) = cache.refresh(Why::UnknownKid).await {
                 if cache.keys().is_empty() {
                     return Err(Rejection::unavailable(e));
                 }
@@ -246,10 +294,16 @@ impl TokenVerifier for JwtVerifier {
         for key in keys.iter().filter(|k| fits(k)) {
             match jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation) {
                 Ok(data) => {
-                    let info = auth_info(data.claims);
-                    let answer = Ok(info);
-                    let exp = answer.as_ref().ok().and_then(|i: &AuthInfo| i.expires_at);
-                    self.verified.put(remembered, &answer, exp);
+                    // jsonwebtoken rounds a fractional `exp`/`nbf`; they
+                    // are checked again exactly.
+                    check_times(&data.claims, self.leeway)?;
+                    let exp = numeric_date(&data.claims, "exp")?;
+                    let answer = Ok(auth_info(data.claims, &remembered));
+                    // Remembered no longer than the token and the keys
+                    // that verified it are valid.
+                    let life = reusable_for(VERIFIED_TTL, exp)
+                        .min(cache.trusted_for().unwrap_or(Duration::ZERO));
+                    self.verified.put(remembered, &answer, life);
                     return answer;
                 }
                 Err(e) => {
@@ -277,41 +331,4 @@ fn reject(kind: &ErrorKind) -> Rejection {
         ErrorKind::InvalidAlgorithm => "algorithm does not fit the key".to_owned(),
         _ => "malformed token".to_owned(),
     })
-}
-
-/// The claims of a verified token as an [`AuthInfo`].
-pub(crate) fn auth_info(claims: Map<String, Value>) -> AuthInfo {
-    let text = |k: &str| claims.get(k).and_then(Value::as_str).map(str::to_owned);
-    let subject = text("sub");
-    let client_id = text("client_id").or_else(|| text("azp"));
-    let scopes: Vec<String> = match (claims.get("scope"), claims.get("scp")) {
-        (Some(Value::String(s)), _) => s
-            .split(' ')
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect(),
-        (_, Some(Value::Array(a))) => a
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect(),
-        (_, Some(Value::String(s))) => s
-            .split(' ')
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect(),
-        _ => Vec::new(),
-    };
-    let principal = match (&subject, &client_id) {
-        (Some(sub), _) => sub.clone(),
-        (None, Some(client)) => format!("client:{client}"),
-        (None, None) => "anonymous-token".to_owned(),
-    };
-    let mut info = AuthInfo::new(principal).with_scopes(scopes);
-    info.subject = subject;
-    info.client_id = client_id;
-    info.issuer = text("iss");
-    info.expires_at = claims.get("exp").and_then(Value::as_u64);
-    info.claims = claims;
-    info
 }

@@ -1,6 +1,10 @@
 //! The authorization server's signing keys (its JWKS): found through its
-//! metadata (RFC 8414, then OpenID Connect discovery), cached, fetched
-//! again when a token names a key id the cache lacks — at most once per
+//! metadata (RFC 8414, then OpenID Connect discovery), cached for a bounded
+//! age ([`JwtVerifier::key_max_age`](super::JwtVerifier::key_max_age), or
+//! the JWKS answer's `Cache-Control: max-age` within
+//! [`MIN_KEY_AGE`]..=[`MAX_KEY_AGE`]) and fetched again before they are
+//! trusted past it, and fetched again when a token names a key id the
+//! cache lacks — at most once per
 //! [`JwtVerifier::refetch_interval`](super::JwtVerifier::refetch_interval),
 //! however many such tokens arrive.
 
@@ -13,6 +17,23 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use super::fetch::Fetcher;
+
+/// The shortest a JWKS answer's `Cache-Control: max-age` is honoured for
+/// (30 s): a `max-age=0` or `no-store` must not make every request fetch.
+pub const MIN_KEY_AGE: Duration = Duration::from_secs(30);
+/// The longest a JWKS answer's `Cache-Control: max-age` is honoured for
+/// (24 h): a key removed by the authorization server is dropped within a
+/// day whatever its answer said.
+pub const MAX_KEY_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Why the keys are fetched again.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// They are older than their age: not trusted until fetched.
+    Expired,
+    /// A token names a key id the cache lacks.
+    UnknownKid,
+}
 
 /// One usable verification key.
 pub(crate) struct Key {
@@ -46,6 +67,11 @@ struct State {
     last_attempt: Option<Instant>,
     /// Keys were fetched successfully at least once.
     loaded: bool,
+    /// Until when the keys may be trusted without fetching them again
+    /// (`None`: never fetched).
+    fresh_until: Option<Instant>,
+    /// Why the last fetch failed (`None` once one succeeds).
+    failed: Option<String>,
     /// The fetch under way, if any.
     inflight: Option<Fetch>,
 }
@@ -55,12 +81,22 @@ pub(crate) struct KeyCache {
     source: Source,
     allowed: Vec<Algorithm>,
     min_interval: Duration,
+    max_age: Duration,
     fetcher: Fetcher,
     state: Mutex<State>,
 }
 
 impl KeyCache {
-    pub(crate) fn new(source: Source, allowed: Vec<Algorithm>, min_interval: Duration) -> Self {
+    /// Keys of `source` for the `allowed` algorithms, fetched again on an
+    /// unknown key id at most once per `min_interval`, trusted for
+    /// `max_age` after a fetch (unless its answer's `Cache-Control` says
+    /// otherwise).
+    pub(crate) fn new(
+        source: Source,
+        allowed: Vec<Algorithm>,
+        min_interval: Duration,
+        max_age: Duration,
+    ) -> Self {
         let jwks_uri = match &source {
             Source::Uri(uri) => Some(uri.clone()),
             Source::Discover { .. } | Source::Fixed(_) => None,
@@ -73,23 +109,18 @@ impl KeyCache {
             source,
             allowed,
             min_interval,
+            max_age,
             fetcher: Fetcher::default(),
             state: Mutex::new(State {
                 keys: Arc::new(keys),
                 jwks_uri,
                 last_attempt: None,
                 loaded: false,
+                fresh_until: None,
+                failed: None,
                 inflight: None,
             }),
         }
-    }
-
-    /// Replaces the keys with those of `jwks` (a JWKS document).
-    pub(crate) fn install(&self, jwks: &Value) -> usize {
-        let keys = parse_jwks(jwks, &self.allowed);
-        let n = keys.len();
-        self.lock().keys = Arc::new(keys);
-        n
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -101,13 +132,26 @@ impl KeyCache {
         Arc::clone(&self.lock().keys)
     }
 
-    /// Fetches the keys again unless a fetch started within the rate
-    /// limit (then only waits for one under way). `Err` when the keys
-    /// could not be fetched.
+    /// How much longer the cached keys may be trusted; `None` when they
+    /// must be fetched (again) first. Fixed keys are always trusted.
+    pub(crate) fn trusted_for(&self) -> Option<Duration> {
+        if matches!(self.source, Source::Fixed(_)) {
+            return Some(Duration::MAX);
+        }
+        let until = self.lock().fresh_until?;
+        let left = until.saturating_duration_since(Instant::now());
+        (!left.is_zero()).then_some(left)
+    }
+
+    /// Fetches the keys again (or waits for a fetch under way). For an
+    /// unknown key id, nothing is fetched when a fetch started within the
+    /// rate limit. For expired keys, a fetch is made unless one failed
+    /// within the rate limit (then its error is the answer: expired keys
+    /// are never used). `Err` when the keys could not be fetched.
     ///
     /// # Cancel safety
     /// Dropping the future leaves a started fetch to the next caller.
-    pub(crate) async fn refresh(&self) -> Result<(), String> {
+    pub(crate) async fn refresh(&self, why: Why) -> Result<(), String> {
         if matches!(self.source, Source::Fixed(_)) {
             return Ok(());
         }
@@ -119,8 +163,17 @@ impl KeyCache {
                     let recent = state
                         .last_attempt
                         .is_some_and(|t| t.elapsed() < self.min_interval);
-                    if recent {
-                        return Ok(());
+                    match why {
+                        Why::UnknownKid if recent => return Ok(()),
+                        Why::Expired if state.fresh_until.is_some_and(|t| t > Instant::now()) => {
+                            return Ok(())
+                        }
+                        Why::Expired if recent => {
+                            if let Some(e) = &state.failed {
+                                return Err(e.clone());
+                            }
+                        }
+                        Why::Expired | Why::UnknownKid => {}
                     }
                     state.last_attempt = Some(Instant::now());
                     let fetch: Fetch = Arc::default();
@@ -134,9 +187,15 @@ impl KeyCache {
                 let outcome = self.fetch().await;
                 let mut state = self.lock();
                 state.inflight = None;
-                if outcome.is_ok() && !state.loaded {
-                    state.loaded = true;
-                    state.last_attempt = None;
+                match &outcome {
+                    Ok(()) => {
+                        state.failed = None;
+                        if !state.loaded {
+                            state.loaded = true;
+                            state.last_attempt = None;
+                        }
+                    }
+                    Err(e) => state.failed = Some(e.clone()),
                 }
                 outcome
             })
@@ -155,11 +214,19 @@ impl KeyCache {
             }
             (None, _) => return Ok(()),
         };
-        let jwks = self.fetcher.get_json(&uri).await?;
+        let (jwks, max_age) = self.fetcher.get_json_max_age(&uri).await?;
         if !jwks.get("keys").is_some_and(Value::is_array) {
             return Err(format!("{uri}: not a JWKS (no `keys` array)"));
         }
-        self.install(&jwks);
+        let age = max_age.map_or(self.max_age, |a| a.clamp(MIN_KEY_AGE, MAX_KEY_AGE));
+        let keys = parse_jwks(&jwks, &self.allowed);
+        let mut state = self.lock();
+        state.keys = Arc::new(keys);
+        let now = Instant::now();
+        // An age past what the clock can hold: the longest honoured.
+        state.fresh_until = now
+            .checked_add(age)
+            .or_else(|| now.checked_add(MAX_KEY_AGE));
         Ok(())
     }
 }

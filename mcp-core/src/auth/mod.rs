@@ -5,14 +5,33 @@
 //! |---|---|
 //! | [`ResourceServer`] | set on [`HttpOptions::resource_server`](crate::HttpOptions::resource_server): serves Protected Resource Metadata (RFC 9728) at `/.well-known/oauth-protected-resource` and `/.well-known/oauth-protected-resource/<mcp path>`, requires a bearer token on the MCP endpoint, answers `401` with `WWW-Authenticate: Bearer resource_metadata="…"` (`error="invalid_token"` for a refused token) |
 //! | [`TokenVerifier`] | checks a token, returns its [`AuthInfo`] or a [`Rejection`]; implement it for your own scheme |
-//! | [`JwtVerifier`] | JWT access tokens: keys from the issuer's metadata (RFC 8414, OIDC fallback), cached, fetched again on an unknown `kid` (rate-limited); `iss`, `aud` = this resource (RFC 8707), `exp`/`nbf` with bounded leeway, asymmetric algorithms only |
+//! | [`JwtVerifier`] | JWT access tokens: keys from the issuer's metadata (RFC 8414, OIDC fallback), trusted for a bounded age (10 minutes, or the JWKS's `Cache-Control: max-age` within 30 s..=24 h) then fetched again, and fetched again on an unknown `kid` (rate-limited); `iss`, `aud` = this resource (RFC 8707), `exp`/`nbf` with bounded leeway, asymmetric algorithms only |
 //! | [`IntrospectionVerifier`] | opaque tokens through RFC 7662 introspection, answers cached (bounded) |
 //!
 //! # Principal and scopes
-//! A verified token's principal (its `sub`, else `client:<client_id>`)
-//! is the request's principal: sessions and sealed `requestState` are bound
-//! to it, so a session id replayed with another principal's token is
-//! answered `404` like an unknown one. Its [`AuthInfo`] (subject, client
+//! A verified token's principal is the request's principal: sessions,
+//! tasks, sealed `requestState` and the per-principal limits are bound to
+//! it, so a session id replayed with another principal's token is answered
+//! `404` like an unknown one. [`JwtVerifier`] and [`IntrospectionVerifier`]
+//! name it by kind, so that two different callers never share one:
+//!
+//! | the token (or introspection answer) has | principal |
+//! |---|---|
+//! | a `sub` | `sub:<sub>` (`sub:alice`) |
+//! | no `sub`, a `client_id` (else `azp`) | `client:<client id>` (`client:app1`) |
+//! | neither | `token:<32 hex digits>`: the first 128 bits of the token's SHA-256, a principal of the token's own |
+//!
+//! The prefix says which kind the rest is, so a user whose subject is
+//! `client:app1` (principal `sub:client:app1`) is never the client `app1`;
+//! an empty `sub` or `client_id` counts as absent. A token naming neither
+//! is served, but shares nothing with any other token — not even the next
+//! token of the same caller (a session started with it ends with it): have
+//! the authorization server put a `sub` (or `client_id`) in its tokens, or
+//! in its introspection answers, for sessions that outlive a token. One
+//! verifier trusts one issuer (set [`IntrospectionVerifier::issuer`] when
+//! the introspection endpoint answers for several), so a subject is
+//! unique among the principals it makes. A [`TokenVerifier`] of your own
+//! picks its principals ([`AuthInfo::new`]). Its [`AuthInfo`] (subject, client
 //! id, scopes, claims) is in the request's extensions, for handlers
 //! (`ctx.extensions().get::<AuthInfo>()`) and interceptors
 //! ([`Request::extensions`](crate::intercept::Request::extensions),
@@ -96,6 +115,7 @@
 //! the checks read the extensions as the last interceptor left them.
 
 mod cache;
+mod claims;
 mod fetch;
 mod introspect;
 mod jwt;
@@ -106,7 +126,8 @@ mod verifier;
 pub use crate::context::AuthInfo;
 pub use introspect::{IntrospectionVerifier, DEFAULT_INTROSPECTION_CACHE};
 pub use jsonwebtoken::Algorithm;
-pub use jwt::{JwtVerifier, DEFAULT_VERIFIED_CACHE, MAX_LEEWAY};
+pub use jwt::{JwtVerifier, DEFAULT_KEY_MAX_AGE, DEFAULT_VERIFIED_CACHE, MAX_LEEWAY};
+pub use keys::{MAX_KEY_AGE, MIN_KEY_AGE};
 pub(crate) use resource::Refusal;
 pub use resource::{ResourceServer, PROTECTED_RESOURCE_METADATA_PATH};
 pub use verifier::{Rejection, TokenVerifier};

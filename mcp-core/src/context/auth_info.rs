@@ -30,8 +30,11 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct AuthInfo {
-    /// The principal sessions and `requestState` are bound to: the token's
-    /// subject (`sub`), else `client:<client id>` for a token without one.
+    /// The principal sessions, tasks and `requestState` are bound to. For
+    /// the `auth` feature's verifiers: `sub:<subject>`, else
+    /// `client:<client id>`, else `token:<hex>` (the token's own; see the
+    /// `auth` module's "Principal and scopes"). Otherwise whatever the
+    /// application gave [`AuthInfo::new`].
     pub principal: Arc<str>,
     /// The token's subject (`sub`), when it has one.
     pub subject: Option<String>,
@@ -41,7 +44,8 @@ pub struct AuthInfo {
     pub scopes: Vec<String>,
     /// The issuer (`iss`), when known.
     pub issuer: Option<String>,
-    /// When the token expires (`exp`, seconds since the Unix epoch).
+    /// When the token expires (`exp`, seconds since the Unix epoch; a
+    /// fractional `exp` rounded down).
     pub expires_at: Option<u64>,
     /// Every claim of the token (or of the introspection answer), as sent.
     pub claims: Map<String, Value>,

@@ -88,6 +88,8 @@ pub struct AuthServer {
     pub introspections: Arc<AtomicUsize>,
     /// Opaque token → its introspection answer (absent: inactive).
     pub opaque: Arc<Mutex<HashMap<String, Value>>>,
+    /// The `Cache-Control` of the JWKS answer (none by default).
+    pub jwks_cache_control: Arc<Mutex<Option<String>>>,
 }
 
 impl AuthServer {
@@ -104,7 +106,9 @@ impl AuthServer {
         let jwks_fetches = Arc::new(AtomicUsize::new(0));
         let introspections = Arc::new(AtomicUsize::new(0));
         let opaque: Arc<Mutex<HashMap<String, Value>>> = Arc::default();
+        let jwks_cache_control: Arc<Mutex<Option<String>>> = Arc::default();
         let state = Arc::new(State {
+            jwks_cache_control: Arc::clone(&jwks_cache_control),
             issuer: issuer.clone(),
             jwks: Arc::clone(&jwks),
             jwks_fetches: Arc::clone(&jwks_fetches),
@@ -132,6 +136,7 @@ impl AuthServer {
             jwks_fetches,
             introspections,
             opaque,
+            jwks_cache_control,
         }
     }
 
@@ -154,6 +159,7 @@ struct State {
     jwks_fetches: Arc<AtomicUsize>,
     introspections: Arc<AtomicUsize>,
     opaque: Arc<Mutex<HashMap<String, Value>>>,
+    jwks_cache_control: Arc<Mutex<Option<String>>>,
 }
 
 impl State {
@@ -212,6 +218,12 @@ impl State {
             "content-type",
             hyper::header::HeaderValue::from_static("application/json"),
         );
+        let cache_control = self.jwks_cache_control.lock().expect("cc").clone();
+        if let (true, Some(cc)) = (path == "/jwks", cache_control) {
+            if let Ok(value) = hyper::header::HeaderValue::from_str(&cc) {
+                r.headers_mut().insert("cache-control", value);
+            }
+        }
         r
     }
 }

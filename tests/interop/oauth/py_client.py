@@ -80,7 +80,7 @@ async def main(url: str, issuer: str) -> None:
                     "; ".join(statuses),
                 )
                 me = json.loads(text(await session.call_tool("whoami", {})) or "{}")
-                check("whoami names the client", me.get("principal") == "mcp-interop", json.dumps(me))
+                check("whoami names the client", me.get("principal") in ("sub:mcp-interop", "client:mcp-interop"), json.dumps(me))
                 check("the token carries notes:read", "notes:read" in me.get("scopes", []))
                 names = sorted(t.name for t in (await session.list_tools()).tools)
                 check("listing shows only what the token may use", names == ["read_notes", "whoami"], ",".join(names))

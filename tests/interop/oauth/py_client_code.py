@@ -126,7 +126,7 @@ async def main(url: str) -> None:
                 check("the authorization URL uses PKCE S256", first.get("code_challenge_method") == "S256")
                 check("the first authorization asks notes:read", scopes(first.get("scope")) == "notes:read")
                 me = json.loads(text(await session.call_tool("whoami", {})) or "{}")
-                check("whoami names the signed-in user", me.get("principal") == "alice", json.dumps(me))
+                check("whoami names the signed-in user", me.get("principal") == "sub:alice", json.dumps(me))
                 check("the token carries notes:read only", scopes(" ".join(me.get("scopes", []))) == "notes:read")
                 names = sorted(t.name for t in (await session.list_tools()).tools)
                 check("listing shows only what the token may use", names == ["read_notes", "whoami"], ",".join(names))

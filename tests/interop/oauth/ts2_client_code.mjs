@@ -78,7 +78,7 @@ try {
   ({ client, transport } = open());
   await client.connect(transport);
   const me = JSON.parse((await client.callTool({ name: 'whoami', arguments: {} })).content?.[0]?.text ?? '{}');
-  check('whoami names the signed-in user', me.principal === 'alice', JSON.stringify(me));
+  check('whoami names the signed-in user', me.principal === 'sub:alice', JSON.stringify(me));
   check('the token carries notes:read only', scopesOf((me.scopes ?? []).join(' ')) === 'notes:read', JSON.stringify(me.scopes));
   const names = (await client.listTools()).tools.map((t) => t.name).sort();
   check('listing shows only what the token may use', JSON.stringify(names) === JSON.stringify(['read_notes', 'whoami']), names.join(','));

@@ -62,7 +62,7 @@ try {
 
   const who = await client.callTool({ name: 'whoami', arguments: {} });
   const me = JSON.parse(who.content?.[0]?.text ?? '{}');
-  check('whoami names the client', me.principal === 'mcp-interop' || me.client_id === 'mcp-interop', JSON.stringify(me));
+  check('whoami names the client', (me.principal === 'sub:mcp-interop' || me.principal === 'client:mcp-interop') || me.client_id === 'mcp-interop', JSON.stringify(me));
   check('the token carries notes:read', (me.scopes ?? []).includes('notes:read'), JSON.stringify(me.scopes));
 
   const tools = await client.listTools();

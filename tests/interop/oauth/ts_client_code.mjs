@@ -72,7 +72,7 @@ try {
   ({ client, transport } = await connect());
   await client.connect(transport);
   const me = JSON.parse((await client.callTool({ name: 'whoami', arguments: {} })).content?.[0]?.text ?? '{}');
-  check('whoami names the signed-in user', me.principal === 'alice', JSON.stringify(me));
+  check('whoami names the signed-in user', me.principal === 'sub:alice', JSON.stringify(me));
   check('the token carries notes:read', (me.scopes ?? []).includes('notes:read'), JSON.stringify(me.scopes));
 
   provider.pending = undefined;

@@ -146,6 +146,7 @@ mod options;
 mod outbound;
 mod post;
 mod post_rest;
+mod principal;
 mod queue;
 mod respond;
 mod scopes;

@@ -156,8 +156,11 @@ pub struct HttpOptions {
     /// statelessly (see [`HttpOptions::stateless`]). 2026-07-28 requests
     /// are stateless either way.
     pub sessions: Option<SessionOptions>,
-    /// Who a session is bound to; default: a keyed hash of the
-    /// `Authorization` header (no header: anonymous).
+    /// Who a session is bound to; default: `auth:` and a keyed hash
+    /// (HMAC-SHA256, 128 bits) of the `Authorization` header, keyed from
+    /// the server's [`request_state_keys`](crate::McpServerBuilder::request_state_keys),
+    /// so replicas given the same keys agree (no header: anonymous). A
+    /// resource server's verified token decides instead.
     pub principal: Option<Arc<PrincipalFn>>,
     /// Where legacy session metadata is shared with the other replicas
     /// (default none: a session lives in the process that created it). See
@@ -478,7 +481,14 @@ impl HttpOptions {
     /// Shares legacy session metadata through `store`, so that a session
     /// created on one replica is served by another (after the first one
     /// stopped, or when the balancer moves the client); see
-    /// [`SessionRecord`](super::SessionRecord) for what survives.
+    /// [`SessionRecord`](super::SessionRecord) for what survives. Another
+    /// replica serves a session only to its principal, so every replica
+    /// must derive principals alike: the default principal does when the
+    /// replicas share [`request_state_keys`](crate::McpServerBuilder::request_state_keys)
+    /// (which they need anyway for `requestState`); a
+    /// [`principal`](Self::principal) hook or a resource server does by
+    /// itself. With none of the three, [`serve_http`](super::serve_http)
+    /// refuses the options and names this fix.
     #[must_use]
     pub fn session_store(mut self, store: impl super::SessionStore) -> Self {
         self.session_store = Some(Arc::new(store));

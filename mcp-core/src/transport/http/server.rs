@@ -69,11 +69,22 @@ impl HttpHandle {
 /// - `InvalidInput` when `host` is not loopback and neither
 ///   [`HttpOptions::authorize`] nor [`HttpOptions::allow_request`] is set,
 ///   or when it does not resolve;
+/// - `InvalidInput` when a [session store](HttpOptions::session_store) is
+///   set but sessions would be bound to a principal of this process only:
+///   no [`HttpOptions::principal`] hook, no resource server, and the
+///   server's per-process default `requestState` keys (give every replica
+///   the same [`request_state_keys`](crate::McpServerBuilder::request_state_keys));
 /// - the bind error itself (`AddrInUse`, `PermissionDenied`, …).
 ///
 /// # Cancel safety
 /// Dropping the future before it completes closes the listener it bound.
 pub async fn serve_http(server: McpServer, options: HttpOptions) -> io::Result<HttpHandle> {
+    if let Some(why) = super::principal::unshareable(&options, &server.inner.state_keys) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("serve_http: {why}"),
+        ));
+    }
     let addrs = resolve(&options.host, options.port).await?;
     #[cfg(feature = "auth")]
     let authenticated = options.resource_server.is_some();

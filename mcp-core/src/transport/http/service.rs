@@ -24,9 +24,10 @@ use super::guard;
 use super::halfclose::{Handling, StreamPhase};
 use super::names::{accepts_sse, check_protocol_version, SESSION_NAME};
 use super::options::HttpOptions;
+use super::principal::{unshareable, DefaultPrincipal};
 use super::queue;
 use super::respond::{error_response, not_found, path_mismatch, sse_response};
-use super::sessions::{default_principal, SessionEntry, SessionTable};
+use super::sessions::{SessionEntry, SessionTable};
 use super::sse::{Hold, McpBody};
 use crate::cancel::CancelToken;
 use crate::protocol::ErrorCode;
@@ -82,6 +83,8 @@ pub(crate) struct Shared {
     pub(super) guard: guard::Guard,
     pub(crate) options: HttpOptions,
     pub(crate) sessions: Option<SessionTable>,
+    /// Who a request is without a principal hook (see `principal.rs`).
+    default_principal: DefaultPrincipal,
     /// The server-wide call slots, shared fairly between principals and
     /// anonymous connections.
     pub(super) slots: Arc<FairShare>,
@@ -96,8 +99,14 @@ pub(crate) struct Shared {
 
 impl McpHttpService {
     /// The endpoint for `server` with `options` (the bind options `port` and
-    /// `host` are ignored here).
+    /// `host` are ignored here). Options whose session store no other
+    /// replica could share are logged as an error
+    /// ([`serve_http`](super::serve_http) refuses them).
     pub fn new(server: McpServer, options: HttpOptions) -> Self {
+        if let Some(why) = unshareable(&options, &server.inner.state_keys) {
+            tracing::error!("{why}");
+        }
+        let default_principal = DefaultPrincipal::new(&server.inner.state_keys);
         let sessions = options.sessions.map(SessionTable::new);
         let slots = FairShare::new(
             options.max_concurrent_requests,
@@ -109,6 +118,7 @@ impl McpHttpService {
                 server,
                 options,
                 sessions,
+                default_principal,
                 slots,
                 get_streams: Arc::default(),
                 calls: Tracker::default(),
@@ -371,7 +381,7 @@ impl McpHttpService {
     fn principal_of(&self, parts: &Parts) -> Option<Arc<str>> {
         match &self.shared.options.principal {
             Some(f) => f(parts),
-            None => default_principal(parts),
+            None => self.shared.default_principal.of(parts),
         }
         .map(Arc::from)
     }

@@ -4,18 +4,14 @@
 //! An idle session costs one map entry: its id, a [`Session`] (empty maps),
 //! the principal hash, two small integers and an empty stream slot.
 
-use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasher, Hasher};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use super::options::SessionOptions;
 use super::queue::StreamTx;
 use crate::cancel::CancelToken;
 use crate::session::Session;
-use hyper::header::AUTHORIZATION;
-use hyper::http::request::Parts;
 
 /// One live HTTP session.
 pub(crate) struct SessionEntry {
@@ -421,26 +417,6 @@ fn hex(bytes: &[u8]) -> String {
     s
 }
 
-/// The default principal: a per-process keyed 128-bit hash of every
-/// `Authorization` value (the token itself is never stored); `None` without one.
-pub(crate) fn default_principal(parts: &Parts) -> Option<String> {
-    static KEYS: OnceLock<(RandomState, RandomState)> = OnceLock::new();
-    let mut values = parts.headers.get_all(AUTHORIZATION).iter().peekable();
-    values.peek()?;
-    let (k1, k2) = KEYS.get_or_init(|| (RandomState::new(), RandomState::new()));
-    let (mut a, mut b) = (k1.build_hasher(), k2.build_hasher());
-    for v in values {
-        a.write(v.as_bytes());
-        a.write_u8(0xff);
-        b.write(v.as_bytes());
-        b.write_u8(0xff);
-    }
-    let mut out = [0u8; 16];
-    out[..8].copy_from_slice(&a.finish().to_le_bytes());
-    out[8..].copy_from_slice(&b.finish().to_le_bytes());
-    Some(format!("auth:{}", hex(&out)))
-}
-
 /// The session to evict from a full table: the least recently used one of
 /// the principal holding the most sessions, counting `creating` (the
 /// principal about to get one more) — on a tie, the creator's own.
@@ -565,27 +541,5 @@ mod tests {
         let (a, _) = t.create(Session::new(), None).expect("room");
         assert!(t.get(&a, None).is_err());
         assert_eq!(t.len(), 0);
-    }
-
-    #[test]
-    fn principal_hash_depends_on_every_value() {
-        let one = hyper::Request::builder()
-            .header("authorization", "Bearer a")
-            .body(())
-            .expect("request")
-            .into_parts()
-            .0;
-        let two = hyper::Request::builder()
-            .header("authorization", "Bearer a")
-            .header("authorization", "Bearer b")
-            .body(())
-            .expect("request")
-            .into_parts()
-            .0;
-        let none = hyper::Request::new(()).into_parts().0;
-        assert!(default_principal(&one).is_some());
-        assert_ne!(default_principal(&one), default_principal(&two));
-        assert_eq!(default_principal(&one), default_principal(&one));
-        assert_eq!(default_principal(&none), None);
     }
 }
