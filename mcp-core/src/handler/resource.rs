@@ -53,6 +53,9 @@ pub struct McpResourceDef {
     /// OAuth scopes a caller needs (see [`with_scopes`](Self::with_scopes)).
     scopes: Vec<String>,
     pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
+    /// Which mounted backend added it (none: the server's own); a backend
+    /// may change only what it added to a live catalog.
+    pub(crate) owner: Option<crate::server::catalog::Owner>,
 }
 
 impl fmt::Debug for McpResourceDef {
@@ -90,6 +93,7 @@ impl McpResourceDef {
             cache: None,
             scopes: Vec::new(),
             required_state: Vec::new(),
+            owner: None,
         }
     }
 
@@ -131,6 +135,7 @@ impl McpResourceDef {
             cache: None,
             scopes: Vec::new(),
             required_state: Vec::new(),
+            owner: None,
         }
     }
 

@@ -12,8 +12,10 @@
 //! | `resources.rs` | the resources' and templates' version; `add_resource` … |
 //! | `prompts.rs` | the prompts' version; `add_prompt` / `remove_prompt` |
 //! | `listeners.rs` | who hears of changes (legacy sessions, 2026-07-28 listens) |
+//! | `owned.rs` | changes made by a mounted backend: only to what it added |
 
 mod listeners;
+mod owned;
 mod prompts;
 mod resources;
 mod tools;
@@ -24,9 +26,36 @@ use std::sync::{Arc, PoisonError, RwLock};
 use serde_json::value::RawValue;
 
 pub(crate) use listeners::{Kinds, ListKind, ListListeners};
+pub(crate) use owned::Held;
 pub(crate) use prompts::PromptCatalog;
 pub(crate) use resources::ResourceCatalog;
 pub(crate) use tools::ToolCatalog;
+
+/// Who added an entry to the catalog: a mounted backend (a proxied
+/// `Remote`) marks each forwarder it makes with its own `Owner`, and may
+/// later replace or remove only entries marked with it. Two owners are
+/// the same only when they are the same value (cloned), never by label.
+#[derive(Clone)]
+pub(crate) struct Owner(Arc<str>);
+
+impl Owner {
+    /// A new owner, named `label` when debugged.
+    pub(crate) fn new(label: &str) -> Self {
+        Self(Arc::from(label))
+    }
+}
+
+impl PartialEq for Owner {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Owner").field(&self.0).finish()
+    }
+}
 
 /// The tools of a server.
 pub(crate) type Tools = Versions<ToolCatalog>;
