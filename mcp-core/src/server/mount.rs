@@ -59,9 +59,9 @@ impl McpServerBuilder {
             });
             return self;
         }
+        // What the child mounted in turn is named under `prefix_`: a prefix
+        // that collides with one of those collides with `prefix` too.
         self.mount_prefixes.push(prefix.to_owned());
-        let nested = child.mount_prefixes.iter().map(|p| format!("{prefix}_{p}"));
-        self.mount_prefixes.extend(nested);
         let named = |name: &str| format!("{prefix}_{name}");
         for tool in child.tools {
             let name = named(tool.name());
