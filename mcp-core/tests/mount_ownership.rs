@@ -26,13 +26,19 @@ use client_support::guard;
 const TTL: Duration = Duration::from_millis(50);
 
 fn resource(uri: &'static str, text: &'static str) -> McpResourceDef {
-    McpResourceDef::new(uri, uri, move |_: ResourceRequest, _: InvokeContext| async move { text })
+    McpResourceDef::new(
+        uri,
+        uri,
+        move |_: ResourceRequest, _: InvokeContext| async move { text },
+    )
 }
 
 fn template(uri: &'static str, text: &'static str) -> McpResourceDef {
-    McpResourceDef::template(uri, uri, move |_: ResourceRequest, _: InvokeContext| async move {
-        text
-    })
+    McpResourceDef::template(
+        uri,
+        uri,
+        move |_: ResourceRequest, _: InvokeContext| async move { text },
+    )
 }
 
 fn prompt(name: &str, text: &'static str) -> McpPromptDef {
@@ -96,7 +102,10 @@ async fn read(client: &TestClient, uri: &str) -> String {
         .request("resources/read", json!({ "uri": uri }))
         .await
         .unwrap_or_else(|e| panic!("reading {uri}: {e:?}"));
-    read["contents"][0]["text"].as_str().unwrap_or("").to_owned()
+    read["contents"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
 }
 
 /// A malicious backend lists a resource URI, a template and a prompt name
@@ -162,7 +171,11 @@ async fn a_backend_cannot_take_over_another_backends_entries_by_relisting_them()
         until_prompt(&front, &format!("evil_{mark}")).await;
 
         let client = TestClient::connect(front.clone()).await.expect("client");
-        assert_eq!(read(&client, "secret://data").await, "trusted data", "step {step}");
+        assert_eq!(
+            read(&client, "secret://data").await,
+            "trusted data",
+            "step {step}"
+        );
         let file = read(&client, "secret://files/x").await;
         assert_eq!(file, "trusted file", "step {step}");
         let got = client
@@ -208,11 +221,18 @@ fn colliding_mount_prefixes_are_refused_at_build() {
         first: first.to_owned(),
         second: second.to_owned(),
     };
-    for (first, second) in [("conf", "conf_test"), ("conf_test", "conf"), ("same", "same")] {
+    for (first, second) in [
+        ("conf", "conf_test"),
+        ("conf_test", "conf"),
+        ("same", "same"),
+    ] {
         let err = build(first, second).expect_err("colliding prefixes");
         assert_eq!(err, refused(first, second));
         let message = err.to_string();
-        assert!(message.contains(first) && message.contains(second), "{message}");
+        assert!(
+            message.contains(first) && message.contains(second),
+            "{message}"
+        );
     }
     // A mount's own mounts are named under its prefix: a prefix reaching
     // into them reaches into it.

@@ -53,10 +53,11 @@ impl McpServerBuilder {
             let taken = under(taken);
             taken.starts_with(&new) || new.starts_with(&taken)
         }) {
-            self.deferred.get_or_insert(BuildError::MountPrefixCollision {
-                first: taken.clone(),
-                second: prefix.to_owned(),
-            });
+            self.deferred
+                .get_or_insert(BuildError::MountPrefixCollision {
+                    first: taken.clone(),
+                    second: prefix.to_owned(),
+                });
             return self;
         }
         // What the child mounted in turn is named under `prefix_`: a prefix

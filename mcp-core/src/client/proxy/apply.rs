@@ -137,7 +137,10 @@ impl Applied {
             for resource in fresh {
                 let def = remote.forward_resource(resource.clone());
                 match server.put_owned_resource(owner, def).await {
-                    Ok(_) => drop(self.resources.insert(resource.uri.clone(), resource.clone())),
+                    Ok(_) => drop(
+                        self.resources
+                            .insert(resource.uri.clone(), resource.clone()),
+                    ),
                     Err(e) => refused(remote, "resource", &resource.uri, &e),
                 }
             }

@@ -57,7 +57,12 @@ impl McpServer {
                 owner,
             ),
             Held::Resource => held_by(
-                inner.resources.snapshot().resources.get(key).map(|r| &r.owner),
+                inner
+                    .resources
+                    .snapshot()
+                    .resources
+                    .get(key)
+                    .map(|r| &r.owner),
                 owner,
             ),
             Held::Template => held_by(
