@@ -50,6 +50,7 @@ pub struct McpToolDef {
     pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
     /// Which mounted backend added it (none: the server's own); a backend
     /// may change only what it added to a live catalog.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub(crate) owner: Option<crate::server::catalog::Owner>,
     /// False once [`never_asks`](Self::never_asks) said so.
     asks: bool,

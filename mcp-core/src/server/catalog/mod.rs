@@ -15,6 +15,7 @@
 //! | `owned.rs` | changes made by a mounted backend: only to what it added |
 
 mod listeners;
+#[cfg(feature = "client")]
 mod owned;
 mod prompts;
 mod resources;
@@ -26,6 +27,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use serde_json::value::RawValue;
 
 pub(crate) use listeners::{Kinds, ListKind, ListListeners};
+#[cfg(feature = "client")]
 pub(crate) use owned::Held;
 pub(crate) use prompts::PromptCatalog;
 pub(crate) use resources::ResourceCatalog;
@@ -40,6 +42,7 @@ pub(crate) struct Owner(Arc<str>);
 
 impl Owner {
     /// A new owner, named `label` when debugged.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub(crate) fn new(label: &str) -> Self {
         Self(Arc::from(label))
     }
