@@ -85,6 +85,15 @@ impl Remote {
     /// `server`'s resources and prompts when those are live too
     /// ([`live_catalog`](crate::McpServerBuilder::live_catalog)). Runs
     /// until the returned task is aborted.
+    ///
+    /// Only this backend's own entries change: a name or URI that another
+    /// mount (or the server itself) serves is refused, and stays refused
+    /// while the backend lists it, however often it de-lists and lists it
+    /// again (it is taken once nobody holds it); a forwarder replaced keeps
+    /// the OAuth scopes and required state of the one it replaces. A
+    /// refresh whose listings fail or exceed
+    /// [`ProxyOptions::max_listing_bytes`](super::ProxyOptions::max_listing_bytes)
+    /// changes nothing.
     pub fn sync_tools(
         &self,
         server: McpServer,
