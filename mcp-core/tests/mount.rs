@@ -139,8 +139,10 @@ fn collisions_and_bad_prefixes_are_build_errors() {
         )
         .mount("w", McpServer::builder().tool(forecast::tool()))
         .build();
+    // The same prefix twice is refused for the prefix itself, before any
+    // of its names can clash.
     assert!(
-        matches!(twice, Err(BuildError::DuplicateTool(ref n)) if n == "w_forecast"),
+        matches!(twice, Err(BuildError::MountPrefixCollision { ref first, ref second }) if first == "w" && second == "w"),
         "{twice:?}"
     );
     for bad in ["", "we ather", "météo"] {

@@ -166,8 +166,15 @@ impl Client {
     /// As [`Client::request`].
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
         let tools: Vec<Tool> = self.list_all("tools/list", "tools").await?;
+        Ok(self.callable_tools(tools))
+    }
+
+    /// The listed `tools` this client may call (see
+    /// [`list_tools`](Self::list_tools)), their header annotations
+    /// remembered.
+    pub(crate) fn callable_tools(&self, tools: Vec<Tool>) -> Vec<Tool> {
         if !self.is_modern() {
-            return Ok(tools);
+            return tools;
         }
         let mut kept = Vec::with_capacity(tools.len());
         let mut headers = self
@@ -188,7 +195,7 @@ impl Client {
                 }
             }
         }
-        Ok(kept)
+        kept
     }
 
     /// Calls tool `name` with `arguments` (anything serializing to an

@@ -40,6 +40,10 @@ pub struct McpPromptDef {
     /// OAuth scopes a caller needs (see [`with_scopes`](Self::with_scopes)).
     scopes: Vec<String>,
     pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
+    /// Which mounted backend added it (none: the server's own); a backend
+    /// may change only what it added to a live catalog.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) owner: Option<crate::server::catalog::Owner>,
 }
 
 impl fmt::Debug for McpPromptDef {
@@ -73,6 +77,7 @@ impl McpPromptDef {
             }),
             scopes: Vec::new(),
             required_state: Vec::new(),
+            owner: None,
         }
     }
 

@@ -53,6 +53,10 @@ pub struct McpResourceDef {
     /// OAuth scopes a caller needs (see [`with_scopes`](Self::with_scopes)).
     scopes: Vec<String>,
     pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
+    /// Which mounted backend added it (none: the server's own); a backend
+    /// may change only what it added to a live catalog.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) owner: Option<crate::server::catalog::Owner>,
 }
 
 impl fmt::Debug for McpResourceDef {
@@ -90,6 +94,7 @@ impl McpResourceDef {
             cache: None,
             scopes: Vec::new(),
             required_state: Vec::new(),
+            owner: None,
         }
     }
 
@@ -131,6 +136,7 @@ impl McpResourceDef {
             cache: None,
             scopes: Vec::new(),
             required_state: Vec::new(),
+            owner: None,
         }
     }
 

@@ -48,6 +48,10 @@ pub struct McpToolDef {
     /// OAuth scopes a caller needs (see [`with_scopes`](Self::with_scopes)).
     scopes: Vec<String>,
     pub(crate) required_state: Vec<(std::any::TypeId, &'static str)>,
+    /// Which mounted backend added it (none: the server's own); a backend
+    /// may change only what it added to a live catalog.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) owner: Option<crate::server::catalog::Owner>,
     /// False once [`never_asks`](Self::never_asks) said so.
     asks: bool,
     /// The handler never reads its [`InvokeContext`] (a macro tool whose
@@ -117,6 +121,7 @@ impl McpToolDef {
             visible: None,
             scopes: Vec::new(),
             required_state: Vec::new(),
+            owner: None,
             asks: true,
             context_free: false,
             task: crate::tasks::TaskSupport::Forbidden,

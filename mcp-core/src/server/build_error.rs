@@ -53,6 +53,17 @@ pub enum BuildError {
     /// A [`mount`](super::McpServerBuilder::mount) prefix that would make invalid
     /// tool or prompt names: 1 to 64 of `A-Z a-z 0-9 _ - .`.
     InvalidMountPrefix(String),
+    /// Two [`mount`](super::McpServerBuilder::mount) prefixes where one
+    /// followed by `_` starts the other followed by `_` (equal prefixes,
+    /// or `conf` and `conf_test`): a name of one mount could then be a
+    /// name of the other (`conf` serving `test_x` and `conf_test` serving
+    /// `x` are both `conf_test_x`).
+    MountPrefixCollision {
+        /// The prefix mounted first.
+        first: String,
+        /// The prefix that collides with it.
+        second: String,
+    },
     /// A skill (or a skills directory) is not valid: the reason.
     InvalidSkill(String),
     /// The tools break a profile the server requires
@@ -97,6 +108,10 @@ impl fmt::Display for BuildError {
             Self::InvalidMountPrefix(p) => write!(
                 f,
                 "mount prefix `{p}`: use 1 to 64 of A-Z a-z 0-9 _ - . (it starts every mounted tool and prompt name)"
+            ),
+            Self::MountPrefixCollision { first, second } => write!(
+                f,
+                "mount prefixes `{first}` and `{second}` collide: one followed by `_` starts the other followed by `_`, so a tool or prompt name under one could be a name under the other; mount them under prefixes where neither does"
             ),
             Self::InvalidSkill(why) => write!(f, "invalid skill: {why}"),
             Self::ProfileIssues { profile, issues } => write!(

@@ -56,6 +56,9 @@ pub struct McpServerBuilder {
     count_sessions: bool,
     /// An error found while the builder was being filled, reported by `build`.
     pub(super) deferred: Option<BuildError>,
+    /// The prefixes mounted so far, to refuse one that could collide with
+    /// another.
+    pub(super) mount_prefixes: Vec<String>,
     max_subscriptions_per_session: Option<usize>,
     live_tools: bool,
     /// Resources and prompts are live too.

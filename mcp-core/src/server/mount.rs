@@ -11,7 +11,10 @@ impl McpServerBuilder {
     /// Mounts another server's catalog into this one under `prefix`: its
     /// tools and prompts are served as `{prefix}_{name}`, its resources and
     /// templates under their own URIs (a URI both servers have is a
-    /// [`BuildError::DuplicateResource`]), its state is added where this
+    /// [`BuildError::DuplicateResource`]); a prefix that could collide with
+    /// another mount's (one followed by `_` starts the other followed by
+    /// `_`: equal, or `conf` and `conf_test`) is a
+    /// [`BuildError::MountPrefixCollision`]. Its state is added where this
     /// server has none of that type, and its interceptors run for its
     /// tools (`tools/call`), resources (`resources/read`) and prompts
     /// (`prompts/get`), inside this server's (which apply to mounted
@@ -44,6 +47,22 @@ impl McpServerBuilder {
         if let Some(e) = child.deferred {
             self.deferred.get_or_insert(e);
         }
+        let under = |p: &str| format!("{p}_");
+        let new = under(prefix);
+        if let Some(taken) = self.mount_prefixes.iter().find(|taken| {
+            let taken = under(taken);
+            taken.starts_with(&new) || new.starts_with(&taken)
+        }) {
+            self.deferred
+                .get_or_insert(BuildError::MountPrefixCollision {
+                    first: taken.clone(),
+                    second: prefix.to_owned(),
+                });
+            return self;
+        }
+        // What the child mounted in turn is named under `prefix_`: a prefix
+        // that collides with one of those collides with `prefix` too.
+        self.mount_prefixes.push(prefix.to_owned());
         let named = |name: &str| format!("{prefix}_{name}");
         for tool in child.tools {
             let name = named(tool.name());

@@ -30,15 +30,26 @@
 //! and hop-by-hop headers never; our caller's `_meta` is never copied.
 //! A backend that is down (or, legacy, no longer knows our session) fails
 //! the call with a tool error naming it, and the next call reconnects.
-//! Listings are cached and refreshed by [`Remote::sync_tools`]. Every
-//! forwarded tool is marked in its `_meta` ([`PROXIED_META`]) so
-//! interceptors and listings can tell.
+//! Listings are cached and refreshed by [`Remote::sync_tools`]; all of a
+//! backend's listings together are bounded in bytes
+//! ([`ProxyOptions::max_listing_bytes`]). Every forwarded tool is marked
+//! in its `_meta` ([`PROXIED_META`]) so interceptors and listings can tell.
+//!
+//! Ownership: every forwarder a [`Remote`] makes is marked as that
+//! backend's, and a refresh changes only the entries it marked. A tool,
+//! prompt or resource URI that another mounted backend (or the server
+//! itself) serves is refused for as long as that one holds it, however the
+//! backend lists, de-lists and lists it again; a forwarder replaced keeps
+//! the OAuth scopes and required state of the one it replaces.
 //!
 //! [`Content::Raw`]: crate::protocol::Content::Raw
 
+mod apply;
+mod listing;
 mod prompts_resources;
 mod sync;
 
+pub use listing::DEFAULT_MAX_LISTING_BYTES;
 pub use sync::DEFAULT_LISTING_TTL;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -52,6 +63,7 @@ use super::options::{ClientBuilder, Progress, RequestOptions};
 use super::{Client, ClientError};
 use crate::context::{InputRequest, InvokeContext};
 use crate::protocol::{CallToolResult, Tool};
+use crate::server::catalog::Owner;
 use crate::{BoxFuture, McpServer, McpServerBuilder, McpToolDef};
 
 /// The `_meta` key marking a forwarded tool: `{"remote": <label>}`.
@@ -79,9 +91,21 @@ pub enum Target {
 }
 
 /// How a [`Remote`] forwards.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ProxyOptions {
     forward_authorization: bool,
+    max_listing_bytes: usize,
+    scopes: Vec<String>,
+}
+
+impl Default for ProxyOptions {
+    fn default() -> Self {
+        Self {
+            forward_authorization: false,
+            max_listing_bytes: DEFAULT_MAX_LISTING_BYTES,
+            scopes: Vec::new(),
+        }
+    }
 }
 
 impl Target {
@@ -133,6 +157,34 @@ impl ProxyOptions {
         self.forward_authorization = on;
         self
     }
+
+    /// The most JSON, in bytes, the backend's listings may take all
+    /// together: its tools, resources, resource templates and prompts,
+    /// every page of each. Default [`DEFAULT_MAX_LISTING_BYTES`] (8 MiB):
+    /// far above a real catalog, and a bound on what one backend can make
+    /// the proxy hold. A listing that goes over fails (connecting, or
+    /// [`Remote::builder`]) or, on a refresh, is ignored: the entries
+    /// served before stay as they were.
+    #[must_use]
+    pub fn max_listing_bytes(mut self, bytes: usize) -> Self {
+        self.max_listing_bytes = bytes;
+        self
+    }
+
+    /// OAuth scopes a caller needs (all of them) for every tool, resource,
+    /// template and prompt of this backend: each forwarder declares them,
+    /// the ones [`Remote::builder`] makes and the ones a refresh adds or
+    /// replaces. Default: none (the forwarders are open to every caller
+    /// the server admits).
+    #[must_use]
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        crate::handler::add_scopes(&mut self.scopes, scopes);
+        self
+    }
 }
 
 /// A connection to a backend MCP server, reconnected when it drops; see
@@ -149,10 +201,11 @@ struct Inner {
     connecting: tokio::sync::Mutex<()>,
     /// Signalled when the backend says one of its lists changed.
     tools_changed: Arc<tokio::sync::Notify>,
-    /// The tool listing forwarders were last made from.
-    tools: Mutex<Vec<Tool>>,
-    /// The resource, template and prompt listings, as last fetched.
-    listings: Mutex<sync::Listings>,
+    /// The mark on every forwarder made here: a refresh changes only
+    /// entries that carry it.
+    owner: Owner,
+    /// The listings, as last fetched.
+    listings: Mutex<listing::Listings>,
     /// Bumped whenever a refresh finds those listings changed.
     listings_version: tokio::sync::watch::Sender<u64>,
 }
@@ -210,16 +263,17 @@ impl Remote {
         handlers.elicitation = Some(no_caller("elicitation/create"));
         handlers.sampling = Some(no_caller("sampling/createMessage"));
         handlers.roots = Some(no_caller("roots/list"));
+        let label = label.into();
         let remote = Self(Arc::new(Inner {
-            label: label.into(),
+            owner: Owner::new(&label),
+            label,
             target,
             builder: builder.handlers(handlers),
             options,
             client: Mutex::new(None),
             connecting: tokio::sync::Mutex::new(()),
             tools_changed,
-            tools: Mutex::new(Vec::new()),
-            listings: Mutex::new(sync::Listings::default()),
+            listings: Mutex::new(listing::Listings::default()),
             listings_version: tokio::sync::watch::Sender::new(0),
         }));
         remote.client().await?;
@@ -230,9 +284,10 @@ impl Remote {
     /// or a [`sync_tools`](Self::sync_tools) refresh), under their own names.
     pub fn listed_tools(&self) -> Vec<Tool> {
         self.0
-            .tools
+            .listings
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .tools
             .clone()
     }
 
@@ -301,13 +356,13 @@ impl Remote {
     /// prefix (or build it and serve it as it is).
     ///
     /// # Errors
-    /// A listing fails.
+    /// A listing fails, or the listings exceed
+    /// [`ProxyOptions::max_listing_bytes`].
     ///
     /// # Cancel safety
     /// Dropping the future abandons the listings.
     pub async fn builder(&self) -> Result<McpServerBuilder, ClientError> {
         let client = self.client().await?;
-        let caps = client.server_capabilities().cloned().unwrap_or(Value::Null);
         let mut builder = McpServer::builder();
         if let Some(info) = client.server_info() {
             let field = |k: &str| {
@@ -318,14 +373,10 @@ impl Remote {
             };
             builder = builder.server_info(field("name"), field("version"));
         }
-        if caps.get("tools").is_some() {
-            let tools = client.list_tools().await?;
-            for tool in &tools {
-                builder = builder.tool(self.forward_tool(tool.clone()));
-            }
-            *self.0.tools.lock().unwrap_or_else(PoisonError::into_inner) = tools;
+        let listings = listing::Listings::fetch(&client, self.0.options.max_listing_bytes).await?;
+        for tool in &listings.tools {
+            builder = builder.tool(self.forward_tool(tool.clone()));
         }
-        let listings = sync::Listings::fetch(&client).await?;
         for resource in &listings.resources {
             builder = builder.resource(self.forward_resource(resource.clone()));
         }
@@ -344,7 +395,8 @@ impl Remote {
     }
 
     /// A forwarder for the backend's `tool`: same name, description,
-    /// schemas and annotations, marked with [`PROXIED_META`].
+    /// schemas and annotations, marked with [`PROXIED_META`], requiring
+    /// the [`ProxyOptions::scopes`].
     pub fn forward_tool(&self, tool: Tool) -> McpToolDef {
         let remote = self.clone();
         let name: Arc<str> = Arc::from(tool.name.as_str());
@@ -373,6 +425,8 @@ impl Remote {
         if let Some(icons) = tool.icons {
             def = def.with_icons(icons);
         }
+        def = def.with_scopes(self.0.options.scopes.iter().cloned());
+        def.owner = Some(self.0.owner.clone());
         def
     }
 

@@ -11,7 +11,8 @@ use crate::protocol::{Prompt, Resource, ResourceTemplate};
 use crate::{McpPromptDef, McpResourceDef, PromptArgs, ResourceRequest};
 
 impl Remote {
-    /// A forwarder for the backend's resource.
+    /// A forwarder for the backend's resource (requiring the
+    /// [`ProxyOptions::scopes`](super::ProxyOptions::scopes)).
     pub fn forward_resource(&self, resource: Resource) -> McpResourceDef {
         let remote = self.clone();
         let mut def = McpResourceDef::new(
@@ -31,10 +32,13 @@ impl Remote {
         if let Some(t) = resource.title {
             def = def.with_title(t);
         }
+        def = def.with_scopes(self.0.options.scopes.iter().cloned());
+        def.owner = Some(self.0.owner.clone());
         def
     }
 
-    /// A forwarder for the backend's resource template.
+    /// A forwarder for the backend's resource template (requiring the
+    /// [`ProxyOptions::scopes`](super::ProxyOptions::scopes)).
     pub fn forward_template(&self, template: ResourceTemplate) -> McpResourceDef {
         let remote = self.clone();
         let mut def = McpResourceDef::template(
@@ -51,6 +55,8 @@ impl Remote {
         if let Some(m) = template.mime_type {
             def = def.with_mime_type(m);
         }
+        def = def.with_scopes(self.0.options.scopes.iter().cloned());
+        def.owner = Some(self.0.owner.clone());
         def
     }
 
@@ -80,7 +86,8 @@ impl Remote {
         }
     }
 
-    /// A forwarder for the backend's prompt.
+    /// A forwarder for the backend's prompt (requiring the
+    /// [`ProxyOptions::scopes`](super::ProxyOptions::scopes)).
     pub fn forward_prompt(&self, prompt: Prompt) -> McpPromptDef {
         let remote = self.clone();
         let name = prompt.name.clone();
@@ -122,6 +129,8 @@ impl Remote {
         if let Some(a) = prompt.arguments {
             def = def.with_arguments(a);
         }
+        def = def.with_scopes(self.0.options.scopes.iter().cloned());
+        def.owner = Some(self.0.owner.clone());
         def
     }
 

@@ -1,21 +1,22 @@
 //! Keeping in step with a backend's listings: on the backend's
 //! `notifications/{tools,resources,prompts}/list_changed` (a legacy
 //! session, or a 2026-07-28 `subscriptions/listen`) and after every TTL,
-//! the listings are fetched again. Tool forwarders are added, replaced or
-//! removed in the live catalog; the resource, template and prompt
-//! listings are cached on the [`Remote`] and each change is announced on
+//! the listings are fetched again (within the byte budget of
+//! `listing.rs`), cached on the [`Remote`], and applied to the live parts
+//! of the server (`apply.rs`: only to what this backend added); each
+//! change of the resources, templates or prompts is also announced on
 //! [`Remote::listings_changed`].
 
-use std::collections::HashMap;
 use std::sync::PoisonError;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use super::apply::Applied;
+use super::listing::Listings;
 use super::Remote;
-use crate::client::Client;
 use crate::client::{ClientError, RequestOptions};
-use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
+use crate::protocol::{Prompt, Resource, ResourceTemplate};
 use crate::McpServer;
 
 /// The backend notifications that start a refresh.
@@ -24,34 +25,6 @@ pub(super) const LIST_CHANGED: [&str; 3] = [
     "notifications/resources/list_changed",
     "notifications/prompts/list_changed",
 ];
-
-/// A backend's resources, resource templates and prompts.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(super) struct Listings {
-    pub(super) resources: Vec<Resource>,
-    pub(super) templates: Vec<ResourceTemplate>,
-    pub(super) prompts: Vec<Prompt>,
-}
-
-impl Listings {
-    /// Lists what the backend's capabilities say it has.
-    pub(super) async fn fetch(client: &Client) -> Result<Self, ClientError> {
-        let offers = |kind: &str| {
-            client
-                .server_capabilities()
-                .is_some_and(|c| c.get(kind).is_some())
-        };
-        let mut listings = Self::default();
-        if offers("resources") {
-            listings.resources = client.list_resources().await?;
-            listings.templates = client.list_resource_templates().await?;
-        }
-        if offers("prompts") {
-            listings.prompts = client.list_prompts().await?;
-        }
-        Ok(listings)
-    }
-}
 
 /// How long a backend listing is trusted without a change notification.
 pub const DEFAULT_LISTING_TTL: Duration = Duration::from_secs(300);
@@ -83,7 +56,7 @@ impl Remote {
         self.listings().prompts
     }
 
-    fn listings(&self) -> Listings {
+    pub(super) fn listings(&self) -> Listings {
         self.0
             .listings
             .lock()
@@ -112,6 +85,15 @@ impl Remote {
     /// `server`'s resources and prompts when those are live too
     /// ([`live_catalog`](crate::McpServerBuilder::live_catalog)). Runs
     /// until the returned task is aborted.
+    ///
+    /// Only this backend's own entries change: a name or URI that another
+    /// mount (or the server itself) serves is refused, and stays refused
+    /// while the backend lists it, however often it de-lists and lists it
+    /// again (it is taken once nobody holds it); a forwarder replaced keeps
+    /// the OAuth scopes and required state of the one it replaces. A
+    /// refresh whose listings fail or exceed
+    /// [`ProxyOptions::max_listing_bytes`](super::ProxyOptions::max_listing_bytes)
+    /// changes nothing.
     pub fn sync_tools(
         &self,
         server: McpServer,
@@ -122,8 +104,8 @@ impl Remote {
         tokio::spawn(async move {
             // Ends with this task (aborted or not).
             let mut listen: Option<AbortOnDrop> = None;
-            // What `server` serves of the backend's resources and prompts.
-            let mut applied = remote.listings();
+            // What `server` serves of this backend's entries now.
+            let mut applied = Applied::held(&remote, &server, prefix.as_deref());
             loop {
                 if listen.as_ref().is_none_or(|l| l.0.is_finished()) {
                     listen = remote.listen_for_changes().await.map(AbortOnDrop);
@@ -132,19 +114,15 @@ impl Remote {
                     () = remote.0.tools_changed.notified() => {}
                     () = tokio::time::sleep(ttl) => {}
                 }
-                if let Err(e) = remote
-                    .refresh_with_reconnect(&server, prefix.as_deref())
-                    .await
-                {
-                    tracing::warn!(target: "mcp_core::client", "refreshing the tools of {}: {e}", remote.label());
+                if let Err(e) = remote.refresh_with_reconnect().await {
+                    tracing::warn!(target: "mcp_core::client", "refreshing the listings of {}: {e}", remote.label());
                 }
+                // Also after a failed refresh: a name another mount held
+                // may be free now.
                 let now = remote.listings();
-                if now != applied {
-                    remote
-                        .apply_listings(&server, prefix.as_deref(), &applied, &now)
-                        .await;
-                    applied = now;
-                }
+                applied
+                    .apply(&remote, &server, prefix.as_deref(), &now)
+                    .await;
             }
         })
     }
@@ -183,13 +161,9 @@ impl Remote {
 
     /// [`refresh`](Self::refresh); a backend that went away is forgotten,
     /// so the next refresh (or call) reconnects.
-    async fn refresh_with_reconnect(
-        &self,
-        server: &McpServer,
-        prefix: Option<&str>,
-    ) -> Result<(), ClientError> {
+    async fn refresh_with_reconnect(&self) -> Result<(), ClientError> {
         let client = self.client().await?;
-        let outcome = self.refresh(server, prefix).await;
+        let outcome = self.refresh(&client).await;
         if let Err(e) = &outcome {
             if super::backend_lost(&client, e) {
                 self.drop_client(&client);
@@ -198,121 +172,23 @@ impl Remote {
         outcome
     }
 
-    /// Applies what changed in the backend's resources, templates and
-    /// prompts to the parts of `server` that are live (built with
-    /// [`live_catalog`](crate::McpServerBuilder::live_catalog)): an entry
-    /// gone is removed, a new one added, a changed one replaced. Resource
-    /// URIs stay as they are; prompts are renamed `prefix_name` under a
-    /// prefix, as a mount names them.
-    async fn apply_listings(
-        &self,
-        server: &McpServer,
-        prefix: Option<&str>,
-        before: &Listings,
-        now: &Listings,
-    ) {
-        let local = |name: &str| local_name(prefix, name);
-        let warn = |what: &str, e: &crate::BuildError| {
-            if !matches!(e, crate::BuildError::CatalogNotLive) {
-                tracing::warn!(target: "mcp_core::client", "proxying {what}: {e}");
-            }
-        };
-        for old in gone(&before.resources, &now.resources) {
-            server.remove_resource(&old.uri).await;
-        }
-        for new in gone(&now.resources, &before.resources) {
-            let added = server.add_resource(self.forward_resource(new.clone()));
-            if let Err(e) = added.await {
-                warn(&new.uri, &e);
-            }
-        }
-        for old in gone(&before.templates, &now.templates) {
-            server.remove_resource_template(&old.uri_template).await;
-        }
-        for new in gone(&now.templates, &before.templates) {
-            let added = server.add_resource(self.forward_template(new.clone()));
-            if let Err(e) = added.await {
-                warn(&new.uri_template, &e);
-            }
-        }
-        for old in gone(&before.prompts, &now.prompts) {
-            server.remove_prompt(&local(&old.name)).await;
-        }
-        for new in gone(&now.prompts, &before.prompts) {
-            let def = self.forward_prompt(new.clone()).renamed(local(&new.name));
-            if let Err(e) = server.add_prompt(def).await {
-                warn(&new.name, &e);
-            }
-        }
-    }
-
-    /// Lists the backend's tools and applies the difference to `server`.
-    async fn refresh(&self, server: &McpServer, prefix: Option<&str>) -> Result<(), ClientError> {
-        let client = self.client().await?;
-        let listings = Listings::fetch(&client).await?;
+    /// Lists the backend's entries again and keeps them (a listing that
+    /// fails or is too large keeps the previous ones).
+    async fn refresh(&self, client: &crate::client::Client) -> Result<(), ClientError> {
+        let listings = Listings::fetch(client, self.0.options.max_listing_bytes).await?;
         let changed = {
             let mut known = self
                 .0
                 .listings
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            let changed = *known != listings;
+            let changed = !known.same_entries(&listings);
             *known = listings;
             changed
         };
         if changed {
             self.0.listings_version.send_modify(|v| *v += 1);
         }
-        let offers_tools = client
-            .server_capabilities()
-            .is_some_and(|c| c.get("tools").is_some());
-        if !offers_tools {
-            return Ok(());
-        }
-        let fresh = client.list_tools().await?;
-        let old: HashMap<String, Tool> = {
-            let mut known = self.0.tools.lock().unwrap_or_else(PoisonError::into_inner);
-            std::mem::replace(&mut *known, fresh.clone())
-                .into_iter()
-                .map(|t| (t.name.clone(), t))
-                .collect()
-        };
-        let local = |name: &str| local_name(prefix, name);
-        let fresh_names: HashMap<&str, &Tool> =
-            fresh.iter().map(|t| (t.name.as_str(), t)).collect();
-        for name in old.keys() {
-            if !fresh_names.contains_key(name.as_str()) {
-                server.remove_tool(&local(name)).await;
-            }
-        }
-        for tool in &fresh {
-            match old.get(&tool.name) {
-                Some(before) if before == tool => continue,
-                Some(_) => {
-                    server.remove_tool(&local(&tool.name)).await;
-                }
-                None => {}
-            }
-            let def = self.forward_tool(tool.clone()).renamed(local(&tool.name));
-            if let Err(e) = server.add_tool(def).await {
-                tracing::warn!(target: "mcp_core::client", "proxying tool {}: {e}", tool.name);
-            }
-        }
         Ok(())
-    }
-}
-
-/// The entries of `from` that `to` does not have (a changed entry counts as
-/// gone from one side and new on the other).
-fn gone<'a, T: PartialEq>(from: &'a [T], to: &'a [T]) -> impl Iterator<Item = &'a T> {
-    from.iter().filter(move |e| !to.contains(e))
-}
-
-/// A backend entry's name on our server: `prefix_name` under a prefix (as
-/// a mount names it), else its own.
-fn local_name(prefix: Option<&str>, name: &str) -> String {
-    match prefix {
-        Some(p) => format!("{p}_{name}"),
-        None => name.to_owned(),
     }
 }

@@ -13,10 +13,13 @@
 //! | `prompts.rs` | the prompts' version; `add_prompt` / `remove_prompt` |
 //! | `listeners.rs` | who hears of changes (legacy sessions, 2026-07-28 listens) |
 //! | `mirror.rs` | the tools' `Mcp-Param-*` mirrored arguments, per version |
+//! | `owned.rs` | changes made by a mounted backend: only to what it added |
 
 mod listeners;
 #[cfg(feature = "http")]
 mod mirror;
+#[cfg(feature = "client")]
+mod owned;
 mod prompts;
 mod resources;
 mod tools;
@@ -29,9 +32,38 @@ use serde_json::value::RawValue;
 pub(crate) use listeners::{Kinds, ListKind, ListListeners};
 #[cfg(feature = "http")]
 pub(crate) use mirror::ParamHeaders;
+#[cfg(feature = "client")]
+pub(crate) use owned::Held;
 pub(crate) use prompts::PromptCatalog;
 pub(crate) use resources::ResourceCatalog;
 pub(crate) use tools::ToolCatalog;
+
+/// Who added an entry to the catalog: a mounted backend (a proxied
+/// `Remote`) marks each forwarder it makes with its own `Owner`, and may
+/// later replace or remove only entries marked with it. Two owners are
+/// the same only when they are the same value (cloned), never by label.
+#[derive(Clone)]
+pub(crate) struct Owner(Arc<str>);
+
+impl Owner {
+    /// A new owner, named `label` when debugged.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn new(label: &str) -> Self {
+        Self(Arc::from(label))
+    }
+}
+
+impl PartialEq for Owner {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Owner").field(&self.0).finish()
+    }
+}
 
 /// The tools of a server.
 pub(crate) type Tools = Versions<ToolCatalog>;

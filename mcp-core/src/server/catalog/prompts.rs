@@ -37,7 +37,7 @@ impl PromptCatalog {
         Ok(Self::new(prompts))
     }
 
-    fn new(prompts: Registry<McpPromptDef>) -> Self {
+    pub(super) fn new(prompts: Registry<McpPromptDef>) -> Self {
         let scoped = prompts.iter().any(|p| !p.scopes().is_empty());
         Self {
             listing: serialize_listing(scoped, prompts.iter().map(McpPromptDef::prompt)),

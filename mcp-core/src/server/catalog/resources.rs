@@ -39,7 +39,7 @@ impl ResourceCatalog {
         Ok(Self::new(resources, templates))
     }
 
-    fn new(resources: Registry<McpResourceDef>, templates: Vec<McpResourceDef>) -> Self {
+    pub(super) fn new(resources: Registry<McpResourceDef>, templates: Vec<McpResourceDef>) -> Self {
         let scoped = resources
             .iter()
             .chain(&templates)
@@ -86,7 +86,7 @@ impl Part for ResourceCatalog {
 }
 
 /// Adds `def` to the resources or the templates.
-fn insert(
+pub(super) fn insert(
     resources: &mut Registry<McpResourceDef>,
     templates: &mut Vec<McpResourceDef>,
     def: McpResourceDef,

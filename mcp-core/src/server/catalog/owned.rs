@@ -1,0 +1,270 @@
+//! Changes a mounted backend makes to a live catalog while serving. Each
+//! entry records who added it ([`Owner`]): a backend adds a name or URI
+//! only while nobody holds it, replaces or removes only entries it added,
+//! and a replacement keeps the OAuth scopes and required state of the
+//! entry it replaces. So one backend can never remove, replace or take
+//! over an entry of another backend or of the server itself, whatever it
+//! lists, de-lists and lists again.
+
+use super::{ListKind, Owner, PromptCatalog, ResourceCatalog, ToolCatalog};
+use crate::handler::prompt::McpPromptDef;
+use crate::handler::resource::McpResourceDef;
+use crate::handler::tool::McpToolDef;
+use crate::server::{BuildError, McpServer};
+
+/// A part of the catalog an owner holds entries in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Held {
+    /// A tool, by name.
+    Tool,
+    /// A resource, by URI.
+    Resource,
+    /// A resource template, by its template as written.
+    Template,
+    /// A prompt, by name.
+    Prompt,
+}
+
+/// `owner` holds `found` (an entry is held by the owner it records).
+fn held_by(found: Option<&Option<Owner>>, owner: &Owner) -> bool {
+    matches!(found, Some(Some(o)) if o == owner)
+}
+
+/// `state` plus what `more` adds to it, each type once.
+fn merged_state(
+    mut state: Vec<(std::any::TypeId, &'static str)>,
+    more: &[(std::any::TypeId, &'static str)],
+) -> Vec<(std::any::TypeId, &'static str)> {
+    for need in more {
+        if !state.iter().any(|(id, _)| *id == need.0) {
+            state.push(*need);
+        }
+    }
+    state
+}
+
+impl McpServer {
+    /// Whether `owner` holds the entry `key` of `part` now.
+    pub(crate) fn holds(&self, owner: &Owner, part: Held, key: &str) -> bool {
+        let inner = &self.inner;
+        match part {
+            Held::Tool => held_by(
+                inner.tools.snapshot().tools.get(key).map(|t| &t.owner),
+                owner,
+            ),
+            Held::Prompt => held_by(
+                inner.prompts.snapshot().prompts.get(key).map(|p| &p.owner),
+                owner,
+            ),
+            Held::Resource => held_by(
+                inner
+                    .resources
+                    .snapshot()
+                    .resources
+                    .get(key)
+                    .map(|r| &r.owner),
+                owner,
+            ),
+            Held::Template => held_by(
+                inner
+                    .resources
+                    .snapshot()
+                    .templates
+                    .iter()
+                    .find(|t| t.key() == key)
+                    .map(|t| &t.owner),
+                owner,
+            ),
+        }
+    }
+
+    /// Adds `tool` for `owner`, or replaces the tool of that name `owner`
+    /// added before (keeping its scopes and required state); how many
+    /// listening clients were told.
+    ///
+    /// # Errors
+    /// [`BuildError::DuplicateTool`] when the name is held by another owner
+    /// or by the server itself (nothing changes), and as
+    /// [`add_tool`](Self::add_tool).
+    pub(crate) async fn put_owned_tool(
+        &self,
+        owner: &Owner,
+        mut tool: McpToolDef,
+    ) -> Result<usize, BuildError> {
+        tool.default_timeout(self.inner.tool_timeout);
+        tool.owner = Some(owner.clone());
+        if !self.inner.tools.is_live() {
+            return Err(BuildError::CatalogNotLive);
+        }
+        self.check_state(&format!("tool `{}`", tool.name()), &tool.required_state)?;
+        let name = tool.name().to_owned();
+        self.inner
+            .tools
+            .change(|current| {
+                let mut tools = current.tools.clone();
+                if let Some(old) = tools.get(&name) {
+                    if !held_by(Some(&old.owner), owner) {
+                        return Err(BuildError::DuplicateTool(name));
+                    }
+                    let state = merged_state(old.required_state.clone(), &tool.required_state);
+                    tool = tool.with_scopes(old.scopes().to_vec());
+                    tool.required_state = state;
+                    tools.remove(&name);
+                }
+                tools.insert(name, tool);
+                Ok(ToolCatalog::new(tools))
+            })
+            .unwrap_or(Err(BuildError::CatalogNotLive))?;
+        Ok(self.list_changed(ListKind::Tools).await)
+    }
+
+    /// Removes tool `name` if `owner` added it; `None` (and nothing
+    /// removed) when it did not, else how many listening clients were told.
+    pub(crate) async fn remove_owned_tool(&self, owner: &Owner, name: &str) -> Option<usize> {
+        self.inner
+            .tools
+            .change(|current| {
+                if !held_by(current.tools.get(name).map(|t| &t.owner), owner) {
+                    return Err(());
+                }
+                let mut tools = current.tools.clone();
+                tools.remove(name);
+                Ok(ToolCatalog::new(tools))
+            })?
+            .ok()?;
+        Some(self.list_changed(ListKind::Tools).await)
+    }
+
+    /// [`put_owned_tool`](Self::put_owned_tool) for a prompt.
+    ///
+    /// # Errors
+    /// [`BuildError::DuplicatePrompt`] when the name is held by someone
+    /// else, and as [`add_prompt`](Self::add_prompt).
+    pub(crate) async fn put_owned_prompt(
+        &self,
+        owner: &Owner,
+        mut prompt: McpPromptDef,
+    ) -> Result<usize, BuildError> {
+        prompt.owner = Some(owner.clone());
+        if !self.inner.prompts.is_live() {
+            return Err(BuildError::CatalogNotLive);
+        }
+        let what = format!("prompt `{}`", prompt.name());
+        self.check_state(&what, &prompt.required_state)?;
+        let name = prompt.name().to_owned();
+        self.inner
+            .prompts
+            .change(|current| {
+                let mut prompts = current.prompts.clone();
+                if let Some(old) = prompts.get(&name) {
+                    if !held_by(Some(&old.owner), owner) {
+                        return Err(BuildError::DuplicatePrompt(name));
+                    }
+                    let state = merged_state(old.required_state.clone(), &prompt.required_state);
+                    prompt = prompt.with_scopes(old.scopes().to_vec());
+                    prompt.required_state = state;
+                    prompts.remove(&name);
+                }
+                prompts.insert(name, prompt);
+                Ok(PromptCatalog::new(prompts))
+            })
+            .unwrap_or(Err(BuildError::CatalogNotLive))?;
+        Ok(self.list_changed(ListKind::Prompts).await)
+    }
+
+    /// [`remove_owned_tool`](Self::remove_owned_tool) for a prompt.
+    pub(crate) async fn remove_owned_prompt(&self, owner: &Owner, name: &str) -> Option<usize> {
+        self.inner
+            .prompts
+            .change(|current| {
+                if !held_by(current.prompts.get(name).map(|p| &p.owner), owner) {
+                    return Err(());
+                }
+                let mut prompts = current.prompts.clone();
+                prompts.remove(name);
+                Ok(PromptCatalog::new(prompts))
+            })?
+            .ok()?;
+        Some(self.list_changed(ListKind::Prompts).await)
+    }
+
+    /// [`put_owned_tool`](Self::put_owned_tool) for a resource or a
+    /// resource template (by its URI, or its template as written).
+    ///
+    /// # Errors
+    /// [`BuildError::DuplicateResource`] when the URI or template is held
+    /// by someone else, and as [`add_resource`](Self::add_resource).
+    pub(crate) async fn put_owned_resource(
+        &self,
+        owner: &Owner,
+        mut def: McpResourceDef,
+    ) -> Result<usize, BuildError> {
+        def.owner = Some(owner.clone());
+        if !self.inner.resources.is_live() {
+            return Err(BuildError::CatalogNotLive);
+        }
+        self.check_state(&format!("resource `{}`", def.key()), &def.required_state)?;
+        let key = def.key().to_owned();
+        self.inner
+            .resources
+            .change(|current| {
+                let mut resources = current.resources.clone();
+                let mut templates = current.templates.clone();
+                let old = if def.is_template() {
+                    let at = templates.iter().position(|t| t.key() == key);
+                    at.map(|at| templates.remove(at))
+                } else {
+                    resources.remove(&key)
+                };
+                if let Some(old) = old {
+                    if !held_by(Some(&old.owner), owner) {
+                        return Err(BuildError::DuplicateResource(key));
+                    }
+                    let state = merged_state(old.required_state.clone(), &def.required_state);
+                    def = def.with_scopes(old.scopes().to_vec());
+                    def.required_state = state;
+                }
+                super::resources::insert(&mut resources, &mut templates, def)?;
+                Ok(ResourceCatalog::new(resources, templates))
+            })
+            .unwrap_or(Err(BuildError::CatalogNotLive))?;
+        Ok(self.list_changed(ListKind::Resources).await)
+    }
+
+    /// [`remove_owned_tool`](Self::remove_owned_tool) for the resource at
+    /// `key` (`template`: false) or the template written `key` (true).
+    pub(crate) async fn remove_owned_resource(
+        &self,
+        owner: &Owner,
+        key: &str,
+        template: bool,
+    ) -> Option<usize> {
+        self.inner
+            .resources
+            .change(|current| {
+                let mut resources = current.resources.clone();
+                let mut templates = current.templates.clone();
+                let found = if template {
+                    let at = templates.iter().position(|t| t.key() == key);
+                    match at {
+                        Some(at) if held_by(Some(&templates[at].owner), owner) => {
+                            templates.remove(at);
+                            true
+                        }
+                        _ => false,
+                    }
+                } else if held_by(resources.get(key).map(|r| &r.owner), owner) {
+                    resources.remove(key);
+                    true
+                } else {
+                    false
+                };
+                if !found {
+                    return Err(());
+                }
+                Ok(ResourceCatalog::new(resources, templates))
+            })?
+            .ok()?;
+        Some(self.list_changed(ListKind::Resources).await)
+    }
+}
