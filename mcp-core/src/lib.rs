@@ -63,6 +63,8 @@
 //! - **The protocol**: [`protocol`] — JSON-RPC framing, wire types, versions,
 //!   `_meta` keys, capabilities, [`ErrorCode`]s. No I/O.
 //! - **Tests**: `testing::TestClient`, an in-process client (`stdio` feature).
+//! - **Guides**: `guide::trust_boundaries` — what the framework guarantees
+//!   between callers, mounted backends, tokens, stores and templates.
 //!
 //! Features: `macros`, `stdio`, `http` (default), `tower` (a
 //! `tower::Service` for the HTTP endpoint), `trace` (the test client
@@ -96,6 +98,10 @@ pub mod client;
 mod client;
 mod context;
 mod fast_hash;
+// The chapters link to items of several features, so they are built with
+// those features on (docs.rs builds with all of them).
+#[cfg(any(docsrs, all(feature = "auth", feature = "client", feature = "stdio")))]
+pub mod guide;
 mod handler;
 #[cfg(any(feature = "client", feature = "auth", feature = "tls"))]
 mod outbound;
