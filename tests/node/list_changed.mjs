@@ -25,7 +25,11 @@ if (mode === "--stdio") {
   transport = new StdioClientTransport({ command: target, args: ["--toolsets", "core"] });
 } else if (mode === "--url") {
   const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
-  transport = new StreamableHTTPClientTransport(new URL(target));
+  // Over HTTP each request names its role, and the gateway treats a
+  // request naming none as a viewer, which may not change the catalog.
+  transport = new StreamableHTTPClientTransport(new URL(target), {
+    requestInit: { headers: { "x-gateway-role": "admin" } },
+  });
 } else {
   console.error("usage: list_changed.mjs --stdio BINARY | --url URL");
   process.exit(2);
