@@ -2,7 +2,7 @@
 //! `echo` calls against a server over stdio, timed and with this process's
 //! CPU per call (the client's side only; the server runs in its own
 //! process). BENCHMARKS.md quotes it against the benchmark driver on the
-//! no-framework server of `../shared/bench/baseline`.
+//! no-framework server of `bench/baseline`.
 //!
 //! ```sh
 //! cargo build --release --example client_bench

@@ -54,8 +54,8 @@
 //! `MCP_CONFORMANCE_STATE_KEY_FILE`).
 //!
 //! Run: `cargo run --example conformance` (stdio; `--stdio` is accepted and
-//! ignored). Check it:
-//! `INTEROP_HOME=target/interop ../shared/interop/conformance.sh --stdio target/debug/examples/conformance`.
+//! ignored). Check it: run the official conformance suite (`npx @modelcontextprotocol/conformance
+//! server --url …`) against `--http 127.0.0.1:PORT`.
 
 mod common;
 mod extensions;

@@ -1,5 +1,5 @@
-//! The client the official conformance suite drives
-//! (`../shared/interop/client-conformance.sh`): one run per scenario, the
+//! The client the official conformance suite (`@modelcontextprotocol/conformance`,
+//! its client scenarios) drives: one run per scenario, the
 //! scenario server's URL as the last argument, the scenario's name in
 //! `MCP_CONFORMANCE_SCENARIO`, the revision to speak in
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` and, for some scenarios, what to do
@@ -7,8 +7,8 @@
 //!
 //! ```sh
 //! cargo build --example conformance_client
-//! ../shared/interop/client-conformance.sh --command target/debug/examples/conformance_client \
-//!   --requirements 2025-11-25,2026-07-28 --expected-failures conformance-client-baseline.yaml
+//! npx @modelcontextprotocol/conformance client --command target/debug/examples/conformance_client \
+//!   --expected-failures tests/conformance-client-baseline.yaml
 //! ```
 //!
 //! It is also a small tour of `mcp_core::client`: connect, list, call,

@@ -1,5 +1,5 @@
-//! A production-style gateway on interceptors: the pipeline of
-//! `../shared/seeds/gateway-folder-tour-pt.txt`, on `mcp_core`'s API only.
+//! A production-style gateway on interceptors: the pipeline of a real MCP
+//! gateway, on `mcp_core`'s API only.
 //!
 //! Every `tools/call` goes, outermost first:
 //! 1. **instrument** — a `tracing` span per request ([`Trace`]) and the

@@ -8,7 +8,7 @@
 //!
 //! ```sh
 //! cargo build --examples
-//! target/debug/examples/proxy --remote ts="node ../shared/interop/fixtures/demo-server.mjs --stdio"
+//! target/debug/examples/proxy --remote ts="npx -y @modelcontextprotocol/server-everything stdio"
 //! target/debug/examples/proxy --http 127.0.0.1:8080 --backend-protocol legacy
 //! ```
 //!

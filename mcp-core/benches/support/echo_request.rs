@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 /// The `_meta` envelope of a 2026-07-28 request as a desktop client sends it
 /// on every call (the official SDK clients declare their `clientInfo` and
-/// capabilities each time): what `../shared/bench/compare.sh`'s driver sends.
+/// capabilities each time): what the driver of `bench/compare.sh` sends.
 pub fn modern_meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -22,7 +22,7 @@ const FLUSH_AT: usize = 64 * 1024;
 /// write for a whole long read would leave the client idle while the server
 /// works and the server idle while the client works; on a pipelining
 /// client this raised throughput by half over one write per read (measured
-/// with `../shared/bench`, 64 requests in flight); a write per reply would
+/// with `bench/compare.sh`, 64 requests in flight); a write per reply would
 /// cost a syscall per reply instead.
 const FLUSH_EVERY: usize = 32;
 
