@@ -63,12 +63,38 @@
 //! - **The protocol**: [`protocol`] — JSON-RPC framing, wire types, versions,
 //!   `_meta` keys, capabilities, [`ErrorCode`]s. No I/O.
 //! - **Tests**: `testing::TestClient`, an in-process client (`stdio` feature).
-//! - **Guides**: `guide::trust_boundaries` — what the framework guarantees
-//!   between callers, mounted backends, tokens, stores and templates.
+//! - **Guides**: `mcp_core::guide` — chapters that span the API:
+//!   authoring (and blocking work in `fn` tools), running (stdio, HTTP,
+//!   limits, production builds), interceptors, protocol eras, HTTP
+//!   (sessions, replicas, gateways), auth, the client and proxy, the tasks
+//!   and skills extensions, the catalog lockfile, testing, and trust
+//!   boundaries. Built with `auth`, `client` and `stdio` (docs.rs builds
+//!   every feature).
 //!
-//! Features: `macros`, `stdio`, `http` (default), `tower` (a
-//! `tower::Service` for the HTTP endpoint), `trace` (the test client
-//! records exchanges under `MCP_TRACE_DIR`).
+//! ## Features
+//!
+//! The default build is `macros`, `stdio` and `http`. Each feature below
+//! names what it adds and what it pulls in; a feature that implies another
+//! says so.
+//!
+//! | feature | adds | pulls in |
+//! |---|---|---|
+//! | `macros` (default) | the `#[mcp_tool]`, `#[mcp_resource]`, `#[mcp_prompt]` attributes | `mcp-macros` |
+//! | `stdio` (default) | `serve_stdio`, `serve_io`, and the in-process `testing::TestClient` | tokio's `io-std`, `io-util`, `net`, `fs`; `memchr` |
+//! | `http` (default) | Streamable HTTP: `serve_http`, `McpHttpService` | hyper 1 (server, http1), hyper-util, http-body(-util), bytes, pin-project-lite |
+//! | `tower` | `tower::Service` for `McpHttpService` (axum, tower stacks) | `http`; tower-service |
+//! | `client` | `mcp_core::client`: a client over a child process, any byte stream, or Streamable HTTP, in both eras; the proxy | `http`; tokio's `process`; hyper's client |
+//! | `client-oauth` | OAuth for the client (`client::oauth`): discovery, PKCE, registration, step-up, refresh, token store | `client` (no new crate) |
+//! | `client-oauth-jwt` | `private_key_jwt` client authentication and DPoP | `client-oauth`; p256 |
+//! | `auth` | an OAuth 2.1 resource server for the HTTP endpoint (`mcp_core::auth`): JWT or introspection, metadata, challenges, scopes | `http`, `tls`; jsonwebtoken (AWS-LC) |
+//! | `tls` | outbound HTTPS for `auth`'s fetches, the OAuth client and the client's HTTP link (`mcp_core::tls`) | `http`; rustls and hyper-rustls (AWS-LC), webpki-roots, rustls-native-certs |
+//! | `catalog` | the listing as an API (`mcp_core::catalog`): lockfile, schema profiles, token counts | `client`, `stdio`; tiktoken-rs |
+//! | `metrics` | `intercept::Metrics` through the `metrics` facade | metrics |
+//! | `redis` | state shared by replicas (`mcp_core::redis`): task store, notification bus, session store | redis-rs, futures-util; tokio's `time` |
+//! | `trace` | the `MCP_TRACE_DIR` recorder of `testing` (`testing::trace`) | `stdio` |
+//!
+//! `mcp-core/tests/crate_docs.rs` fails when a feature of `Cargo.toml` is
+//! missing from this table.
 
 #![warn(unreachable_pub)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
