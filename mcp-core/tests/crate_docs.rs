@@ -46,20 +46,36 @@ fn read(path: &Path) -> String {
 fn the_features_table_parses() {
     let names = features("[package]\nname = \"x\"\n[features]\ndefault = [\"a\"]\n## doc\na = []\nb-c = [\"a\"]\n\n[dependencies]\nd = \"1\"\n");
     assert_eq!(names, ["a", "b-c"]);
-    assert_eq!(crate_doc("//! one\n//! two\n\nuse x;\n//! not\n"), " one\n two");
+    assert_eq!(
+        crate_doc("//! one\n//! two\n\nuse x;\n//! not\n"),
+        " one\n two"
+    );
 }
 
 #[test]
 fn every_feature_is_named_in_the_crate_docs_and_the_readme() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let names = features(&read(&root.join("Cargo.toml")));
-    assert!(names.len() >= 3, "no features read from Cargo.toml: {names:?}");
+    assert!(
+        names.len() >= 3,
+        "no features read from Cargo.toml: {names:?}"
+    );
     let docs = crate_doc(&read(&root.join("src/lib.rs")));
     let readme = read(&root.join("../README.md"));
-    let missing_docs: Vec<_> =
-        names.iter().filter(|n| !docs.contains(&format!("`{n}`"))).collect();
-    assert!(missing_docs.is_empty(), "features not named in lib.rs's crate docs: {missing_docs:?}");
-    let missing_readme: Vec<_> =
-        names.iter().filter(|n| !readme.contains(&format!("`{n}`"))).collect();
-    assert!(missing_readme.is_empty(), "features not named in README.md: {missing_readme:?}");
+    let missing_docs: Vec<_> = names
+        .iter()
+        .filter(|n| !docs.contains(&format!("`{n}`")))
+        .collect();
+    assert!(
+        missing_docs.is_empty(),
+        "features not named in lib.rs's crate docs: {missing_docs:?}"
+    );
+    let missing_readme: Vec<_> = names
+        .iter()
+        .filter(|n| !readme.contains(&format!("`{n}`")))
+        .collect();
+    assert!(
+        missing_readme.is_empty(),
+        "features not named in README.md: {missing_readme:?}"
+    );
 }
