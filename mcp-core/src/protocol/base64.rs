@@ -45,7 +45,8 @@ pub fn decode(input: &str) -> Option<Vec<u8>> {
 
 /// Decodes padded standard base64 in its canonical form only (what an
 /// encoder emits): `None` on missing or extra padding or unused bits that
-/// are not zero.
+/// are not zero. For the HTTP transport's `=?base64?…?=` header values.
+#[cfg(any(feature = "http", test))]
 pub(crate) fn decode_canonical(input: &str) -> Option<Vec<u8>> {
     STANDARD.decode(input).ok()
 }
