@@ -17,6 +17,7 @@ use serde_json::{json, Map, Value};
 /// A server with one `echo` tool.
 fn server() -> McpServer {
     McpServer::builder()
+        .server_info("future-sizes", "0.0.0")
         .tool(McpToolDef::new(
             "echo",
             "Echo the text",
