@@ -1,6 +1,8 @@
 //! A handler that blocks its thread cannot stall the stdio transport on a
-//! multi-threaded runtime (issue 16): the reader never runs handler code,
-//! so a `ping` sent while a call blocks is answered before that call ends.
+//! multi-threaded runtime: the reader never runs handler code, so a `ping`
+//! sent while a call blocks is answered before that call ends. Over HTTP,
+//! blocking work belongs in a sync `fn` tool, which runs off the runtime's
+//! workers: a ping on another connection is answered while it blocks.
 //! Ordered by channels, not by time: if the ping were stuck behind the
 //! blocked call, the hang guard would fail the test.
 
@@ -94,7 +96,7 @@ async fn a_ping_is_answered_while_another_call_blocks_its_thread() {
 }
 
 /// One JSON POST on a fresh connection; the response's status line and body.
-#[cfg(feature = "http")]
+#[cfg(all(feature = "http", feature = "macros"))]
 async fn post(addr: std::net::SocketAddr, body: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
@@ -110,14 +112,54 @@ async fn post(addr: std::net::SocketAddr, body: &str) -> String {
     response
 }
 
-/// The server runs on a multi-threaded runtime of its own (three workers,
-/// one of which the tool blocks); the test and its hang guard run on
-/// another, so a stalled server fails the guard instead of stalling the
-/// guard's timer with it.
-#[cfg(feature = "http")]
+/// The `block` tool's two ends: it fires `started`, then waits on `release`.
+#[cfg(all(feature = "http", feature = "macros"))]
+#[derive(Clone)]
+struct Gate {
+    started: Arc<Mutex<Option<tokio::sync::oneshot::Sender<()>>>>,
+    release: Arc<Mutex<Option<mpsc::Receiver<()>>>>,
+}
+
+/// Blocks its thread until released: a sync `fn`, so on the blocking pool.
+#[cfg(all(feature = "http", feature = "macros"))]
+#[mcp_core::mcp_tool]
+fn block(mcp_core::State(gate): mcp_core::State<Gate>) -> &'static str {
+    let started = gate
+        .started
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    if let Some(tx) = started {
+        let _ = tx.send(());
+    }
+    let release = gate
+        .release
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    if let Some(rx) = release {
+        let _ = rx.recv();
+    }
+    "released"
+}
+
+/// The server runs on a multi-threaded runtime of its own (three workers);
+/// the test and its hang guard run on another, so a stalled server fails
+/// the guard instead of stalling the guard's timer with it.
+#[cfg(all(feature = "http", feature = "macros"))]
 #[tokio::test]
-async fn over_http_a_ping_on_another_connection_is_answered_while_a_call_blocks_its_thread() {
-    let (server, release, started_rx) = blocking_server();
+async fn over_http_a_ping_on_another_connection_is_answered_while_a_sync_tool_blocks() {
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let release = Release(release_tx);
+    let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = McpServer::builder()
+        .state(Gate {
+            started: Arc::new(Mutex::new(Some(started_tx))),
+            release: Arc::new(Mutex::new(Some(release_rx))),
+        })
+        .tool(block::tool())
+        .build()
+        .expect("builds");
     let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server_thread = std::thread::spawn(move || {

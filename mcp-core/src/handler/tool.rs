@@ -77,7 +77,10 @@ impl McpToolDef {
     /// Schema object; a non-object value is replaced by `{"type":"object"}`).
     ///
     /// The handler gets the arguments object and the [`InvokeContext`]; it
-    /// may return anything that is [`IntoToolResult`].
+    /// may return anything that is [`IntoToolResult`]. Its future runs on
+    /// the runtime's worker threads and must not block them: do blocking
+    /// work in `tokio::task::spawn_blocking`, or write the tool as a plain
+    /// `fn` under `#[mcp_tool]`, which runs there.
     pub fn new<F, Fut, R>(
         name: impl Into<String>,
         description: impl Into<String>,

@@ -1,114 +1,54 @@
-//! Standard base64 (RFC 4648, with padding) for binary content and blobs.
-//!
-//! Small enough to keep in-tree rather than pull a dependency.
+//! Standard base64 (RFC 4648, with padding) for binary content and blobs,
+//! and its unpadded URL-safe form, on the [`base64`](::base64) crate.
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+use ::base64::alphabet;
+use ::base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ::base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
+use ::base64::engine::DecodePaddingMode;
+use ::base64::Engine as _;
+
+/// Standard alphabet, decoding padded or unpadded input (see [`decode`]).
+const LENIENT: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
 
 /// Encodes bytes as padded standard base64.
 pub fn encode(input: &[u8]) -> String {
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    encode_into(&mut out, input, ALPHABET, true);
-    out
+    STANDARD.encode(input)
 }
 
 /// Encodes bytes as unpadded URL-safe base64 (`-` and `_`).
 pub fn encode_url(input: &[u8]) -> String {
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    encode_url_into(&mut out, input);
-    out
+    URL_SAFE_NO_PAD.encode(input)
 }
 
 /// Appends the unpadded URL-safe base64 of `input` to `out`.
 pub(crate) fn encode_url_into(out: &mut String, input: &[u8]) {
-    const URL_ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    encode_into(out, input, URL_ALPHABET, false);
-}
-
-fn encode_into(out: &mut String, input: &[u8], alphabet: &[u8; 64], pad: bool) {
-    out.reserve(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        let sextet = |shift: u32| char::from(alphabet[((n >> shift) & 63) as usize]);
-        out.push(sextet(18));
-        out.push(sextet(12));
-        match (chunk.len() > 1, pad) {
-            (true, _) => out.push(sextet(6)),
-            (false, true) => out.push('='),
-            (false, false) => {}
-        }
-        match (chunk.len() > 2, pad) {
-            (true, _) => out.push(sextet(0)),
-            (false, true) => out.push('='),
-            (false, false) => {}
-        }
-    }
+    URL_SAFE_NO_PAD.encode_string(input, out);
 }
 
 /// Decodes unpadded URL-safe base64 in its canonical form only: `None` on
 /// any invalid character, an impossible length, or unused bits that are not
 /// zero (so one byte string has exactly one spelling).
 pub fn decode_url(input: &str) -> Option<Vec<u8>> {
-    if input.contains(['+', '/', '=']) || input.len() % 4 == 1 {
-        return None;
-    }
-    let unused_bits = match input.len() % 4 {
-        2 => 4,
-        3 => 2,
-        _ => 0,
-    };
-    if let (Some(&last), true) = (input.as_bytes().last(), unused_bits > 0) {
-        let sextet = match last {
-            b'A'..=b'Z' => last - b'A',
-            b'a'..=b'z' => last - b'a' + 26,
-            b'0'..=b'9' => last - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => return None,
-        };
-        if sextet & ((1 << unused_bits) - 1) != 0 {
-            return None;
-        }
-    }
-    let standard: String = input
-        .chars()
-        .map(|c| match c {
-            '-' => '+',
-            '_' => '/',
-            c => c,
-        })
-        .collect();
-    decode(&standard)
+    URL_SAFE_NO_PAD.decode(input).ok()
 }
 
-/// Decodes padded or unpadded standard base64; `None` on any invalid character.
+/// Decodes padded or unpadded standard base64; `None` on any invalid
+/// character or an impossible length.
 pub fn decode(input: &str) -> Option<Vec<u8>> {
-    let digits = input.trim_end_matches('=').as_bytes();
-    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
-    let mut acc: u32 = 0;
-    let mut bits = 0;
-    for &c in digits {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push(((acc >> bits) & 0xff) as u8);
-        }
-    }
-    Some(out)
+    LENIENT.decode(input).ok()
+}
+
+/// Decodes padded standard base64 in its canonical form only (what an
+/// encoder emits): `None` on missing or extra padding or unused bits that
+/// are not zero. For the HTTP transport's `=?base64?…?=` header values.
+#[cfg(any(feature = "http", test))]
+pub(crate) fn decode_canonical(input: &str) -> Option<Vec<u8>> {
+    STANDARD.decode(input).ok()
 }
 
 #[cfg(test)]
@@ -133,7 +73,7 @@ mod tests {
     fn url_decoding_accepts_only_the_canonical_spelling() {
         // "f" is `Zg`; `Zh`, `Zi`, `Zj` differ only in unused bits.
         assert_eq!(super::decode_url("Zg").as_deref(), Some(&b"f"[..]));
-        for other in ["Zh", "Zi", "Zj", "Zm9", "Z"] {
+        for other in ["Zh", "Zi", "Zj", "Zm9", "Z", "Zg==", "+/", "Zm8="] {
             assert_eq!(super::decode_url(other), None, "{other}");
         }
         assert_eq!(super::decode_url("Zm8").as_deref(), Some(&b"fo"[..]));
@@ -152,7 +92,22 @@ mod tests {
         ] {
             assert_eq!(super::encode(plain.as_bytes()), coded);
             assert_eq!(super::decode(coded).as_deref(), Some(plain.as_bytes()));
+            assert_eq!(
+                super::decode_canonical(coded).as_deref(),
+                Some(plain.as_bytes())
+            );
+            let unpadded = coded.trim_end_matches('=');
+            assert_eq!(super::decode(unpadded).as_deref(), Some(plain.as_bytes()));
         }
-        assert_eq!(super::decode("Zm9v!"), None);
+    }
+
+    #[test]
+    fn invalid_input_is_refused_not_a_panic() {
+        for bad in ["Zm9v!", "Z", "Zm9vY", "Zg=a", "\u{e9}\u{e9}", "Zg==="] {
+            assert_eq!(super::decode(bad), None, "{bad}");
+        }
+        for bad in ["Zg", "Zg=", "Zh==", "Zm9v!", "Zg===", "Z==="] {
+            assert_eq!(super::decode_canonical(bad), None, "{bad}");
+        }
     }
 }

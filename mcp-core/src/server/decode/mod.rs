@@ -24,7 +24,7 @@ pub fn parse_payload(bytes: &[u8]) -> Result<Value, Value> {
     serde_json::from_slice(bytes).map_err(|e| {
         // Valid JSON nested deeper than serde_json's limit is refused, but
         // its id is answered when the envelope's own `id` is readable.
-        if e.to_string().starts_with("recursion limit exceeded") {
+        if is_depth_limit(&e, bytes) {
             if let Some(id) = top_level_id(bytes) {
                 return fail(
                     id.to_value(),
@@ -36,6 +36,52 @@ pub fn parse_payload(bytes: &[u8]) -> Result<Value, Value> {
         }
         fail(Value::Null, &ErrorObject::parse_error())
     })
+}
+
+/// serde_json's nesting limit: the bracket that opens the 128th level
+/// makes it stop, reporting that bracket's position.
+const DEPTH_LIMIT: usize = 128;
+
+/// Whether `error` is serde_json refusing `bytes` for nesting past its
+/// limit. serde_json cannot read past the bracket that reaches the limit,
+/// so a syntax error reported exactly there is that refusal (any other
+/// mistake is reported before it); told by position, not by message text.
+fn is_depth_limit(error: &serde_json::Error, bytes: &[u8]) -> bool {
+    error.classify() == serde_json::error::Category::Syntax
+        && depth_limit_position(bytes) == Some((error.line(), error.column()))
+}
+
+/// The line and column (1-based, in bytes, as serde_json counts them) of
+/// the bracket that opens nesting level [`DEPTH_LIMIT`], outside strings.
+fn depth_limit_position(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth == DEPTH_LIMIT {
+                    let before = &bytes[..i];
+                    let line_start = before
+                        .iter()
+                        .rposition(|&b| b == b'\n')
+                        .map_or(0, |n| n + 1);
+                    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+                    return Some((line, i + 1 - line_start));
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The `id` member of a top-level JSON object, read without building the

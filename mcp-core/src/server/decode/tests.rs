@@ -46,6 +46,49 @@ fn the_id_of_an_over_deep_message_is_recovered() {
 }
 
 #[test]
+fn the_depth_limit_is_told_by_position_exactly_where_serde_json_stops() {
+    // Nesting up to the limit parses; past it, the error serde_json
+    // reports is recognised, on any line, with strings holding brackets.
+    for depth in [DEPTH_LIMIT - 1, DEPTH_LIMIT, DEPTH_LIMIT + 1, 500] {
+        for prefix in ["", "\n \n  ", r#"{"s":"[[{\"[","a":"#] {
+            let close = if prefix.starts_with('{') { "}" } else { "" };
+            let text = format!(
+                "{prefix}{}{}{close}",
+                "[\n".repeat(depth),
+                "]".repeat(depth)
+            );
+            let parsed = serde_json::from_slice::<Value>(text.as_bytes());
+            let opened = depth + usize::from(prefix.starts_with('{'));
+            match parsed {
+                Ok(_) => assert!(opened < DEPTH_LIMIT, "{opened} levels parsed"),
+                Err(e) => {
+                    assert!(opened >= DEPTH_LIMIT, "{e}");
+                    assert!(is_depth_limit(&e, text.as_bytes()), "{e} ({opened} levels)");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_syntax_error_before_the_depth_limit_is_a_parse_error() {
+    let deep = format!("{}{}", "[".repeat(500), "]".repeat(500));
+    for text in [
+        format!(r#"{{"id":7,"x":tru,"params":{deep}}}"#),
+        format!(
+            r#"{{"id":7,"params":{}x[{deep}}}"#,
+            "[".repeat(DEPTH_LIMIT - 2)
+        ),
+    ] {
+        let e = serde_json::from_slice::<Value>(text.as_bytes()).expect_err("invalid");
+        assert!(!is_depth_limit(&e, text.as_bytes()), "{e}");
+        let reply = parse_payload(text.as_bytes()).expect_err("invalid");
+        assert_eq!(reply["error"]["code"], -32700, "{reply}");
+        assert_eq!(reply["id"], Value::Null, "{reply}");
+    }
+}
+
+#[test]
 fn usual_method_names_are_borrowed_and_others_kept_as_sent() {
     for usual in USUAL_METHODS {
         let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{usual}"}}"#);

@@ -155,7 +155,6 @@ mod service;
 mod session_store;
 mod sessions;
 mod sse;
-mod stall;
 
 pub use names::{PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 pub use options::{

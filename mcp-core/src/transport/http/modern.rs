@@ -233,16 +233,7 @@ pub(crate) fn decode(value: &str) -> Option<Cow<'_, str>> {
 
 /// Padded standard base64, canonical only (what an encoder emits).
 fn strict_base64(s: &str) -> Option<Vec<u8>> {
-    let bytes = s.as_bytes();
-    if bytes.len() % 4 != 0 {
-        return None;
-    }
-    let pad = bytes.iter().rev().take_while(|&&b| b == b'=').count();
-    if pad > 2 || bytes[..bytes.len() - pad].contains(&b'=') {
-        return None;
-    }
-    let out = base64::decode(s)?;
-    (base64::encode(&out) == s).then_some(out)
+    base64::decode_canonical(s)
 }
 
 /// Whether a (decoded) header value mirrors a body argument.

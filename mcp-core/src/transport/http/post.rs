@@ -27,7 +27,6 @@ use super::respond::{error_response, json_response, replies_response, reply_stat
 use super::service::McpHttpService;
 use super::sessions::TooMany;
 use super::sse::McpBody;
-use super::stall;
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, CallHeaders, Outbound};
 use crate::protocol::meta::meta_keys;
@@ -67,17 +66,14 @@ impl McpHttpService {
             Ok(Next::One(pending, admission, posted)) => (pending, admission, posted),
             // One await for both: what `begin` returned is then held in one
             // state of this future only.
-            // Batches and notifications may run handlers too: watched.
-            Ok(Next::Other(other)) => return stall::watched(self.elsewhere(other, activity)).await,
+            Ok(Next::Other(other)) => return self.elsewhere(other, activity).await,
         };
         // Most calls finish on their first poll without a word to the client
         // before their reply: answer those right here, with no task, channel
         // hop or event. The rest go on below.
         let started = match pending {
             Unpolled::Answered(reply) => Started::Done(reply),
-            // Watched: a handler that blocks its worker gets another one
-            // woken to serve the other connections (see `stall`).
-            Unpolled::Run(pending) => stall::watched(pending.first_poll()).await,
+            Unpolled::Run(pending) => pending.first_poll().await,
         };
         let work = match started {
             Started::Done(Some(reply))
@@ -110,12 +106,12 @@ impl McpHttpService {
         };
         // The rest (a call still running, one that talked) is boxed: its
         // future would otherwise weigh on every POST's.
-        Box::pin(stall::watched(self.post_rest(Rest {
+        Box::pin(self.post_rest(Rest {
             work,
             admission,
             posted,
             activity,
-        })))
+        }))
         .await
     }
 
