@@ -96,24 +96,24 @@ fn expected_types(schema: &Map<String, Value>) -> Option<Vec<&str>> {
 /// single pass over its members (a node has a handful; looking each keyword
 /// up by name on every call cost more than the checks themselves).
 #[derive(Default)]
-pub(super) struct Keywords<'a> {
-    pub(super) ty: Option<&'a Value>,
+struct Keywords<'a> {
+    ty: Option<&'a Value>,
     format: Option<&'a str>,
-    pub(super) enumeration: Option<&'a Vec<Value>>,
-    pub(super) constant: Option<&'a Value>,
-    pub(super) any_of: Option<&'a Vec<Value>>,
-    pub(super) one_of: Option<&'a Vec<Value>>,
-    pub(super) minimum: Option<f64>,
-    pub(super) maximum: Option<f64>,
-    pub(super) items: Option<&'a Map<String, Value>>,
-    pub(super) properties: Option<&'a Map<String, Value>>,
-    pub(super) required: Option<&'a Vec<Value>>,
+    enumeration: Option<&'a Vec<Value>>,
+    constant: Option<&'a Value>,
+    any_of: Option<&'a Vec<Value>>,
+    one_of: Option<&'a Vec<Value>>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    items: Option<&'a Map<String, Value>>,
+    properties: Option<&'a Map<String, Value>>,
+    required: Option<&'a Vec<Value>>,
     /// `additionalProperties: false`.
-    pub(super) closed: bool,
+    closed: bool,
 }
 
 impl<'a> Keywords<'a> {
-    pub(super) fn of(schema: &'a Map<String, Value>) -> Self {
+    fn of(schema: &'a Map<String, Value>) -> Self {
         let mut k = Self::default();
         for (key, value) in schema {
             match key.as_str() {
