@@ -1,7 +1,7 @@
-//! A tool's arguments read from their text (a request decoded from bytes,
-//! as the transports do) get exactly the answer the same arguments get as
-//! JSON (`McpServer::call_tool`): the fast path changes the cost, never a
-//! result or an error message.
+//! A tool's arguments in a request decoded from bytes (as the transports
+//! give it) get exactly the answer the same arguments get as JSON
+//! (`McpServer::call_tool`): decoding a frame changes no result and no
+//! error message of the schema checker.
 
 use mcp_core::{mcp_tool, CallContext, McpServer};
 use schemars::JsonSchema;
@@ -97,7 +97,7 @@ async fn answers_from_text_equal_answers_from_json() {
         ("strict", r#"{"id":1,"level":5,"more":true}"#),
         ("strict", r#"{"id":-1,"level":5}"#),
         // `null` for an optional argument is absent; for a required one it
-        // is refused, on both paths alike.
+        // is refused, either way the arguments arrive.
         (
             "search",
             r#"{"query":"q","limit":null,"tags":null,"ratio":null}"#,

@@ -23,7 +23,9 @@ pub fn parse_args<T: DeserializeOwned>(
     if !problems.is_empty() {
         return Err(format!("Invalid arguments:\n- {}", problems.join("\n- ")));
     }
-    drop_absent_nulls(&mut value, schema);
+    if has_null(&value) {
+        drop_absent_nulls(&mut value, schema);
+    }
     serde_json::from_value(value).map_err(|e| format!("Invalid arguments: {e}"))
 }
 
@@ -326,6 +328,18 @@ fn fits(value: &Value, schema: &Map<String, Value>) -> bool {
     let mut scratch = Vec::new();
     check(value, schema, Path::Root, false, &mut scratch);
     scratch.is_empty()
+}
+
+/// True when `value` holds a `null` anywhere: only then can
+/// [`drop_absent_nulls`] remove something (a walk of the values alone is
+/// cheaper than one that reads the schema beside them).
+fn has_null(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.iter().any(has_null),
+        Value::Object(obj) => obj.values().any(has_null),
+        _ => false,
+    }
 }
 
 /// Removes from checked arguments every `null` that [`absent_null`] reads
