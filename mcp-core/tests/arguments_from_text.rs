@@ -128,3 +128,59 @@ async fn answers_from_text_equal_answers_from_json() {
         );
     }
 }
+
+#[derive(Deserialize, JsonSchema)]
+struct Item {
+    name: String,
+    #[serde(default)]
+    count: u16,
+}
+
+/// Counts the items of each name.
+#[mcp_tool]
+async fn tally(items: Vec<Item>, note: Option<String>) -> String {
+    let counts: Vec<String> = items
+        .iter()
+        .map(|i| format!("{}={}", i.name, i.count))
+        .collect();
+    format!("{} {note:?}", counts.join(","))
+}
+
+/// A `null` for an optional field is dropped wherever it sits (in an
+/// array item too), so the field gets its default; arguments without any
+/// `null` are deserialized as they are.
+#[tokio::test]
+async fn nulls_for_optional_fields_are_absent_at_any_depth() {
+    let server = McpServer::builder()
+        .server_info("text", "0")
+        .tool(tally::tool())
+        .build()
+        .expect("server");
+    for (args, expected) in [
+        (
+            json!({"items": [{"name": "a", "count": 2}], "note": "n"}),
+            "a=2 Some(\"n\")",
+        ),
+        (
+            json!({"items": [{"name": "a", "count": null}, {"name": "b"}]}),
+            "a=0,b=0 None",
+        ),
+        (json!({"items": [], "note": null}), " None"),
+    ] {
+        let result = server.call_tool("tally", args.clone()).await.expect("call");
+        assert!(!result.is_error(), "{args}: {result:?}");
+        assert_eq!(result.text_content(), expected, "{args}");
+    }
+    let refused = server
+        .call_tool("tally", json!({"items": [{"name": null}]}))
+        .await
+        .expect("call");
+    assert!(refused.is_error(), "a null for a required field is refused");
+    assert!(
+        refused
+            .text_content()
+            .contains("`items[0].name`: expected string, received null"),
+        "{}",
+        refused.text_content()
+    );
+}
