@@ -177,7 +177,7 @@ http("version-header-mismatch", 0x08, 0x00, LIST)
 
 # tool_arguments: a byte picking the tool (see fuzz_targets/tool_arguments.rs),
 # then the `arguments` text: valid ones, each kind of mistake, and the
-# shapes the streaming pass leaves to the tree checker.
+# shapes the checker reads apart (alternatives, nulls, wide numbers).
 d = reset("tool_arguments")
 TOOL = {"echo": 0, "search": 1, "strict": 2, "numbers": 3, "nested": 4, "misc": 5}
 arguments = [

@@ -1,9 +1,11 @@
-//! A macro tool's arguments read from their JSON text (the single streaming
-//! pass of `handler/raw_args.rs`, then typed deserialization from the text)
-//! against the same arguments given as a JSON tree (`McpServer::call_tool`,
-//! the schema checker over a `Value`): for every input that is a JSON
-//! object, both must give the same answer, error messages included. Any
-//! other input must still be answered with JSON-RPC, without a panic.
+//! A macro tool's arguments, checked against its schema and deserialized
+//! into its typed arguments (`handler/args.rs`), fed arbitrary text in a
+//! `tools/call` frame. Any input must be answered with JSON-RPC, without a
+//! panic. For every input that is a JSON object: the answer is a tool
+//! result (these tools never fail on their own, so an `isError` result is
+//! the checker's, and its text says `Invalid arguments`), and it is the
+//! answer the same arguments get as a JSON tree through
+//! `McpServer::call_tool` (decoding a frame changes nothing in them).
 //!
 //! The first byte picks the tool, the rest is the `arguments` text. The
 //! tools cover what schemars derives from argument types: strings, integer
@@ -195,22 +197,30 @@ fuzz_target!(|data: &[u8]| {
     let Some(tree) = tree else {
         return;
     };
+    let result = reply.get("result").unwrap_or_else(|| {
+        panic!(
+            "{tool}: an arguments object got no tool result\n  arguments: {}\n  reply: {}",
+            String::from_utf8_lossy(args),
+            String::from_utf8_lossy(&out)
+        )
+    });
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(
+            text.starts_with("Invalid arguments"),
+            "{tool}: an error that is not the checker's\n  arguments: {}\n  reply: {}",
+            String::from_utf8_lossy(args),
+            String::from_utf8_lossy(&out)
+        );
+    }
     let from_tree = match rt.block_on(server.call_tool(tool, tree)) {
         Ok(result) => json!({"result": result}),
         Err(error) => json!({"error": error}),
     };
-    let from_text = json!({
-        "result": reply.get("result"),
-        "error": reply.get("error"),
-    });
-    let from_tree = json!({
-        "result": from_tree.get("result"),
-        "error": from_tree.get("error"),
-    });
     assert_eq!(
-        from_text,
-        from_tree,
-        "{tool}: arguments from text and from a tree disagree\n  arguments: {}\n  reply: {}",
+        Some(result),
+        from_tree.get("result"),
+        "{tool}: arguments in a frame and as a tree disagree\n  arguments: {}\n  reply: {}",
         String::from_utf8_lossy(args),
         String::from_utf8_lossy(&out)
     );

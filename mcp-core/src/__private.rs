@@ -111,14 +111,9 @@ impl<T: schemars::JsonSchema> ArgSchema for T {}
 /// Validates arguments against the schema, then deserializes them.
 pub(crate) type ParseFn<A> = fn(Map<String, Value>, &Map<String, Value>) -> Result<A, String>;
 
-/// [`ParseFn`] for arguments still in their JSON text.
-pub(crate) type RawParseFn<A> =
-    fn(&serde_json::value::RawValue, &crate::handler::raw_args::CheckedSchema) -> Result<A, String>;
-
 /// Proof that `A` is a valid tool-arguments type: its parser and its schema.
 pub struct ToolArgs<A> {
     pub(crate) parse: ParseFn<A>,
-    pub(crate) parse_raw: RawParseFn<A>,
     pub(crate) schema: fn(bool) -> Value,
     /// Fields of `A` that are injected arguments, left out of the schema.
     pub(crate) skip: Vec<&'static str>,
@@ -130,7 +125,6 @@ pub struct ToolArgs<A> {
 pub fn tool_args<A: ArgDeserialize + ArgSchema + 'static>() -> ToolArgs<A> {
     ToolArgs {
         parse: crate::handler::args::parse_args::<A>,
-        parse_raw: crate::handler::raw_args::parse_raw_args::<A>,
         schema: input_schema::<A>,
         skip: Vec::new(),
     }
@@ -165,7 +159,6 @@ pub fn whole_input_schema<T: schemars::JsonSchema>(inline: bool) -> Value {
 pub fn tool_args_whole<A: ArgDeserialize + ArgSchema + 'static>() -> ToolArgs<A> {
     ToolArgs {
         parse: crate::handler::args::parse_args::<A>,
-        parse_raw: crate::handler::raw_args::parse_raw_args::<A>,
         schema: whole_input_schema::<A>,
         skip: Vec::new(),
     }
@@ -299,25 +292,13 @@ where
     remove_injected(&mut schema, &args.skip);
     // An injected argument may be the invoke context under another name.
     let asks = meta.asks || !args.skip.is_empty();
-    let checked = std::sync::Arc::new(crate::handler::raw_args::CheckedSchema::new(
-        schema.as_object().cloned().unwrap_or_default(),
-    ));
-    let (parse, parse_raw) = (args.parse, args.parse_raw);
+    let checked = schema.as_object().cloned().unwrap_or_default();
+    let parse = args.parse;
     let convert = result.convert;
-    let body = std::sync::Arc::new(body);
-    let (raw_body, raw_checked) = (
-        std::sync::Arc::clone(&body),
-        std::sync::Arc::clone(&checked),
-    );
     let mut def = McpToolDef::new(meta.name, meta.description, schema, move |raw, ctx| {
         // Call `body` here rather than in the future, so the arguments are
         // never held across an await (they need not be `Send`).
-        let call = parse(raw, &checked.tree).map(|args| body(args, ctx));
-        answer(call, convert)
-    })
-    // The same, from the arguments' text (see `handler::raw_args`).
-    .with_raw_handler(move |raw, ctx| {
-        let call = parse_raw(&raw, &raw_checked).map(|args| raw_body(args, ctx));
+        let call = parse(raw, &checked).map(|args| body(args, ctx));
         answer(call, convert)
     });
     if !asks {

@@ -2,8 +2,8 @@
 //! bytes in to bytes out (`McpServer::handle_frame`, as the transports
 //! call it), in both eras, for a tool that may ask the client something
 //! (its 2026-07-28 first round keeps what a `requestState` binds) and for
-//! a macro tool (its arguments may be read from their text). One test: the
-//! allocator's counters are process-wide.
+//! a macro tool (its arguments checked, then moved into its typed
+//! arguments). One test: the allocator's counters are process-wide.
 
 #[path = "../benches/support/counting_alloc.rs"]
 mod counting_alloc;

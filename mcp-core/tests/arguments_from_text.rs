@@ -1,7 +1,7 @@
-//! A tool's arguments read from their text (a request decoded from bytes,
-//! as the transports do) get exactly the answer the same arguments get as
-//! JSON (`McpServer::call_tool`): the fast path changes the cost, never a
-//! result or an error message.
+//! A tool's arguments in a request decoded from bytes (as the transports
+//! give it) get exactly the answer the same arguments get as JSON
+//! (`McpServer::call_tool`): decoding a frame changes no result and no
+//! error message of the schema checker.
 
 use mcp_core::{mcp_tool, CallContext, McpServer};
 use schemars::JsonSchema;
@@ -97,7 +97,7 @@ async fn answers_from_text_equal_answers_from_json() {
         ("strict", r#"{"id":1,"level":5,"more":true}"#),
         ("strict", r#"{"id":-1,"level":5}"#),
         // `null` for an optional argument is absent; for a required one it
-        // is refused, on both paths alike.
+        // is refused, either way the arguments arrive.
         (
             "search",
             r#"{"query":"q","limit":null,"tags":null,"ratio":null}"#,
@@ -127,4 +127,60 @@ async fn answers_from_text_equal_answers_from_json() {
             "{tool} {line}: {reply}"
         );
     }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Item {
+    name: String,
+    #[serde(default)]
+    count: u16,
+}
+
+/// Counts the items of each name.
+#[mcp_tool]
+async fn tally(items: Vec<Item>, note: Option<String>) -> String {
+    let counts: Vec<String> = items
+        .iter()
+        .map(|i| format!("{}={}", i.name, i.count))
+        .collect();
+    format!("{} {note:?}", counts.join(","))
+}
+
+/// A `null` for an optional field is dropped wherever it sits (in an
+/// array item too), so the field gets its default; arguments without any
+/// `null` are deserialized as they are.
+#[tokio::test]
+async fn nulls_for_optional_fields_are_absent_at_any_depth() {
+    let server = McpServer::builder()
+        .server_info("text", "0")
+        .tool(tally::tool())
+        .build()
+        .expect("server");
+    for (args, expected) in [
+        (
+            json!({"items": [{"name": "a", "count": 2}], "note": "n"}),
+            "a=2 Some(\"n\")",
+        ),
+        (
+            json!({"items": [{"name": "a", "count": null}, {"name": "b"}]}),
+            "a=0,b=0 None",
+        ),
+        (json!({"items": [], "note": null}), " None"),
+    ] {
+        let result = server.call_tool("tally", args.clone()).await.expect("call");
+        assert!(!result.is_error(), "{args}: {result:?}");
+        assert_eq!(result.text_content(), expected, "{args}");
+    }
+    let refused = server
+        .call_tool("tally", json!({"items": [{"name": null}]}))
+        .await
+        .expect("call");
+    assert!(refused.is_error(), "a null for a required field is refused");
+    assert!(
+        refused
+            .text_content()
+            .contains("`items[0].name`: expected string, received null"),
+        "{}",
+        refused.text_content()
+    );
 }

@@ -23,7 +23,9 @@ pub fn parse_args<T: DeserializeOwned>(
     if !problems.is_empty() {
         return Err(format!("Invalid arguments:\n- {}", problems.join("\n- ")));
     }
-    drop_absent_nulls(&mut value, schema);
+    if has_null(&value) {
+        drop_absent_nulls(&mut value, schema);
+    }
     serde_json::from_value(value).map_err(|e| format!("Invalid arguments: {e}"))
 }
 
@@ -96,24 +98,24 @@ fn expected_types(schema: &Map<String, Value>) -> Option<Vec<&str>> {
 /// single pass over its members (a node has a handful; looking each keyword
 /// up by name on every call cost more than the checks themselves).
 #[derive(Default)]
-pub(super) struct Keywords<'a> {
-    pub(super) ty: Option<&'a Value>,
+struct Keywords<'a> {
+    ty: Option<&'a Value>,
     format: Option<&'a str>,
-    pub(super) enumeration: Option<&'a Vec<Value>>,
-    pub(super) constant: Option<&'a Value>,
-    pub(super) any_of: Option<&'a Vec<Value>>,
-    pub(super) one_of: Option<&'a Vec<Value>>,
-    pub(super) minimum: Option<f64>,
-    pub(super) maximum: Option<f64>,
-    pub(super) items: Option<&'a Map<String, Value>>,
-    pub(super) properties: Option<&'a Map<String, Value>>,
-    pub(super) required: Option<&'a Vec<Value>>,
+    enumeration: Option<&'a Vec<Value>>,
+    constant: Option<&'a Value>,
+    any_of: Option<&'a Vec<Value>>,
+    one_of: Option<&'a Vec<Value>>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    items: Option<&'a Map<String, Value>>,
+    properties: Option<&'a Map<String, Value>>,
+    required: Option<&'a Vec<Value>>,
     /// `additionalProperties: false`.
-    pub(super) closed: bool,
+    closed: bool,
 }
 
 impl<'a> Keywords<'a> {
-    pub(super) fn of(schema: &'a Map<String, Value>) -> Self {
+    fn of(schema: &'a Map<String, Value>) -> Self {
         let mut k = Self::default();
         for (key, value) in schema {
             match key.as_str() {
@@ -326,6 +328,18 @@ fn fits(value: &Value, schema: &Map<String, Value>) -> bool {
     let mut scratch = Vec::new();
     check(value, schema, Path::Root, false, &mut scratch);
     scratch.is_empty()
+}
+
+/// True when `value` holds a `null` anywhere: only then can
+/// [`drop_absent_nulls`] remove something (a walk of the values alone is
+/// cheaper than one that reads the schema beside them).
+fn has_null(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.iter().any(has_null),
+        Value::Object(obj) => obj.values().any(has_null),
+        _ => false,
+    }
 }
 
 /// Removes from checked arguments every `null` that [`absent_null`] reads

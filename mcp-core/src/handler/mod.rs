@@ -4,7 +4,6 @@
 
 pub(crate) mod args;
 pub(crate) mod prompt;
-pub(crate) mod raw_args;
 pub(crate) mod resource;
 pub(crate) mod state;
 pub(crate) mod tool;

@@ -5,7 +5,6 @@ use std::future::Future;
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::context::{CallContext, InvokeContext};
@@ -17,9 +16,6 @@ use crate::panic::call_boxed;
 type ToolHandler =
     Arc<dyn Fn(Map<String, Value>, InvokeContext) -> BoxFuture<CallToolResult> + Send + Sync>;
 type VisibleHook = Arc<dyn Fn(&CallContext) -> bool + Send + Sync>;
-/// A handler that reads its arguments from their JSON text.
-type RawHandler =
-    Arc<dyn Fn(Box<RawValue>, InvokeContext) -> BoxFuture<CallToolResult> + Send + Sync>;
 
 /// A tool: its advertised descriptor plus the async function that runs it.
 ///
@@ -41,9 +37,6 @@ type RawHandler =
 pub struct McpToolDef {
     tool: Tool,
     handler: ToolHandler,
-    /// The same handler reading its arguments from their text (a
-    /// macro-generated tool's), which spares them a JSON tree.
-    raw: Option<RawHandler>,
     visible: Option<VisibleHook>,
     /// OAuth scopes a caller needs (see [`with_scopes`](Self::with_scopes)).
     scopes: Vec<String>,
@@ -120,7 +113,6 @@ impl McpToolDef {
                     |fut| Box::pin(async move { fut.await.into_tool_result() }),
                 )
             }),
-            raw: None,
             visible: None,
             scopes: Vec::new(),
             required_state: Vec::new(),
@@ -343,21 +335,6 @@ impl McpToolDef {
         (self.handler)(args, ctx)
     }
 
-    /// Gives the tool a second form of its handler, one that reads the
-    /// arguments object from its JSON text (it must answer exactly what
-    /// the first one answers for the same arguments).
-    pub(crate) fn with_raw_handler<F, Fut>(mut self, handler: F) -> Self
-    where
-        F: Fn(Box<RawValue>, InvokeContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = CallToolResult> + Send + 'static,
-    {
-        self.raw = Some(Arc::new(move |args, ctx| {
-            // As in `new`: a panic in the function is caught too.
-            call_boxed(|| handler(args, ctx), |fut| Box::pin(fut))
-        }));
-        self
-    }
-
     /// Declares that the handler never reads its [`InvokeContext`]: a
     /// call then builds none (only the macros know this for certain).
     pub(crate) fn context_free(mut self) -> Self {
@@ -369,25 +346,6 @@ impl McpToolDef {
     /// True when the handler never reads its [`InvokeContext`].
     pub(crate) fn is_context_free(&self) -> bool {
         self.context_free
-    }
-
-    /// [`invoke`](Self::invoke) for an arguments object still in its JSON
-    /// text: a tool with a raw handler reads it as it is, any other gets it
-    /// parsed.
-    pub(crate) fn invoke_raw(
-        &self,
-        args: Box<RawValue>,
-        ctx: InvokeContext,
-    ) -> BoxFuture<CallToolResult> {
-        if let Some(raw) = &self.raw {
-            return raw(args, ctx);
-        }
-        match serde_json::from_str::<Map<String, Value>>(args.get()) {
-            Ok(args) => self.invoke(args, ctx),
-            Err(e) => Box::pin(std::future::ready(CallToolResult::error(format!(
-                "Invalid arguments: {e}"
-            )))),
-        }
     }
 }
 

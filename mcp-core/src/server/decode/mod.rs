@@ -180,10 +180,9 @@ impl Frame {
 
     /// The `params` object of a single message, if there is one.
     ///
-    /// A request decoded from text holds two members apart from it, so
-    /// that a `tools/call` builds no JSON for them: a string `name` (read
-    /// it with [`param_str`](Self::param_str)) and an object `arguments`
-    /// (read it with [`arguments`](Self::arguments)).
+    /// A request decoded from text holds one member apart from it, so
+    /// that a `tools/call` builds no JSON for it: a string `name` (read
+    /// it with [`param_str`](Self::param_str)).
     pub fn params(&self) -> Option<&Map<String, Value>> {
         self.0.params()
     }
@@ -194,23 +193,12 @@ impl Frame {
         self.0.param_str(key)
     }
 
-    /// `params.arguments` of a single message, if there is one (parsed
-    /// now when it was held as text).
+    /// `params.arguments` of a single message, if there is one.
     pub fn arguments(&self) -> Option<Cow<'_, Value>> {
-        match &self.0 {
-            Incoming::Request(RequestParts {
-                held:
-                    Held {
-                        arguments: Some(raw),
-                        ..
-                    },
-                ..
-            }) => serde_json::from_str(raw.get()).ok().map(Cow::Owned),
-            other => other
-                .params()
-                .and_then(|p| p.get("arguments"))
-                .map(Cow::Borrowed),
-        }
+        self.0
+            .params()
+            .and_then(|p| p.get("arguments"))
+            .map(Cow::Borrowed)
     }
 
     /// The protocol version a single message claims in its `_meta` (a
@@ -293,32 +281,20 @@ pub(crate) fn method_name(method: Cow<'_, str>) -> MethodName {
     }
 }
 
-/// The longest `arguments` text held apart (longer ones are parsed as
-/// JSON at once, as they arrive: one copy instead of two).
-const HELD_ARGUMENTS_MAX: usize = 64 * 1024;
-
-/// The members of a request's `params` that decoding holds apart from its
-/// JSON map, so that a `tools/call` whose tool reads its arguments from
-/// text builds no JSON at all for them. They are put back
+/// The member of a request's `params` that decoding holds apart from its
+/// JSON map, so that a `tools/call` builds no JSON for it. It is put back
 /// ([`restore`](Self::restore)) wherever params are read as JSON.
 #[derive(Debug, Default)]
 pub(crate) struct Held {
     /// `params.name`, when it is a string.
     pub(crate) name: Option<String>,
-    /// `params.arguments`, when it is an object, as its JSON text.
-    pub(crate) arguments: Option<Box<RawValue>>,
 }
 
 impl Held {
-    /// Puts the held members back into `params`.
+    /// Puts the held member back into `params`.
     pub(crate) fn restore(self, params: &mut Map<String, Value>) {
         if let Some(name) = self.name {
             params.insert("name".into(), Value::String(name));
-        }
-        if let Some(raw) = self.arguments {
-            // The text was read as valid JSON already.
-            let value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
-            params.insert("arguments".into(), value);
         }
     }
 }
@@ -470,20 +446,6 @@ impl<'de> Deserialize<'de> for WireParams {
                                 .insert("_meta".into(), Value::Object(meta.rest));
                         } else {
                             params.members.remove("_meta");
-                        }
-                    } else if key.0 == "arguments" {
-                        // The last `arguments` wins, as in a JSON object.
-                        let raw: &'de RawValue = map.next_value()?;
-                        params.members.remove("arguments");
-                        params.held.arguments = None;
-                        // Held as text only up to a size: a copy of large
-                        // arguments would double what a call holds.
-                        if raw.get().starts_with('{') && raw.get().len() <= HELD_ARGUMENTS_MAX {
-                            params.held.arguments = Some(raw.to_owned());
-                        } else {
-                            let value =
-                                serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
-                            params.members.insert("arguments".into(), value);
                         }
                     } else if key.0 == "name" {
                         // The last `name` wins, as in a JSON object.

@@ -215,8 +215,8 @@ fn modern_meta_reads_the_same_both_ways_and_keeps_other_members() {
             r#"{{"name":"t","_meta":{{{CAPS}:{{"roots":{{}}}},{INFO}:{{"name":"c"}},"progressToken":"p"}}}}"#
         ),
         r#"{"name":"t","_meta":{}}"#.to_owned(),
-        // Held members: the last of each wins; a non-string name and
-        // non-object arguments stay in the map.
+        // The held name and the arguments: the last of each wins; a
+        // non-string name stays in the map.
         r#"{"name":"t","arguments":{"a":[1,{"b":null}],"c":"\u00e9"},"name":"u"}"#.to_owned(),
         r#"{"arguments":{"a":1},"name":7,"arguments":"s"}"#.to_owned(),
         r#"{"name":"t","name":null,"arguments":null}"#.to_owned(),

@@ -80,9 +80,7 @@ pub(crate) fn resolve<'a>(
 /// `tools/call`: the result stays typed until it is written. A tool with
 /// task support may be run as a task instead (see `server/tasks`).
 ///
-/// `held`: what decoding held apart from `params` (then not in it). The
-/// arguments reach the tool as text unless something reads them as JSON
-/// first: a round trip's binding, or a task.
+/// `held`: what decoding held apart from `params` (then not in it).
 pub(crate) async fn call(
     server: &McpServer,
     scope: &RequestScope,
@@ -93,20 +91,12 @@ pub(crate) async fn call(
     // The catalog version this call started with, even if a live
     // catalog changes while it runs.
     let catalog = server.inner.tools.snapshot();
-    let (name, tool, mut args) = resolve(&catalog, &mut params, held.name)?;
-    let mut text = held.arguments;
+    let (name, tool, args) = resolve(&catalog, &mut params, held.name)?;
     if !scopes_allowed(&ext, tool.scopes()) {
         return Err(insufficient(&format!("tool `{name}`"), tool.scopes()).into());
     }
     // A retry of a call that asked the client something.
     let resumed = params.contains_key("requestState") || params.contains_key("inputResponses");
-    let as_json = tool.may_ask()
-        || resumed
-        || (tool.task_support() != TaskSupport::Forbidden && server.inner.tasks.is_some());
-    if let Some(raw) = text.take_if(|_| as_json) {
-        args = serde_json::from_str(raw.get())
-            .map_err(|e| ErrorObject::invalid_params(format!("tools/call `arguments`: {e}")))?;
-    }
     if tool.task_support() != TaskSupport::Forbidden {
         if let Some(engine) = &server.inner.tasks {
             if tasks::declared(&scope.era) {
@@ -129,30 +119,16 @@ pub(crate) async fn call(
             progress_token(&params)?;
         }
         let ctx = InvokeContext::unreachable(scope.token().clone());
-        let work = catch_panic(start(tool, text, args, ctx));
+        let work = catch_panic(tool.invoke(args, ctx));
         let result = bounded(&name, tool.timeout(), async { Ok(work.await) }).await?;
         return Ok(Answer::Tool(result.map_err(panic_error)?));
     }
     let round = server.round_trip(scope, &name, &args, &params, tool.may_ask())?;
     let ctx = server.invoke_context(scope, &params, &round, ext)?;
-    let work = catch_panic(start(tool, text, args, ctx));
+    let work = catch_panic(tool.invoke(args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).
     let result = bounded(&name, tool.timeout(), round.run(work)).await?;
     Ok(Answer::Tool(result.map_err(panic_error)?))
-}
-
-/// The tool's handler on its arguments: from their text when decoding
-/// kept them as text, else as JSON.
-fn start(
-    tool: &McpToolDef,
-    text: Option<Box<serde_json::value::RawValue>>,
-    args: Map<String, Value>,
-    ctx: InvokeContext,
-) -> crate::BoxFuture<CallToolResult> {
-    match text {
-        Some(raw) => tool.invoke_raw(raw, ctx),
-        None => tool.invoke(args, ctx),
-    }
 }
 
 /// A tool's run within its time limit, if it has one (past it, the
