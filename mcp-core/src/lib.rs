@@ -148,8 +148,8 @@ pub use schema::{schema_for, schema_with};
 pub use server::intercept;
 pub use server::{
     parse_payload, Admission, Admit, BuildError, Call, CompletionRequest, Frame, McpServer,
-    McpServerBuilder, PendingCall, Response, Started, DEFAULT_CLIENT_REQUEST_TIMEOUT,
-    DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
+    McpServerBuilder, PendingCall, Permit, Response, Started, Unpolled,
+    DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
 };
 pub use session::Session;
 #[cfg(feature = "http")]

@@ -1,26 +1,92 @@
 //! Stage 3, admission: whether one more request may run now. A transport
-//! gives [`McpServer::accept`](crate::McpServer::accept) an [`Admit`]
-//! closure; the crate's stdio transport counts its requests, and its HTTP
-//! transport each connection's, with an [`InflightLimit`] instead, which
-//! costs no allocation and no lock.
-
-// Only the transports of the crate count requests with these.
-#![cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
+//! gives [`McpServer::accept`](crate::McpServer::accept) an [`Admit`]: a
+//! limit counted with one atomic integer ([`Admit::limit`], what the
+//! crate's stdio and HTTP transports use: no allocation, no lock), or a
+//! closure of its own ([`Admit::new`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::protocol::{ErrorCode, ErrorObject};
 
 /// Something held for as long as an admitted request runs (a semaphore
-/// permit, a counter guard).
+/// permit, a counter guard), as an [`Admit::new`] closure returns it.
 pub type Admission = Box<dyn Send>;
 
-/// Decides whether one more request may run now: `Ok` with what to hold
-/// while it runs, or the error that answers it in its place (such as
-/// `-32000` over a concurrency limit). Asked for every request, never for
-/// notifications or responses.
-pub type Admit = Arc<dyn Fn() -> Result<Admission, ErrorObject> + Send + Sync>;
+/// A custom admission decision (see [`Admit::new`]).
+type Decide = Arc<dyn Fn() -> Result<Admission, ErrorObject> + Send + Sync>;
+
+/// Decides whether one more request may run now: a [`Permit`] to hold while
+/// it runs, or the error that answers it in its place (such as `-32000`
+/// over a concurrency limit). Asked for every request that runs a handler,
+/// never for notifications, responses or what is answered in place
+/// (`ping`, `initialize`). Cheap to clone.
+///
+/// The crate's stdio transport admits with [`Admit::limit`], its HTTP
+/// transport each connection's requests the same way.
+#[derive(Clone)]
+pub struct Admit(Rule);
+
+#[derive(Clone)]
+enum Rule {
+    Limit(InflightLimit),
+    Custom(Decide),
+}
+
+impl std::fmt::Debug for Admit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Rule::Limit(limit) => f.debug_tuple("Admit::limit").field(&limit.max).finish(),
+            Rule::Custom(_) => f.write_str("Admit::new(..)"),
+        }
+    }
+}
+
+impl Admit {
+    /// At most `max` requests at once, counted with one atomic integer (no
+    /// allocation, no lock); one more is refused with `-32000`.
+    pub fn limit(max: usize) -> Self {
+        Self(Rule::Limit(InflightLimit::new(max)))
+    }
+
+    /// Admits with `decide`: `Ok` with what to hold while the request
+    /// runs, or the error that answers it.
+    pub fn new(
+        decide: impl Fn() -> Result<Admission, ErrorObject> + Send + Sync + 'static,
+    ) -> Self {
+        Self(Rule::Custom(Arc::new(decide)))
+    }
+
+    /// Admits one request now: the permit it holds while it runs, or the
+    /// error that refuses it.
+    ///
+    /// # Errors
+    /// The refusal, as the limit or the closure gives it.
+    pub fn admit(&self) -> Result<Permit, ErrorObject> {
+        match &self.0 {
+            Rule::Limit(limit) => limit.admit().map(|guard| Permit(Held::Limit(guard))),
+            Rule::Custom(decide) => decide().map(|held| Permit(Held::Custom(Mutex::new(held)))),
+        }
+    }
+}
+
+/// One admitted request's place, given back when dropped.
+#[must_use = "the place is given back when the permit is dropped"]
+pub struct Permit(#[allow(dead_code)] Held);
+
+impl std::fmt::Debug for Permit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Permit")
+    }
+}
+
+/// What a [`Permit`] holds (dropping it gives the place back). A custom
+/// admission is only `Send`; behind a mutex (never locked) the permit is
+/// `Sync` too, so a future may hold it across an await behind a reference.
+enum Held {
+    Limit(#[allow(dead_code)] LimitGuard),
+    Custom(#[allow(dead_code)] Mutex<Admission>),
+}
 
 /// The `-32000` error refusing a request over a limit of `max` in flight
 /// (every transport's own limit answers with it).
@@ -31,36 +97,11 @@ pub(crate) fn too_many_in_flight(max: usize) -> ErrorObject {
     )
 }
 
-/// What admits a request inside the crate: an [`Admit`] closure, or an
-/// [`InflightLimit`].
-pub(crate) trait Admits {
-    /// What an admitted request holds while it runs.
-    type Held: Send + 'static;
-
-    /// Admits one request, or gives the error that refuses it.
-    fn admit(&self) -> Result<Self::Held, ErrorObject>;
-
-    /// The same decision as an [`Admit`], for the entries of a batch.
-    fn to_admit(&self) -> Admit;
-}
-
-impl Admits for Admit {
-    type Held = Admission;
-
-    fn admit(&self) -> Result<Admission, ErrorObject> {
-        self()
-    }
-
-    fn to_admit(&self) -> Admit {
-        Arc::clone(self)
-    }
-}
-
 /// A limit on the requests in flight at once, counted with one atomic
 /// integer: admitting takes a reference to the counter (no allocation, no
 /// lock), and the [`LimitGuard`] gives the place back when dropped.
 #[derive(Clone)]
-pub(crate) struct InflightLimit {
+struct InflightLimit {
     count: Arc<AtomicUsize>,
     max: usize,
 }
@@ -68,7 +109,7 @@ pub(crate) struct InflightLimit {
 impl InflightLimit {
     /// At most `max` requests at once; one more is refused with
     /// [`too_many_in_flight`].
-    pub(crate) fn new(max: usize) -> Self {
+    fn new(max: usize) -> Self {
         Self {
             count: Arc::new(AtomicUsize::new(0)),
             max,
@@ -82,9 +123,8 @@ impl InflightLimit {
     }
 }
 
-impl Admits for InflightLimit {
-    type Held = LimitGuard;
-
+impl InflightLimit {
+    /// Takes one place, or refuses over the limit.
     fn admit(&self) -> Result<LimitGuard, ErrorObject> {
         let mut now = self.count.load(Ordering::Relaxed);
         loop {
@@ -102,15 +142,10 @@ impl Admits for InflightLimit {
             }
         }
     }
-
-    fn to_admit(&self) -> Admit {
-        let limit = self.clone();
-        Arc::new(move || limit.admit().map(|guard| Box::new(guard) as Admission))
-    }
 }
 
 /// One place under an [`InflightLimit`], given back when dropped.
-pub(crate) struct LimitGuard(Arc<AtomicUsize>);
+struct LimitGuard(Arc<AtomicUsize>);
 
 impl Drop for LimitGuard {
     fn drop(&mut self) {
@@ -141,16 +176,31 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_admit_counts_against_the_same_limit() {
-        let limit = InflightLimit::new(1);
-        let admit = limit.to_admit();
-        let held = admit().map_err(|e| e.message).expect("admitted");
-        assert!(
-            limit.admit().is_err(),
-            "the batch entry holds the only place"
-        );
+    fn a_cloned_admit_counts_against_the_same_limit() {
+        let admit = Admit::limit(1);
+        let batch_entry = admit.clone();
+        let held = batch_entry
+            .admit()
+            .map_err(|e| e.message)
+            .expect("admitted");
+        assert!(admit.admit().is_err(), "the clone holds the only place");
         drop(held);
-        assert!(limit.admit().is_ok());
+        assert!(admit.admit().is_ok());
+    }
+
+    #[test]
+    fn a_custom_admit_holds_what_its_closure_returns_until_dropped() {
+        let count = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&count);
+        let admit = Admit::new(move || {
+            seen.fetch_add(1, Ordering::AcqRel);
+            Ok(Box::new(Arc::clone(&seen)) as Admission)
+        });
+        let permit = admit.admit().map_err(|e| e.message).expect("admitted");
+        assert_eq!(count.load(Ordering::Acquire), 1);
+        assert_eq!(Arc::strong_count(&count), 3, "the permit holds its value");
+        drop(permit);
+        assert_eq!(Arc::strong_count(&count), 2);
     }
 
     #[test]

@@ -71,17 +71,13 @@ use outcome::{Answer, Outcome};
 
 #[cfg(feature = "http")]
 pub(crate) use access::Denied as ScopeDenied;
-#[cfg(any(feature = "stdio", feature = "http"))]
-pub(crate) use admission::InflightLimit;
 #[cfg(feature = "http")]
-pub(crate) use admission::{too_many_in_flight, Admits, LimitGuard};
-pub use admission::{Admission, Admit};
+pub(crate) use admission::too_many_in_flight;
+pub use admission::{Admission, Admit, Permit};
 pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use decode::{parse_payload, Frame};
 pub use encode::Response;
-#[cfg(any(feature = "stdio", feature = "http"))]
-pub(crate) use entry::Unpolled;
-pub use entry::{Call, PendingCall, Started};
+pub use entry::{Call, PendingCall, Started, Unpolled};
 pub use features::{CompletionRequest, DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION};
 
 /// A transport-neutral MCP server. Cheap to clone (one `Arc`).

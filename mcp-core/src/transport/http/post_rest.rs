@@ -20,7 +20,7 @@ use super::sessions::SessionEntry;
 use super::sse::{Hold, Linger, McpBody};
 use crate::cancel::CancelToken;
 use crate::protocol::{ErrorCode, ErrorObject};
-use crate::server::{LimitGuard, PendingCall, Response as Replies};
+use crate::server::{PendingCall, Permit, Response as Replies};
 use crate::session::Session;
 
 impl McpHttpService {
@@ -226,7 +226,7 @@ pub(super) enum Work {
 /// What an admitted request holds while it runs.
 pub(super) struct Admitted {
     pub(super) fair: FairPermit,
-    pub(super) _local: Option<LimitGuard>,
+    pub(super) _local: Option<Permit>,
 }
 
 /// What a POST needs after [`McpHttpService::begin`]: to answer at once,
