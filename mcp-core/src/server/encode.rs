@@ -1,11 +1,13 @@
 //! Stage 8, encode: responses on their way out, serialized straight to bytes.
 //!
 //! The dispatcher hands transports a [`Reply`] rather than a
-//! `serde_json::Value`: the envelope (`jsonrpc`, `id`, `result`/`error`) is
-//! written by `Serialize` impls, and a tool's [`CallToolResult`] goes from
-//! its Rust type to the wire without an intermediate JSON tree. On
-//! 2026-07-28 results the `resultType` and `_meta` server info are added
-//! while writing, not inserted into a map first.
+//! `serde_json::Value`. There is one encoder, `Serialize`: the bytes a
+//! transport writes ([`Response::write_to`]) and the JSON value the
+//! `Value`-based API returns come from the same impls. A tool's
+//! [`CallToolResult`] goes from its Rust type to the wire without an
+//! intermediate JSON tree, through its one list of members
+//! (`ToolResultWire`); on 2026-07-28 results the `resultType` and `_meta`
+//! server info are added while writing, not inserted into a map first.
 
 use std::sync::Arc;
 
@@ -104,65 +106,11 @@ impl Reply {
         serde_json::to_value(&self).unwrap_or(Value::Null)
     }
 
-    /// Appends the response's JSON to `out`: what its [`Serialize`] gives,
-    /// with the envelope's fixed text written as it is (serde would scan
-    /// every key for characters to escape, on every reply).
+    /// Appends the response's JSON to `out`, as its [`Serialize`] gives it
+    /// (the one encoder: there is no second writer to keep in step).
     pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
-        // Serializing our own types into a Vec cannot fail, except for a
-        // map with non-string keys, which `Value` cannot hold.
-        fn json(out: &mut Vec<u8>, value: &impl Serialize) {
-            let _ = serde_json::to_writer(&mut *out, value);
-        }
         out.reserve(self.size_hint());
-        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-        json(out, &self.id);
-        match &self.body {
-            Body::Error(error) => {
-                out.extend_from_slice(br#","error":"#);
-                json(out, error);
-            }
-            Body::Tool {
-                result,
-                modern: Some(info),
-            } => {
-                out.extend_from_slice(br#","result":{"resultType":"complete","content":"#);
-                json(out, &result.content);
-                if let Some(structured) = &result.structured_content {
-                    out.extend_from_slice(br#","structuredContent":"#);
-                    json(out, structured);
-                }
-                if let Some(is_error) = result.is_error {
-                    out.extend_from_slice(br#","isError":"#);
-                    json(out, &is_error);
-                }
-                out.extend_from_slice(br#","_meta":"#);
-                json(
-                    out,
-                    &MetaWithServerInfo {
-                        meta: result.meta.as_ref(),
-                        info,
-                    },
-                );
-                out.push(b'}');
-            }
-            body => {
-                out.extend_from_slice(br#","result":"#);
-                match body {
-                    Body::Json(result) => json(out, result),
-                    Body::Tool { result, .. } => json(out, result),
-                    Body::Listing { key, items, modern } => json(
-                        out,
-                        &Listing {
-                            key,
-                            items,
-                            modern: modern.as_ref(),
-                        },
-                    ),
-                    Body::Error(_) => {}
-                }
-            }
-        }
-        out.push(b'}');
+        write_json(out, self);
     }
 
     /// A lower bound of the written size from the bulk the reply carries
@@ -201,7 +149,16 @@ impl Serialize for Reply {
             Body::Tool {
                 result,
                 modern: Some(info),
-            } => map.serialize_entry("result", &ModernTool { result, info })?,
+            } => map.serialize_entry(
+                "result",
+                &result.wire(
+                    Some("complete"),
+                    Some(MetaWithServerInfo {
+                        meta: result.meta.as_ref(),
+                        info,
+                    }),
+                ),
+            )?,
             Body::Listing { key, items, modern } => map.serialize_entry(
                 "result",
                 &Listing {
@@ -243,35 +200,6 @@ impl Serialize for Listing<'_> {
     }
 }
 
-/// A tool result written as a 2026-07-28 result.
-struct ModernTool<'a> {
-    result: &'a CallToolResult,
-    info: &'a ServerInfoRaw,
-}
-
-impl Serialize for ModernTool<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let r = self.result;
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("resultType", "complete")?;
-        map.serialize_entry("content", &r.content)?;
-        if let Some(structured) = &r.structured_content {
-            map.serialize_entry("structuredContent", structured)?;
-        }
-        if let Some(is_error) = r.is_error {
-            map.serialize_entry("isError", &is_error)?;
-        }
-        map.serialize_entry(
-            "_meta",
-            &MetaWithServerInfo {
-                meta: r.meta.as_ref(),
-                info: self.info,
-            },
-        )?;
-        map.end()
-    }
-}
-
 /// A result's `_meta` with the server's info added (replacing any the
 /// handler set under the same key).
 struct MetaWithServerInfo<'a> {
@@ -296,6 +224,13 @@ impl Serialize for MetaWithServerInfo<'_> {
     }
 }
 
+/// Serializes `value` onto `out`. Serializing the crate's own types into a
+/// `Vec` cannot fail, except for a map with non-string keys, which `Value`
+/// cannot hold.
+fn write_json(out: &mut Vec<u8>, value: &impl Serialize) {
+    let _ = serde_json::to_writer(out, value);
+}
+
 /// What one payload (a message or a batch) gets back.
 #[derive(Debug)]
 pub(crate) enum Replies {
@@ -311,20 +246,13 @@ impl Replies {
         serde_json::to_value(&self).unwrap_or(Value::Null)
     }
 
-    /// Appends the JSON to `out`.
+    /// Appends the JSON to `out`, as its [`Serialize`] gives it.
     pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
         match self {
             Self::One(reply) => reply.write_to(out),
             Self::Batch(replies) => {
                 out.reserve(replies.iter().map(Reply::size_hint).sum());
-                out.push(b'[');
-                for (i, reply) in replies.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    reply.write_to(out);
-                }
-                out.push(b']');
+                write_json(out, self);
             }
         }
     }
@@ -420,49 +348,91 @@ mod tests {
         );
     }
 
-    #[test]
-    fn written_bytes_are_what_serialize_gives() {
-        let info = Arc::new(ServerInfoRaw::new(&json!({"name": "s", "version": "1"})));
+    /// Results of every shape: plain, structured, failed, with `_meta`.
+    fn tool_results() -> Vec<CallToolResult> {
         let mut structured = CallToolResult::text("x\u{1}\"y").with_structured(Map::new());
         structured.is_error = Some(true);
-        let bodies = [
+        let mut with_meta = CallToolResult::new(vec![Content::text("a"), Content::text("b")]);
+        with_meta.meta = Some(serde_json::from_value(json!({"k": [1]})).unwrap_or_default());
+        let mut failed = CallToolResult::text("no");
+        failed.is_error = Some(false);
+        vec![
+            CallToolResult::text("plain"),
+            CallToolResult::new(Vec::new()),
+            structured,
+            with_meta,
+            failed,
+        ]
+    }
+
+    #[test]
+    fn a_modern_tool_result_is_the_derived_one_plus_result_type_and_server_info() {
+        let info = Arc::new(ServerInfoRaw::new(&json!({"name": "s", "version": "1"})));
+        for result in tool_results() {
+            // What the result serializes to on its own, as a client reads it.
+            let mut expected = serde_json::to_value(&result).unwrap_or_default();
+            let Some(object) = expected.as_object_mut() else {
+                panic!("a result is an object");
+            };
+            object.insert("resultType".into(), json!("complete"));
+            let mut meta = result.meta.clone().unwrap_or_default();
+            meta.insert(
+                meta_keys::SERVER_INFO.into(),
+                json!({"name": "s", "version": "1"}),
+            );
+            object.insert("_meta".into(), Value::Object(meta));
+            for modern in [None, Some(Arc::clone(&info))] {
+                let is_modern = modern.is_some();
+                let reply = Reply {
+                    id: Some(RequestId::Number(3)),
+                    body: Body::Tool {
+                        result: result.clone(),
+                        modern,
+                    },
+                };
+                let bytes = Response::from(reply).to_vec();
+                let written: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+                let want = if is_modern {
+                    expected.clone()
+                } else {
+                    serde_json::to_value(&result).unwrap_or_default()
+                };
+                assert_eq!(
+                    written,
+                    json!({"jsonrpc": "2.0", "id": 3, "result": want}),
+                    "{result:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_is_its_replies_in_order() {
+        let replies: Vec<Reply> = [
             Body::Json(json!({"a": [1, "\u{7f}"]})),
-            Body::Tool {
-                result: CallToolResult::text("plain"),
-                modern: None,
-            },
-            Body::Tool {
-                result: structured,
-                modern: Some(Arc::clone(&info)),
-            },
+            Body::Error(ErrorObject::invalid_params("bad \"thing\"")),
             Body::Listing {
                 key: "tools",
                 items: Arc::new(
                     RawValue::from_string("[1,2]".into()).unwrap_or_else(|e| panic!("{e}")),
                 ),
-                modern: Some((info, CacheHint::new(5, crate::protocol::CacheScope::Public))),
+                modern: None,
             },
-            Body::Error(ErrorObject::invalid_params("bad \"thing\"")),
-        ];
-        let replies: Vec<Reply> = bodies
-            .into_iter()
-            .enumerate()
-            .map(|(i, body)| Reply {
-                id: (i != 0).then_some(RequestId::Number(i64::try_from(i).unwrap_or_default())),
-                body,
-            })
-            .collect();
-        for reply in &replies {
-            let mut bytes = Vec::new();
-            reply.write_to(&mut bytes);
-            let written: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(written, serde_json::to_value(reply).unwrap_or_default());
-        }
-        let batch = Replies::Batch(replies);
-        let mut bytes = Vec::new();
-        batch.write_to(&mut bytes);
-        let written: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(written, serde_json::to_value(&batch).unwrap_or_default());
+        ]
+        .into_iter()
+        .map(|body| Reply { id: None, body })
+        .collect();
+        let bytes = Response(Replies::Batch(replies)).to_vec();
+        let written: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        assert_eq!(
+            written,
+            json!([
+                {"jsonrpc": "2.0", "id": null, "result": {"a": [1, "\u{7f}"]}},
+                {"jsonrpc": "2.0", "id": null,
+                 "error": {"code": -32602, "message": "bad \"thing\""}},
+                {"jsonrpc": "2.0", "id": null, "result": {"tools": [1, 2]}},
+            ])
+        );
     }
 
     #[test]
