@@ -115,6 +115,8 @@ mod request_state;
 mod schema;
 mod server;
 mod session;
+#[cfg(feature = "http")]
+mod session_store;
 pub mod skills;
 pub mod tasks;
 #[cfg(feature = "stdio")]
