@@ -3,7 +3,9 @@
 //! The dispatcher hands transports a [`Reply`] rather than a
 //! `serde_json::Value`. There is one encoder, `Serialize`: the bytes a
 //! transport writes ([`Response::write_to`]) and the JSON value the
-//! `Value`-based API returns come from the same impls. A tool's
+//! `Value`-based API returns come from the same impls (only the envelope's
+//! fixed text is written as it is; a test holds its bytes equal to what
+//! `Serialize` gives). A tool's
 //! [`CallToolResult`] goes from its Rust type to the wire without an
 //! intermediate JSON tree, through its one list of members
 //! (`ToolResultWire`); on 2026-07-28 results the `resultType` and `_meta`
@@ -106,11 +108,27 @@ impl Reply {
         serde_json::to_value(&self).unwrap_or(Value::Null)
     }
 
-    /// Appends the response's JSON to `out`, as its [`Serialize`] gives it
-    /// (the one encoder: there is no second writer to keep in step).
+    /// Appends the response's JSON to `out`: exactly the bytes its
+    /// [`Serialize`] gives (a test holds the two equal), with only the
+    /// envelope's fixed text written as it is (serde would scan each of its
+    /// keys for characters to escape, on every reply). What the envelope
+    /// holds (`id`, `result`, `error`) is written by the same `Serialize`
+    /// impls.
     pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
         out.reserve(self.size_hint());
-        write_json(out, self);
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        write_json(out, &self.id);
+        match &self.body {
+            Body::Error(error) => {
+                out.extend_from_slice(br#","error":"#);
+                write_json(out, error);
+            }
+            body => {
+                out.extend_from_slice(br#","result":"#);
+                write_json(out, &ResultOf(body));
+            }
+        }
+        out.push(b'}');
     }
 
     /// A lower bound of the written size from the bulk the reply carries
@@ -141,35 +159,45 @@ impl Serialize for Reply {
         map.serialize_entry("jsonrpc", "2.0")?;
         map.serialize_entry("id", &self.id)?;
         match &self.body {
-            Body::Json(result) => map.serialize_entry("result", result)?,
+            Body::Error(error) => map.serialize_entry("error", error)?,
+            body => map.serialize_entry("result", &ResultOf(body))?,
+        }
+        map.end()
+    }
+}
+
+/// A success response's `result` (what every body but an error holds).
+struct ResultOf<'a>(&'a Body);
+
+impl Serialize for ResultOf<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Body::Json(result) => result.serialize(serializer),
             Body::Tool {
                 result,
                 modern: None,
-            } => map.serialize_entry("result", result)?,
+            } => result.serialize(serializer),
             Body::Tool {
                 result,
                 modern: Some(info),
-            } => map.serialize_entry(
-                "result",
-                &result.wire(
+            } => result
+                .wire(
                     Some("complete"),
                     Some(MetaWithServerInfo {
                         meta: result.meta.as_ref(),
                         info,
                     }),
-                ),
-            )?,
-            Body::Listing { key, items, modern } => map.serialize_entry(
-                "result",
-                &Listing {
-                    key,
-                    items,
-                    modern: modern.as_ref(),
-                },
-            )?,
-            Body::Error(error) => map.serialize_entry("error", error)?,
+                )
+                .serialize(serializer),
+            Body::Listing { key, items, modern } => Listing {
+                key,
+                items,
+                modern: modern.as_ref(),
+            }
+            .serialize(serializer),
+            // Not a result: a reply writes its error under `error`.
+            Body::Error(error) => error.serialize(serializer),
         }
-        map.end()
     }
 }
 
@@ -246,13 +274,20 @@ impl Replies {
         serde_json::to_value(&self).unwrap_or(Value::Null)
     }
 
-    /// Appends the JSON to `out`, as its [`Serialize`] gives it.
+    /// Appends the JSON to `out`: the bytes its [`Serialize`] gives.
     pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
         match self {
             Self::One(reply) => reply.write_to(out),
             Self::Batch(replies) => {
                 out.reserve(replies.iter().map(Reply::size_hint).sum());
-                write_json(out, self);
+                out.push(b'[');
+                for (i, reply) in replies.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    reply.write_to(out);
+                }
+                out.push(b']');
             }
         }
     }
@@ -363,6 +398,72 @@ mod tests {
             with_meta,
             failed,
         ]
+    }
+
+    #[test]
+    fn written_bytes_are_exactly_what_serialize_gives() {
+        let info = Arc::new(ServerInfoRaw::new(&json!({"name": "s\"q", "version": "1"})));
+        let listing = || {
+            Arc::new(
+                RawValue::from_string(r#"[{"name":"t"},2]"#.into())
+                    .unwrap_or_else(|e| panic!("{e}")),
+            )
+        };
+        let mut bodies: Vec<Body> = vec![
+            Body::Json(json!({"a": [1, "\u{7f}\n\u{1}"], "é": null})),
+            Body::Json(Value::Null),
+            Body::Error(ErrorObject::invalid_params("bad \"thing\"")),
+            Body::Error(ErrorObject::parse_error()),
+            Body::Listing {
+                key: "tools",
+                items: listing(),
+                modern: None,
+            },
+            Body::Listing {
+                key: "resourceTemplates",
+                items: listing(),
+                modern: Some((
+                    Arc::clone(&info),
+                    CacheHint::new(5, crate::protocol::CacheScope::Public),
+                )),
+            },
+        ];
+        for result in tool_results() {
+            bodies.push(Body::Tool {
+                result: result.clone(),
+                modern: None,
+            });
+            bodies.push(Body::Tool {
+                result,
+                modern: Some(Arc::clone(&info)),
+            });
+        }
+        let ids = [
+            None,
+            Some(RequestId::Number(-4)),
+            Some(RequestId::String("q\"\u{2028}".into())),
+        ];
+        let replies: Vec<Reply> = bodies
+            .into_iter()
+            .enumerate()
+            .map(|(i, body)| Reply {
+                id: ids[i % ids.len()].clone(),
+                body,
+            })
+            .collect();
+        for reply in &replies {
+            let mut written = Vec::new();
+            reply.write_to(&mut written);
+            let serialized = serde_json::to_vec(reply).unwrap_or_default();
+            assert_eq!(
+                String::from_utf8_lossy(&written),
+                String::from_utf8_lossy(&serialized)
+            );
+        }
+        let batch = Replies::Batch(replies);
+        let mut written = Vec::new();
+        batch.write_to(&mut written);
+        assert_eq!(written, serde_json::to_vec(&batch).unwrap_or_default());
     }
 
     #[test]
