@@ -177,6 +177,7 @@ impl McpServer {
     ///
     /// This is the only entry: the crate's stdio and HTTP transports serve
     /// every frame through it too.
+    #[inline]
     pub fn accept(&self, frame: Frame, ctx: &Arc<CallContext>, admit: Option<&Admit>) -> Call {
         let state = match frame.0 {
             Incoming::Json(Value::Array(items)) => {
@@ -233,6 +234,7 @@ impl Call {
     /// [`start`](Self::start) in two steps, so a transport's own future
     /// holds the small boxed call across the first poll, not this `Call`
     /// (or spawns it without a first poll).
+    #[inline]
     pub fn into_pending(self) -> Unpolled {
         match self.state {
             State::Done(reply) => Unpolled::Answered(reply.map(Response::from)),
@@ -252,7 +254,13 @@ impl Call {
         match self.state {
             State::Done(reply) => reply.map(Response::from),
             State::Run(prepared, permit) => {
-                let reply = self.server.run_prepared(prepared).await;
+                // `run_prepared` written out: its future would hold the
+                // prepared call a second time (a copy of a few hundred bytes).
+                let outcome = self
+                    .server
+                    .execute(&prepared.scope, prepared.params, prepared.held)
+                    .await;
+                let reply = self.server.conclude(prepared.scope, outcome);
                 drop(permit);
                 reply.map(Response::from)
             }
