@@ -60,9 +60,8 @@ pub struct Tool {
 ///
 /// `structured_content` is a JSON object by construction, as the 2024-11-05 …
 /// 2025-11-25 revisions require; arrays and scalars belong in `content`.
-///
-/// Written through [`ToolResultWire`], the one list of its members on the
-/// wire (a 2026-07-28 reply adds `resultType` and the server's `_meta`).
+// Written through `ToolResultWire`, the one list of its members on the
+// wire (a 2026-07-28 reply adds `resultType` and the server's `_meta`).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
