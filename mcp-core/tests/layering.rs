@@ -19,9 +19,13 @@ const SERVER_DOOR: &[&str] = &[
     "Response",
     "Started",
     "Unpolled",
-    // Narrow handles: the `-32000` busy error, a denied scope's error, a
-    // saved session's subscriptions.
+    // Narrow handles: the `-32000` busy error, the HTTP transport's
+    // per-connection limit (taken before its fair share of the server's,
+    // outside `accept`: a refusal there is an HTTP 503), a denied scope's
+    // error, a saved session's subscriptions.
     "too_many_in_flight",
+    "InflightLimit",
+    "LimitGuard",
     "ScopeDenied",
     "SubscriptionsHandle",
 ];

@@ -5,7 +5,7 @@
 //! closure of its own ([`Admit::new`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::protocol::{ErrorCode, ErrorObject};
 
@@ -65,7 +65,7 @@ impl Admit {
     pub fn admit(&self) -> Result<Permit, ErrorObject> {
         match &self.0 {
             Rule::Limit(limit) => limit.admit().map(|guard| Permit(Held::Limit(guard))),
-            Rule::Custom(decide) => decide().map(|held| Permit(Held::Custom(Mutex::new(held)))),
+            Rule::Custom(decide) => decide().map(|held| Permit(Held::Custom(held))),
         }
     }
 }
@@ -80,12 +80,10 @@ impl std::fmt::Debug for Permit {
     }
 }
 
-/// What a [`Permit`] holds (dropping it gives the place back). A custom
-/// admission is only `Send`; behind a mutex (never locked) the permit is
-/// `Sync` too, so a future may hold it across an await behind a reference.
+/// What a [`Permit`] holds (dropping it gives the place back).
 enum Held {
     Limit(#[allow(dead_code)] LimitGuard),
-    Custom(#[allow(dead_code)] Mutex<Admission>),
+    Custom(#[allow(dead_code)] Admission),
 }
 
 /// The `-32000` error refusing a request over a limit of `max` in flight
@@ -101,7 +99,7 @@ pub(crate) fn too_many_in_flight(max: usize) -> ErrorObject {
 /// integer: admitting takes a reference to the counter (no allocation, no
 /// lock), and the [`LimitGuard`] gives the place back when dropped.
 #[derive(Clone)]
-struct InflightLimit {
+pub(crate) struct InflightLimit {
     count: Arc<AtomicUsize>,
     max: usize,
 }
@@ -109,7 +107,7 @@ struct InflightLimit {
 impl InflightLimit {
     /// At most `max` requests at once; one more is refused with
     /// [`too_many_in_flight`].
-    fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize) -> Self {
         Self {
             count: Arc::new(AtomicUsize::new(0)),
             max,
@@ -125,7 +123,7 @@ impl InflightLimit {
 
 impl InflightLimit {
     /// Takes one place, or refuses over the limit.
-    fn admit(&self) -> Result<LimitGuard, ErrorObject> {
+    pub(crate) fn admit(&self) -> Result<LimitGuard, ErrorObject> {
         let mut now = self.count.load(Ordering::Relaxed);
         loop {
             if now >= self.max {
@@ -145,7 +143,7 @@ impl InflightLimit {
 }
 
 /// One place under an [`InflightLimit`], given back when dropped.
-struct LimitGuard(Arc<AtomicUsize>);
+pub(crate) struct LimitGuard(Arc<AtomicUsize>);
 
 impl Drop for LimitGuard {
     fn drop(&mut self) {

@@ -72,7 +72,7 @@ use outcome::{Answer, Outcome};
 #[cfg(feature = "http")]
 pub(crate) use access::Denied as ScopeDenied;
 #[cfg(feature = "http")]
-pub(crate) use admission::too_many_in_flight;
+pub(crate) use admission::{too_many_in_flight, InflightLimit, LimitGuard};
 pub use admission::{Admission, Admit, Permit};
 pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use decode::{parse_payload, Frame};

@@ -20,7 +20,7 @@ use super::sessions::SessionEntry;
 use super::sse::{Hold, Linger, McpBody};
 use crate::cancel::CancelToken;
 use crate::protocol::{ErrorCode, ErrorObject};
-use crate::server::{PendingCall, Permit, Response as Replies};
+use crate::server::{LimitGuard, PendingCall, Response as Replies};
 use crate::session::Session;
 
 impl McpHttpService {
@@ -92,14 +92,12 @@ impl McpHttpService {
             };
             // A call stopped because a full server gave its slot to
             // another client ends with the error saying so.
-            let evicted = || {
-                batch_evicted
-                    .as_ref()
-                    .is_some_and(|flag| flag.load(Ordering::Acquire))
-                    || admission.as_ref().is_some_and(|a| a.fair.was_evicted())
-            };
+            let evicted = batch_evicted
+                .as_ref()
+                .is_some_and(|flag| flag.load(Ordering::Acquire))
+                || admission.as_ref().is_some_and(|a| a.fair.was_evicted());
             let event = match event {
-                Event::Done(None) if evicted() => Event::Closed(evicted_error(reply_id)),
+                Event::Done(None) if evicted => Event::Closed(evicted_error(reply_id)),
                 event => event,
             };
             drop(admission);
@@ -226,7 +224,7 @@ pub(super) enum Work {
 /// What an admitted request holds while it runs.
 pub(super) struct Admitted {
     pub(super) fair: FairPermit,
-    pub(super) _local: Option<Permit>,
+    pub(super) _local: Option<LimitGuard>,
 }
 
 /// What a POST needs after [`McpHttpService::begin`]: to answer at once,

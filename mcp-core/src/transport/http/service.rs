@@ -31,7 +31,7 @@ use super::sessions::{SessionEntry, SessionTable};
 use super::sse::{Hold, McpBody};
 use crate::cancel::CancelToken;
 use crate::protocol::ErrorCode;
-use crate::server::{Admit, McpServer};
+use crate::server::{InflightLimit, McpServer};
 
 /// The MCP endpoint as a service: guard, authorization, routing, sessions,
 /// body limits and Streamable HTTP responses. Cheap to clone.
@@ -71,7 +71,7 @@ pub(super) struct ConnState {
     pub(super) ledger: Option<Arc<Ledger>>,
     pub(super) remote: Option<Arc<str>>,
     /// The per-connection limit on requests in flight.
-    pub(super) limit: Option<Admit>,
+    pub(super) limit: Option<InflightLimit>,
     pub(super) activity: Option<Arc<Activity>>,
     /// The `Host`/`Origin` the guard last accepted here.
     pub(super) seen: guard::Seen,
@@ -139,7 +139,7 @@ impl McpHttpService {
             conn: ConnState {
                 ledger: Some(self.shared.slots.connection()),
                 remote: remote.map(|a| Arc::from(a.to_string())),
-                limit: Some(Admit::limit(
+                limit: Some(InflightLimit::new(
                     self.shared.options.max_requests_per_connection.max(1),
                 )),
                 activity: None,
