@@ -48,7 +48,7 @@ fn main() {
     // One call through the pipeline, as any transport starts it.
     let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
     let frame = Frame::parse(line).expect("a valid frame");
-    let ctx = CallContext::new().with_session(Session::new());
+    let ctx = std::sync::Arc::new(CallContext::new().with_session(Session::new()));
     let server = server();
     let call = server.accept(frame, &ctx, None).run();
     print(

@@ -141,6 +141,8 @@ mod request_state;
 mod schema;
 mod server;
 mod session;
+#[cfg(feature = "http")]
+mod session_store;
 pub mod skills;
 pub mod tasks;
 #[cfg(feature = "stdio")]
@@ -174,8 +176,8 @@ pub use schema::{schema_for, schema_with};
 pub use server::intercept;
 pub use server::{
     parse_payload, Admission, Admit, BuildError, Call, CompletionRequest, Frame, McpServer,
-    McpServerBuilder, PendingCall, Response, Started, DEFAULT_CLIENT_REQUEST_TIMEOUT,
-    DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
+    McpServerBuilder, PendingCall, Permit, Response, Started, Unpolled,
+    DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
 };
 pub use session::Session;
 #[cfg(feature = "http")]

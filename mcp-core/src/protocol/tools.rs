@@ -60,7 +60,9 @@ pub struct Tool {
 ///
 /// `structured_content` is a JSON object by construction, as the 2024-11-05 …
 /// 2025-11-25 revisions require; arrays and scalars belong in `content`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+// Written through `ToolResultWire`, the one list of its members on the
+// wire (a 2026-07-28 reply adds `resultType` and the server's `_meta`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// The content blocks the model reads.
@@ -76,7 +78,47 @@ pub struct CallToolResult {
     pub meta: Option<Map<String, Value>>,
 }
 
+/// A [`CallToolResult`] as written: its members in wire order, with the
+/// `resultType` of a 2026-07-28 result and a `_meta` that encoding may
+/// replace (adding the server's info). The only place its members are
+/// listed for writing.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolResultWire<'a, M> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result_type: Option<&'static str>,
+    content: &'a [Content],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: Option<&'a Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    is_error: Option<bool>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<M>,
+}
+
+impl Serialize for CallToolResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.wire(None, self.meta.as_ref()).serialize(serializer)
+    }
+}
+
 impl CallToolResult {
+    /// The result as written, with `result_type` (a 2026-07-28 result's
+    /// `"complete"`) and `meta` in place of its own `_meta`.
+    pub(crate) fn wire<M>(
+        &self,
+        result_type: Option<&'static str>,
+        meta: Option<M>,
+    ) -> ToolResultWire<'_, M> {
+        ToolResultWire {
+            result_type,
+            content: &self.content,
+            structured_content: self.structured_content.as_ref(),
+            is_error: self.is_error,
+            meta,
+        }
+    }
+
     /// A successful result with the given content blocks.
     pub fn new(content: Vec<Content>) -> Self {
         Self {

@@ -5,7 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::RedisBackend;
-use crate::transport::http::{SessionRecord, SessionStore};
+use crate::session_store::{SessionRecord, SessionStore};
 
 /// The largest session record kept (a client's capabilities and info
 /// are small; a larger record is not saved, so that session stays on its

@@ -1,11 +1,8 @@
 //! Stage 3, admission: whether one more request may run now. A transport
-//! gives [`McpServer::accept`](crate::McpServer::accept) an [`Admit`]
-//! closure; the crate's stdio transport counts its requests, and its HTTP
-//! transport each connection's, with an [`InflightLimit`] instead, which
-//! costs no allocation and no lock.
-
-// Only the transports of the crate count requests with these.
-#![cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
+//! gives [`McpServer::accept`](crate::McpServer::accept) an [`Admit`]: a
+//! limit counted with one atomic integer ([`Admit::limit`], what the
+//! crate's stdio and HTTP transports use: no allocation, no lock), or a
+//! closure of its own ([`Admit::new`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -13,14 +10,81 @@ use std::sync::Arc;
 use crate::protocol::{ErrorCode, ErrorObject};
 
 /// Something held for as long as an admitted request runs (a semaphore
-/// permit, a counter guard).
+/// permit, a counter guard), as an [`Admit::new`] closure returns it.
 pub type Admission = Box<dyn Send>;
 
-/// Decides whether one more request may run now: `Ok` with what to hold
-/// while it runs, or the error that answers it in its place (such as
-/// `-32000` over a concurrency limit). Asked for every request, never for
-/// notifications or responses.
-pub type Admit = Arc<dyn Fn() -> Result<Admission, ErrorObject> + Send + Sync>;
+/// A custom admission decision (see [`Admit::new`]).
+type Decide = Arc<dyn Fn() -> Result<Admission, ErrorObject> + Send + Sync>;
+
+/// Decides whether one more request may run now: a [`Permit`] to hold while
+/// it runs, or the error that answers it in its place (such as `-32000`
+/// over a concurrency limit). Asked for every request that runs a handler,
+/// never for notifications, responses or what is answered in place
+/// (`ping`, `initialize`). Cheap to clone.
+///
+/// The crate's stdio transport admits with [`Admit::limit`], its HTTP
+/// transport each connection's requests the same way.
+#[derive(Clone)]
+pub struct Admit(Rule);
+
+#[derive(Clone)]
+enum Rule {
+    Limit(InflightLimit),
+    Custom(Decide),
+}
+
+impl std::fmt::Debug for Admit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Rule::Limit(limit) => f.debug_tuple("Admit::limit").field(&limit.max).finish(),
+            Rule::Custom(_) => f.write_str("Admit::new(..)"),
+        }
+    }
+}
+
+impl Admit {
+    /// At most `max` requests at once, counted with one atomic integer (no
+    /// allocation, no lock); one more is refused with `-32000`.
+    pub fn limit(max: usize) -> Self {
+        Self(Rule::Limit(InflightLimit::new(max)))
+    }
+
+    /// Admits with `decide`: `Ok` with what to hold while the request
+    /// runs, or the error that answers it.
+    pub fn new(
+        decide: impl Fn() -> Result<Admission, ErrorObject> + Send + Sync + 'static,
+    ) -> Self {
+        Self(Rule::Custom(Arc::new(decide)))
+    }
+
+    /// Admits one request now: the permit it holds while it runs, or the
+    /// error that refuses it.
+    ///
+    /// # Errors
+    /// The refusal, as the limit or the closure gives it.
+    pub fn admit(&self) -> Result<Permit, ErrorObject> {
+        match &self.0 {
+            Rule::Limit(limit) => limit.admit().map(|guard| Permit(Held::Limit(guard))),
+            Rule::Custom(decide) => decide().map(|held| Permit(Held::Custom(held))),
+        }
+    }
+}
+
+/// One admitted request's place, given back when dropped.
+#[must_use = "the place is given back when the permit is dropped"]
+pub struct Permit(#[allow(dead_code)] Held);
+
+impl std::fmt::Debug for Permit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Permit")
+    }
+}
+
+/// What a [`Permit`] holds (dropping it gives the place back).
+enum Held {
+    Limit(#[allow(dead_code)] LimitGuard),
+    Custom(#[allow(dead_code)] Admission),
+}
 
 /// The `-32000` error refusing a request over a limit of `max` in flight
 /// (every transport's own limit answers with it).
@@ -29,31 +93,6 @@ pub(crate) fn too_many_in_flight(max: usize) -> ErrorObject {
         ErrorCode::SERVER_BUSY,
         format!("Too many requests in flight (max {max}); retry later"),
     )
-}
-
-/// What admits a request inside the crate: an [`Admit`] closure, or an
-/// [`InflightLimit`].
-pub(crate) trait Admits {
-    /// What an admitted request holds while it runs.
-    type Held: Send + 'static;
-
-    /// Admits one request, or gives the error that refuses it.
-    fn admit(&self) -> Result<Self::Held, ErrorObject>;
-
-    /// The same decision as an [`Admit`], for the entries of a batch.
-    fn to_admit(&self) -> Admit;
-}
-
-impl Admits for Admit {
-    type Held = Admission;
-
-    fn admit(&self) -> Result<Admission, ErrorObject> {
-        self()
-    }
-
-    fn to_admit(&self) -> Admit {
-        Arc::clone(self)
-    }
 }
 
 /// A limit on the requests in flight at once, counted with one atomic
@@ -82,10 +121,9 @@ impl InflightLimit {
     }
 }
 
-impl Admits for InflightLimit {
-    type Held = LimitGuard;
-
-    fn admit(&self) -> Result<LimitGuard, ErrorObject> {
+impl InflightLimit {
+    /// Takes one place, or refuses over the limit.
+    pub(crate) fn admit(&self) -> Result<LimitGuard, ErrorObject> {
         let mut now = self.count.load(Ordering::Relaxed);
         loop {
             if now >= self.max {
@@ -101,11 +139,6 @@ impl Admits for InflightLimit {
                 Err(seen) => now = seen,
             }
         }
-    }
-
-    fn to_admit(&self) -> Admit {
-        let limit = self.clone();
-        Arc::new(move || limit.admit().map(|guard| Box::new(guard) as Admission))
     }
 }
 
@@ -141,16 +174,31 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_admit_counts_against_the_same_limit() {
-        let limit = InflightLimit::new(1);
-        let admit = limit.to_admit();
-        let held = admit().map_err(|e| e.message).expect("admitted");
-        assert!(
-            limit.admit().is_err(),
-            "the batch entry holds the only place"
-        );
+    fn a_cloned_admit_counts_against_the_same_limit() {
+        let admit = Admit::limit(1);
+        let batch_entry = admit.clone();
+        let held = batch_entry
+            .admit()
+            .map_err(|e| e.message)
+            .expect("admitted");
+        assert!(admit.admit().is_err(), "the clone holds the only place");
         drop(held);
-        assert!(limit.admit().is_ok());
+        assert!(admit.admit().is_ok());
+    }
+
+    #[test]
+    fn a_custom_admit_holds_what_its_closure_returns_until_dropped() {
+        let count = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&count);
+        let admit = Admit::new(move || {
+            seen.fetch_add(1, Ordering::AcqRel);
+            Ok(Box::new(Arc::clone(&seen)) as Admission)
+        });
+        let permit = admit.admit().map_err(|e| e.message).expect("admitted");
+        assert_eq!(count.load(Ordering::Acquire), 1);
+        assert_eq!(Arc::strong_count(&count), 3, "the permit holds its value");
+        drop(permit);
+        assert_eq!(Arc::strong_count(&count), 2);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::admission::Admit;
-use super::decode::{is_request, request_id_of, Frame, Incoming};
+use super::decode::{is_request, request_id_of, Frame};
 use super::encode::{Replies, Reply};
 use super::prepare::Step;
 use super::McpServer;
@@ -35,16 +35,13 @@ impl McpServer {
     /// # Cancel safety
     /// Dropping the future abandons the call (and unregisters its id).
     pub async fn handle_frame(&self, frame: &[u8], ctx: &CallContext) -> Option<Vec<u8>> {
-        let ctx = &Arc::new(ctx.clone());
-        let replies = match Incoming::parse(frame) {
+        let replies = match Frame::parse(frame) {
             Err(reply) => return serde_json::to_vec(&reply).ok(),
-            Ok(Incoming::Json(Value::Array(items))) => self.run_batch(items, ctx, None).await?,
-            // One message: the same stages as `accept` + `run`, without the
-            // `Call` in between (this is the hot path of an embedder).
-            Ok(message) => Replies::One(match self.prepare(message, ctx) {
-                Step::Done(reply) => reply?,
-                Step::Run(prepared) => self.run_prepared(prepared).await?,
-            }),
+            Ok(frame) => {
+                self.accept(frame, &Arc::new(ctx.clone()), None)
+                    .run()
+                    .await?
+            }
         };
         let mut out = Vec::new();
         replies.write_to(&mut out);
@@ -60,7 +57,7 @@ impl McpServer {
     /// # Cancel safety
     /// Dropping the future abandons the calls (and unregisters their ids).
     pub async fn dispatch_payload(&self, payload: Value, ctx: &CallContext) -> Option<Value> {
-        self.accept(Frame::from_value(payload), ctx, None)
+        self.accept(Frame::from_value(payload), &Arc::new(ctx.clone()), None)
             .run()
             .await
             .map(super::Response::into_value)
@@ -104,7 +101,7 @@ impl McpServer {
                 }
                 Step::Run(prepared) => prepared,
             };
-            let permit = match admit.map(|admit| admit()) {
+            let permit = match admit.map(Admit::admit) {
                 None => None,
                 Some(Ok(permit)) => Some(permit),
                 Some(Err(e)) => {

@@ -1,11 +1,15 @@
 //! Stage 8, encode: responses on their way out, serialized straight to bytes.
 //!
 //! The dispatcher hands transports a [`Reply`] rather than a
-//! `serde_json::Value`: the envelope (`jsonrpc`, `id`, `result`/`error`) is
-//! written by `Serialize` impls, and a tool's [`CallToolResult`] goes from
-//! its Rust type to the wire without an intermediate JSON tree. On
-//! 2026-07-28 results the `resultType` and `_meta` server info are added
-//! while writing, not inserted into a map first.
+//! `serde_json::Value`. There is one encoder, `Serialize`: the bytes a
+//! transport writes ([`Response::write_to`]) and the JSON value the
+//! `Value`-based API returns come from the same impls (only the envelope's
+//! fixed text is written as it is; a test holds its bytes equal to what
+//! `Serialize` gives). A tool's
+//! [`CallToolResult`] goes from its Rust type to the wire without an
+//! intermediate JSON tree, through its one list of members
+//! (`ToolResultWire`); on 2026-07-28 results the `resultType` and `_meta`
+//! server info are added while writing, not inserted into a map first.
 
 use std::sync::Arc;
 
@@ -104,62 +108,44 @@ impl Reply {
         serde_json::to_value(&self).unwrap_or(Value::Null)
     }
 
-    /// Appends the response's JSON to `out`: what its [`Serialize`] gives,
-    /// with the envelope's fixed text written as it is (serde would scan
-    /// every key for characters to escape, on every reply).
+    /// Appends the response's JSON to `out`: exactly the bytes its
+    /// [`Serialize`] gives (a test holds the two equal), with only the
+    /// envelope's fixed text written as it is (serde would scan each of its
+    /// keys for characters to escape, on every reply). What the envelope
+    /// holds (`id`, `result`, `error`) is written by the same `Serialize`
+    /// impls.
     pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
-        // Serializing our own types into a Vec cannot fail, except for a
-        // map with non-string keys, which `Value` cannot hold.
-        fn json(out: &mut Vec<u8>, value: &impl Serialize) {
-            let _ = serde_json::to_writer(&mut *out, value);
-        }
         out.reserve(self.size_hint());
         out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-        json(out, &self.id);
+        write_json(out, &self.id);
         match &self.body {
             Body::Error(error) => {
                 out.extend_from_slice(br#","error":"#);
-                json(out, error);
+                write_json(out, error);
             }
             Body::Tool {
                 result,
                 modern: Some(info),
             } => {
-                out.extend_from_slice(br#","result":{"resultType":"complete","content":"#);
-                json(out, &result.content);
-                if let Some(structured) = &result.structured_content {
-                    out.extend_from_slice(br#","structuredContent":"#);
-                    json(out, structured);
+                // A 2026-07-28 tool result opens with `resultType`, written
+                // as it is; the rest of its object is what `Serialize`
+                // writes without it, its opening `{` turned into the comma
+                // after `resultType` (the object is never empty: `content`
+                // is always there).
+                out.extend_from_slice(br#","result":{"resultType":"complete""#);
+                let open = out.len();
+                let meta = MetaWithServerInfo {
+                    meta: result.meta.as_ref(),
+                    info,
+                };
+                write_json(out, &result.wire(None, Some(meta)));
+                if let Some(brace) = out.get_mut(open) {
+                    *brace = b',';
                 }
-                if let Some(is_error) = result.is_error {
-                    out.extend_from_slice(br#","isError":"#);
-                    json(out, &is_error);
-                }
-                out.extend_from_slice(br#","_meta":"#);
-                json(
-                    out,
-                    &MetaWithServerInfo {
-                        meta: result.meta.as_ref(),
-                        info,
-                    },
-                );
-                out.push(b'}');
             }
             body => {
                 out.extend_from_slice(br#","result":"#);
-                match body {
-                    Body::Json(result) => json(out, result),
-                    Body::Tool { result, .. } => json(out, result),
-                    Body::Listing { key, items, modern } => json(
-                        out,
-                        &Listing {
-                            key,
-                            items,
-                            modern: modern.as_ref(),
-                        },
-                    ),
-                    Body::Error(_) => {}
-                }
+                write_json(out, &ResultOf(body));
             }
         }
         out.push(b'}');
@@ -193,26 +179,45 @@ impl Serialize for Reply {
         map.serialize_entry("jsonrpc", "2.0")?;
         map.serialize_entry("id", &self.id)?;
         match &self.body {
-            Body::Json(result) => map.serialize_entry("result", result)?,
+            Body::Error(error) => map.serialize_entry("error", error)?,
+            body => map.serialize_entry("result", &ResultOf(body))?,
+        }
+        map.end()
+    }
+}
+
+/// A success response's `result` (what every body but an error holds).
+struct ResultOf<'a>(&'a Body);
+
+impl Serialize for ResultOf<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Body::Json(result) => result.serialize(serializer),
             Body::Tool {
                 result,
                 modern: None,
-            } => map.serialize_entry("result", result)?,
+            } => result.serialize(serializer),
             Body::Tool {
                 result,
                 modern: Some(info),
-            } => map.serialize_entry("result", &ModernTool { result, info })?,
-            Body::Listing { key, items, modern } => map.serialize_entry(
-                "result",
-                &Listing {
-                    key,
-                    items,
-                    modern: modern.as_ref(),
-                },
-            )?,
-            Body::Error(error) => map.serialize_entry("error", error)?,
+            } => result
+                .wire(
+                    Some("complete"),
+                    Some(MetaWithServerInfo {
+                        meta: result.meta.as_ref(),
+                        info,
+                    }),
+                )
+                .serialize(serializer),
+            Body::Listing { key, items, modern } => Listing {
+                key,
+                items,
+                modern: modern.as_ref(),
+            }
+            .serialize(serializer),
+            // Not a result: a reply writes its error under `error`.
+            Body::Error(error) => error.serialize(serializer),
         }
-        map.end()
     }
 }
 
@@ -243,35 +248,6 @@ impl Serialize for Listing<'_> {
     }
 }
 
-/// A tool result written as a 2026-07-28 result.
-struct ModernTool<'a> {
-    result: &'a CallToolResult,
-    info: &'a ServerInfoRaw,
-}
-
-impl Serialize for ModernTool<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let r = self.result;
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("resultType", "complete")?;
-        map.serialize_entry("content", &r.content)?;
-        if let Some(structured) = &r.structured_content {
-            map.serialize_entry("structuredContent", structured)?;
-        }
-        if let Some(is_error) = r.is_error {
-            map.serialize_entry("isError", &is_error)?;
-        }
-        map.serialize_entry(
-            "_meta",
-            &MetaWithServerInfo {
-                meta: r.meta.as_ref(),
-                info: self.info,
-            },
-        )?;
-        map.end()
-    }
-}
-
 /// A result's `_meta` with the server's info added (replacing any the
 /// handler set under the same key).
 struct MetaWithServerInfo<'a> {
@@ -296,6 +272,13 @@ impl Serialize for MetaWithServerInfo<'_> {
     }
 }
 
+/// Serializes `value` onto `out`. Serializing the crate's own types into a
+/// `Vec` cannot fail, except for a map with non-string keys, which `Value`
+/// cannot hold.
+fn write_json(out: &mut Vec<u8>, value: &impl Serialize) {
+    let _ = serde_json::to_writer(out, value);
+}
+
 /// What one payload (a message or a batch) gets back.
 #[derive(Debug)]
 pub(crate) enum Replies {
@@ -311,7 +294,7 @@ impl Replies {
         serde_json::to_value(&self).unwrap_or(Value::Null)
     }
 
-    /// Appends the JSON to `out`.
+    /// Appends the JSON to `out`: the bytes its [`Serialize`] gives.
     pub(crate) fn write_to(&self, out: &mut Vec<u8>) {
         match self {
             Self::One(reply) => reply.write_to(out),
@@ -401,115 +384,4 @@ impl From<Reply> for Response {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn envelopes_match_the_value_builders() {
-        let id = RequestId::Number(7);
-        let ok = Reply::result(&id, json!({"x": 1}));
-        assert_eq!(
-            ok.into_value(),
-            crate::protocol::ok(json!(7), json!({"x": 1}))
-        );
-        let err = Reply::error(None, ErrorObject::parse_error());
-        assert_eq!(
-            err.into_value(),
-            crate::protocol::fail(Value::Null, &ErrorObject::parse_error())
-        );
-    }
-
-    #[test]
-    fn written_bytes_are_what_serialize_gives() {
-        let info = Arc::new(ServerInfoRaw::new(&json!({"name": "s", "version": "1"})));
-        let mut structured = CallToolResult::text("x\u{1}\"y").with_structured(Map::new());
-        structured.is_error = Some(true);
-        let bodies = [
-            Body::Json(json!({"a": [1, "\u{7f}"]})),
-            Body::Tool {
-                result: CallToolResult::text("plain"),
-                modern: None,
-            },
-            Body::Tool {
-                result: structured,
-                modern: Some(Arc::clone(&info)),
-            },
-            Body::Listing {
-                key: "tools",
-                items: Arc::new(
-                    RawValue::from_string("[1,2]".into()).unwrap_or_else(|e| panic!("{e}")),
-                ),
-                modern: Some((info, CacheHint::new(5, crate::protocol::CacheScope::Public))),
-            },
-            Body::Error(ErrorObject::invalid_params("bad \"thing\"")),
-        ];
-        let replies: Vec<Reply> = bodies
-            .into_iter()
-            .enumerate()
-            .map(|(i, body)| Reply {
-                id: (i != 0).then_some(RequestId::Number(i64::try_from(i).unwrap_or_default())),
-                body,
-            })
-            .collect();
-        for reply in &replies {
-            let mut bytes = Vec::new();
-            reply.write_to(&mut bytes);
-            let written: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(written, serde_json::to_value(reply).unwrap_or_default());
-        }
-        let batch = Replies::Batch(replies);
-        let mut bytes = Vec::new();
-        batch.write_to(&mut bytes);
-        let written: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(written, serde_json::to_value(&batch).unwrap_or_default());
-    }
-
-    #[test]
-    fn modern_tool_results_carry_result_type_and_merged_meta() {
-        let mut result = CallToolResult::new(vec![Content::text("hi")]);
-        let mut meta = Map::new();
-        meta.insert("mine".into(), json!(1));
-        meta.insert(meta_keys::SERVER_INFO.into(), json!("spoofed"));
-        result.meta = Some(meta);
-        let info = Arc::new(ServerInfoRaw::new(&json!({"name": "s", "version": "1"})));
-        let reply = Reply {
-            id: Some(RequestId::String("a".into())),
-            body: Body::Tool {
-                result,
-                modern: Some(info),
-            },
-        };
-        let mut bytes = Vec::new();
-        reply.write_to(&mut bytes);
-        let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        assert_eq!(
-            v,
-            json!({"jsonrpc": "2.0", "id": "a", "result": {
-                "resultType": "complete",
-                "content": [{"type": "text", "text": "hi"}],
-                "_meta": {"mine": 1, meta_keys::SERVER_INFO: {"name": "s", "version": "1"}}
-            }})
-        );
-        // Without a `_meta` of its own (or an empty one), the one written
-        // once for the server.
-        for meta in [None, Some(Map::new())] {
-            let mut result = CallToolResult::new(vec![Content::text("hi")]);
-            result.meta = meta;
-            let reply = Reply {
-                id: Some(RequestId::Number(2)),
-                body: Body::Tool {
-                    result,
-                    modern: Some(Arc::new(ServerInfoRaw::new(&json!({"name": "s"})))),
-                },
-            };
-            let mut bytes = Vec::new();
-            reply.write_to(&mut bytes);
-            let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-            assert_eq!(
-                v["result"]["_meta"],
-                json!({meta_keys::SERVER_INFO: {"name": "s"}})
-            );
-        }
-    }
-}
+mod tests;

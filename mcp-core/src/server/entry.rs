@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 
-use super::admission::{Admission, Admit, Admits};
+use super::admission::{Admit, Permit};
 use super::decode::{Frame, Incoming};
 use super::encode::{Reply, Response};
 use super::prepare::Step;
@@ -30,7 +30,7 @@ enum State {
     /// Answered (or nothing to answer) while it was accepted.
     Done(Option<Reply>),
     /// A registered request and what it holds while it runs.
-    Run(super::run::Prepared, Option<Admission>),
+    Run(super::run::Prepared, Option<Permit>),
     /// A batch: its entries are accepted and admitted when it runs.
     Batch(Vec<Value>, Arc<CallContext>, Option<Admit>),
 }
@@ -57,7 +57,8 @@ pub enum Started {
 }
 
 /// A call before its first poll (see [`Call::into_pending`]).
-pub(crate) enum Unpolled {
+#[derive(Debug)]
+pub enum Unpolled {
     /// It runs a handler: poll it.
     Run(PendingCall),
     /// It needed none: its answer (`None`: nothing to send).
@@ -87,7 +88,7 @@ impl PendingCall {
     }
 
     /// Polls the call once, here: finished, or the rest to spawn or await.
-    pub(crate) async fn first_poll(mut self) -> Started {
+    pub async fn first_poll(mut self) -> Started {
         match poll_once(&mut self.work).await {
             Ok(Poll::Ready(reply)) => Started::Done(reply),
             Ok(Poll::Pending) => Started::Pending(self),
@@ -132,6 +133,8 @@ impl McpServer {
     /// A custom transport over a Unix socket, one JSON message per line:
     ///
     /// ```no_run
+    /// use std::sync::Arc;
+    ///
     /// use mcp_core::{CallContext, Frame, McpServer, Session, Started};
     /// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     ///
@@ -142,7 +145,8 @@ impl McpServer {
     ///         let server = server.clone();
     ///         tokio::spawn(async move {
     ///             let (read, mut write) = stream.into_split();
-    ///             let ctx = CallContext::new().with_session(Session::new());
+    ///             // One context for the connection, shared by its calls.
+    ///             let ctx = Arc::new(CallContext::new().with_session(Session::new()));
     ///             let mut lines = BufReader::new(read).lines();
     ///             while let Ok(Some(line)) = lines.next_line().await {
     ///                 let frame = match Frame::parse(line.as_bytes()) {
@@ -170,28 +174,22 @@ impl McpServer {
     ///     }
     /// }
     /// ```
-    pub fn accept(&self, frame: Frame, ctx: &CallContext, admit: Option<&Admit>) -> Call {
-        self.accept_shared(frame, &Arc::new(ctx.clone()), admit)
-    }
-
-    /// [`accept`](Self::accept) with the context shared: every request
-    /// holds the same context instead of a copy of it. The crate's
-    /// transports serve a connection's (stdio) or a request's (HTTP)
-    /// context this way.
-    pub(crate) fn accept_shared(
-        &self,
-        frame: Frame,
-        ctx: &Arc<CallContext>,
-        admit: Option<&Admit>,
-    ) -> Call {
+    ///
+    /// This is the only entry: the crate's stdio and HTTP transports serve
+    /// every frame through it too.
+    #[inline]
+    pub fn accept(&self, frame: Frame, ctx: &Arc<CallContext>, admit: Option<&Admit>) -> Call {
         let state = match frame.0 {
             Incoming::Json(Value::Array(items)) => {
-                State::Batch(items, Arc::clone(ctx), admit.map(Arc::clone))
+                State::Batch(items, Arc::clone(ctx), admit.cloned())
             }
             message => match self.prepare(message, ctx) {
                 Step::Done(reply) => State::Done(reply),
-                Step::Run(prepared) => match admit.map(Admits::admit).transpose() {
-                    Ok(admission) => State::Run(prepared, admission),
+                // Only a request that will run a handler is admitted: what
+                // is answered in place (`ping`, `initialize`, errors) and
+                // notifications (cancellations) are never refused as busy.
+                Step::Run(prepared) => match admit.map(Admit::admit).transpose() {
+                    Ok(permit) => State::Run(prepared, permit),
                     Err(e) => State::Done(Some(refused(prepared, e))),
                 },
             },
@@ -199,35 +197,6 @@ impl McpServer {
         Call {
             server: self.clone(),
             state,
-        }
-    }
-
-    /// [`accept`](Self::accept) and [`Call::into_pending`] in one step, for
-    /// the crate's own transports: a prepared call goes straight into its
-    /// boxed future, without being moved through a [`Call`] first (it is
-    /// a few hundred bytes, and every move is a copy).
-    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
-    pub(crate) fn accept_unpolled<A: Admits>(
-        &self,
-        frame: Frame,
-        ctx: &Arc<CallContext>,
-        admit: Option<&A>,
-    ) -> Unpolled {
-        match frame.0 {
-            Incoming::Json(Value::Array(items)) => {
-                let admit = admit.map(Admits::to_admit);
-                Unpolled::Run(self.pending(State::Batch(items, Arc::clone(ctx), admit)))
-            }
-            message => match self.prepare(message, ctx) {
-                Step::Done(reply) => Unpolled::Answered(reply.map(Response::from)),
-                // Only a request that will run a handler is admitted: what
-                // is answered in place (`ping`, `initialize`, errors) and
-                // notifications (cancellations) are never refused as busy.
-                Step::Run(prepared) => match admit.map(Admits::admit).transpose() {
-                    Ok(held) => Unpolled::Run(self.pending_run(prepared, held)),
-                    Err(e) => Unpolled::Answered(Some(refused(prepared, e).into())),
-                },
-            },
         }
     }
 }
@@ -263,8 +232,10 @@ impl Call {
     /// The call as its unpolled future, or its answer when it needed no
     /// handler. With [`PendingCall::first_poll`] this is
     /// [`start`](Self::start) in two steps, so a transport's own future
-    /// holds the small boxed call across the first poll, not this `Call`.
-    pub(crate) fn into_pending(self) -> Unpolled {
+    /// holds the small boxed call across the first poll, not this `Call`
+    /// (or spawns it without a first poll).
+    #[inline]
+    pub fn into_pending(self) -> Unpolled {
         match self.state {
             State::Done(reply) => Unpolled::Answered(reply.map(Response::from)),
             state => Unpolled::Run(self.server.pending(state)),
@@ -282,9 +253,15 @@ impl Call {
         // reaches the caller, as with any future it awaits).
         match self.state {
             State::Done(reply) => reply.map(Response::from),
-            State::Run(prepared, admission) => {
-                let reply = self.server.run_prepared(prepared).await;
-                drop(admission);
+            State::Run(prepared, permit) => {
+                // `run_prepared` written out: its future would hold the
+                // prepared call a second time (a copy of a few hundred bytes).
+                let outcome = self
+                    .server
+                    .execute(&prepared.scope, prepared.params, prepared.held)
+                    .await;
+                let reply = self.server.conclude(prepared.scope, outcome);
+                drop(permit);
                 reply.map(Response::from)
             }
             State::Batch(items, ctx, admit) => self
@@ -304,7 +281,7 @@ impl McpServer {
                 id: None,
                 work: Box::pin(std::future::ready(reply.map(Response::from))),
             },
-            State::Run(prepared, admission) => self.pending_run(prepared, admission),
+            State::Run(prepared, permit) => self.pending_run(prepared, permit),
             State::Batch(items, ctx, admit) => {
                 let server = self.clone();
                 PendingCall {
@@ -321,11 +298,7 @@ impl McpServer {
     }
 
     /// The future that runs a prepared, admitted request.
-    fn pending_run<H: Send + 'static>(
-        &self,
-        prepared: super::run::Prepared,
-        admission: Option<H>,
-    ) -> PendingCall {
+    fn pending_run(&self, prepared: super::run::Prepared, permit: Option<Permit>) -> PendingCall {
         let server = self.clone();
         PendingCall {
             id: Some(prepared.scope.id.clone()),
@@ -336,7 +309,7 @@ impl McpServer {
                     .execute(&prepared.scope, prepared.params, prepared.held)
                     .await;
                 let reply = server.conclude(prepared.scope, outcome);
-                drop(admission);
+                drop(permit);
                 reply.map(Response::from)
             }),
         }
@@ -354,40 +327,7 @@ impl McpServer {
 #[allow(dead_code)]
 fn _assert_send(server: &McpServer, ctx: &CallContext, frame: Frame) {
     fn is_send<T: Send>(_: T) {}
-    is_send(server.accept(frame, ctx, None).run());
+    is_send(server.accept(frame, &Arc::new(ctx.clone()), None).run());
     is_send(server.handle_message(Value::Null, ctx));
     is_send(server.dispatch_payload(Value::Null, ctx));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::session::Session;
-    use crate::{CallToolResult, InvokeContext, McpToolDef};
-
-    /// A call's future is boxed once per call on every transport: within a
-    /// KiB, glibc's malloc serves it from its per-thread cache (see
-    /// `tests/future_sizes.rs` for the HTTP request's).
-    #[test]
-    fn a_calls_boxed_future_fits_the_allocators_thread_cache() {
-        let server = McpServer::builder()
-            .tool(McpToolDef::new(
-                "echo",
-                "Echo the text",
-                serde_json::json!({"type":"object"}),
-                |_args: serde_json::Map<String, Value>, _ctx: InvokeContext| async {
-                    CallToolResult::text("ok")
-                },
-            ))
-            .build()
-            .expect("a valid server");
-        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
-        let frame = Frame::parse(line).expect("a valid frame");
-        let ctx = CallContext::new().with_session(Session::new());
-        let Unpolled::Run(pending) = server.accept(frame, &ctx, None).into_pending() else {
-            panic!("a tool call runs a handler");
-        };
-        let size = std::mem::size_of_val(&*pending.work);
-        assert!(size <= 1024, "a call's boxed future is {size} bytes");
-    }
 }

@@ -9,6 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{json, Map, Value};
 
+#[cfg(feature = "http")]
+use super::McpServer;
 use crate::boxed::BoxFuture;
 use crate::context::{InvokeContext, Outbound};
 use crate::protocol::{self, ErrorObject};
@@ -284,4 +286,46 @@ pub(crate) async fn send_tagged(
         }
     }
     sent
+}
+
+/// What a transport that shares sessions between replicas needs of the
+/// server: a session's legacy subscriptions, read out to be saved and put
+/// back when the session is restored. Weak: the server holds its sessions
+/// (through their subscriptions), so what saves a session must not hold
+/// the server.
+#[cfg(feature = "http")]
+#[derive(Clone)]
+pub(crate) struct SubscriptionsHandle(std::sync::Weak<super::Inner>);
+
+#[cfg(feature = "http")]
+impl SubscriptionsHandle {
+    /// The URIs `session` is subscribed to; `None` once the server is gone.
+    pub(crate) fn legacy_uris(&self, session: &Session) -> Option<Vec<String>> {
+        let inner = self.0.upgrade()?;
+        Some(inner.subscriptions.legacy_uris(session))
+    }
+}
+
+#[cfg(feature = "http")]
+impl McpServer {
+    /// The handle to this server's subscriptions a saved session keeps.
+    pub(crate) fn subscriptions_handle(&self) -> SubscriptionsHandle {
+        SubscriptionsHandle(Arc::downgrade(&self.inner))
+    }
+
+    /// Puts back a restored session's legacy subscriptions (past the
+    /// per-session cap, the rest are dropped as a client's would be).
+    pub(crate) fn restore_subscriptions(
+        &self,
+        session: &Session,
+        outbound: &Arc<dyn Outbound>,
+        uris: &[String],
+    ) {
+        for uri in uris {
+            let _ = self
+                .inner
+                .subscriptions
+                .set_legacy(session, Some(outbound), uri, true);
+        }
+    }
 }

@@ -71,17 +71,15 @@ use outcome::{Answer, Outcome};
 
 #[cfg(feature = "http")]
 pub(crate) use access::Denied as ScopeDenied;
-#[cfg(any(feature = "stdio", feature = "http"))]
-pub(crate) use admission::InflightLimit;
 #[cfg(feature = "http")]
-pub(crate) use admission::{too_many_in_flight, Admits, LimitGuard};
-pub use admission::{Admission, Admit};
+pub(crate) use admission::{too_many_in_flight, InflightLimit, LimitGuard};
+pub use admission::{Admission, Admit, Permit};
 pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use decode::{parse_payload, Frame};
 pub use encode::Response;
-#[cfg(any(feature = "stdio", feature = "http"))]
-pub(crate) use entry::Unpolled;
-pub use entry::{Call, PendingCall, Started};
+pub use entry::{Call, PendingCall, Started, Unpolled};
+#[cfg(feature = "http")]
+pub(crate) use features::SubscriptionsHandle;
 pub use features::{CompletionRequest, DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION};
 
 /// A transport-neutral MCP server. Cheap to clone (one `Arc`).
@@ -300,5 +298,22 @@ impl McpServer {
                 "tools/call ended without a tool result",
             )),
         }
+    }
+}
+
+/// What the HTTP transport reads of a server beyond the public entry: the
+/// state keys its handlers declared (options a shared deployment cannot
+/// serve are refused) and the tools' catalog (a 2026-07-28 request's
+/// argument headers are checked against it).
+#[cfg(feature = "http")]
+impl McpServer {
+    /// The state keys the server's handlers declared.
+    pub(crate) fn state_keys(&self) -> &StateKeys {
+        &self.inner.state_keys
+    }
+
+    /// The tools' catalog.
+    pub(crate) fn tools(&self) -> &catalog::Tools {
+        &self.inner.tools
     }
 }

@@ -95,15 +95,8 @@ impl McpServer {
             // interceptor can read or change it as JSON.
             // Each method's future boxed, so that the call's own future
             // (boxed whole by a transport) stays small.
-            if route == Route::ToolsCall && self.inner.tool_chains.is_empty() {
-                self.check_named_scopes(
-                    route,
-                    Some(&params),
-                    held.name.as_deref(),
-                    Some(&extensions),
-                )
-                .map_err(ErrorObject::from)?;
-                return Box::pin(methods::tools::call(self, scope, params, held, extensions)).await;
+            if route == Route::ToolsCall {
+                return Box::pin(self.tools_call(scope, params, held, extensions, false)).await;
             }
             held.restore(&mut params);
             return Box::pin(self.run_method(scope, route, params, extensions)).await;
@@ -133,25 +126,17 @@ impl McpServer {
         ext: Extensions,
     ) -> Result<Answer, Stop> {
         // Every method that names a tool, resource or prompt passes here,
-        // after the interceptors (which may have changed what it names).
-        self.check_named_scopes(route, Some(&params), None, Some(&ext))
-            .map_err(ErrorObject::from)?;
+        // after the interceptors (which may have changed what it names);
+        // `tools_call` checks a tool's itself.
+        if route != Route::ToolsCall {
+            self.check_named_scopes(route, Some(&params), None, Some(&ext))
+                .map_err(ErrorObject::from)?;
+        }
         let json = match route {
             Route::ToolsCall => {
-                let chains = &self.inner.tool_chains;
-                if !chains.is_empty() {
-                    let name = params.get("name").and_then(Value::as_str);
-                    if let Some(chain) = name.and_then(|name| chains.get(name)) {
-                        let req = Request {
-                            scope,
-                            route,
-                            params,
-                            extensions: ext,
-                        };
-                        return chain.run(req, &ToolMethod(self)).await.into();
-                    }
-                }
-                return methods::tools::call(self, scope, params, Held::default(), ext).await;
+                return self
+                    .tools_call(scope, params, Held::default(), ext, false)
+                    .await;
             }
             Route::ToolsList => match &self.inner.tools.snapshot().listing {
                 Some(listing) => {
@@ -232,6 +217,45 @@ impl McpServer {
             }
         };
         self.json_answer(scope, Ok(json))
+    }
+
+    /// `tools/call`, entered here only: from the dispatcher's short way
+    /// (no server interceptors: `held` may hold the name and arguments
+    /// decoding kept apart), from the end of the server's interceptors, and
+    /// (`chained`) from the end of the tool's own interceptors. Checks the
+    /// scopes the call names and runs the tool's own interceptors when it
+    /// has any (both done once, before `chained`), then the tool.
+    pub(crate) async fn tools_call(
+        &self,
+        scope: &RequestScope,
+        mut params: Map<String, Value>,
+        held: Held,
+        ext: Extensions,
+        chained: bool,
+    ) -> Result<Answer, Stop> {
+        if !chained {
+            let route = Route::ToolsCall;
+            self.check_named_scopes(route, Some(&params), held.name.as_deref(), Some(&ext))
+                .map_err(ErrorObject::from)?;
+            let chains = &self.inner.tool_chains;
+            let name = held
+                .name
+                .as_deref()
+                .or_else(|| params.get("name").and_then(Value::as_str));
+            if let Some(chain) = name.and_then(|name| chains.get(name)) {
+                // The tool's interceptors read and may change its params as JSON.
+                held.restore(&mut params);
+                let req = Request {
+                    scope,
+                    route,
+                    params,
+                    extensions: ext,
+                };
+                // Boxed: a chain's state stays out of every other call's future.
+                return Box::pin(chain.run(req, &ToolMethod(self))).await.into();
+            }
+        }
+        methods::tools::call(self, scope, params, held, ext).await
     }
 
     /// A method's JSON result as the answer (a 2026-07-28 result decorated).
@@ -347,7 +371,8 @@ impl Method for ToolMethod<'_> {
                 extensions,
                 ..
             } = req;
-            methods::tools::call(self.0, scope, params, Held::default(), extensions)
+            self.0
+                .tools_call(scope, params, Held::default(), extensions, true)
                 .await
                 .into()
         })

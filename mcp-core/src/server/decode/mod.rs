@@ -146,7 +146,10 @@ impl Frame {
     /// # Errors
     /// The ready-to-send `-32700` reply (id `null`) for invalid JSON.
     pub fn parse(bytes: &[u8]) -> Result<Self, Value> {
-        Incoming::parse(bytes).map(Self)
+        match parse_request(bytes) {
+            Some(parts) => Ok(Self(Incoming::Request(parts))),
+            None => parse_payload(bytes).map(|message| Self(Incoming::Json(message))),
+        }
     }
 
     /// A frame from a message (or batch) already in JSON form.
@@ -156,7 +159,10 @@ impl Frame {
 
     /// True for a single request (an `id` and a `method`), well-formed or not.
     pub fn is_request(&self) -> bool {
-        self.0.is_request()
+        match &self.0 {
+            Incoming::Request(_) => true,
+            Incoming::Json(v) => is_request(v),
+        }
     }
 
     /// True for a batch (a JSON array).
@@ -169,13 +175,17 @@ impl Frame {
     pub fn has_request(&self) -> bool {
         match &self.0 {
             Incoming::Json(Value::Array(items)) => items.iter().any(is_request),
-            other => other.is_request(),
+            Incoming::Request(_) => true,
+            Incoming::Json(v) => is_request(v),
         }
     }
 
     /// The method of a single message, when it is a string.
     pub fn method(&self) -> Option<&str> {
-        self.0.method()
+        match &self.0 {
+            Incoming::Request(parts) => Some(&parts.method),
+            Incoming::Json(v) => v.get("method").and_then(Value::as_str),
+        }
     }
 
     /// The `params` object of a single message, if there is one.
@@ -184,19 +194,26 @@ impl Frame {
     /// that a `tools/call` builds no JSON for it: a string `name` (read
     /// it with [`param_str`](Self::param_str)).
     pub fn params(&self) -> Option<&Map<String, Value>> {
-        self.0.params()
+        match &self.0 {
+            Incoming::Request(parts) => Some(&parts.params),
+            Incoming::Json(v) => v.get("params").and_then(Value::as_object),
+        }
     }
 
     /// The string member `key` of a single message's `params` (`name`
     /// included, wherever it is held).
     pub fn param_str(&self, key: &str) -> Option<&str> {
-        self.0.param_str(key)
+        if let (Incoming::Request(parts), "name") = (&self.0, key) {
+            if let Some(name) = &parts.held.name {
+                return Some(name);
+            }
+        }
+        self.params()?.get(key)?.as_str()
     }
 
     /// `params.arguments` of a single message, if there is one.
     pub fn arguments(&self) -> Option<Cow<'_, Value>> {
-        self.0
-            .params()
+        self.params()
             .and_then(|p| p.get("arguments"))
             .map(Cow::Borrowed)
     }
@@ -206,17 +223,35 @@ impl Frame {
     /// when it is a string.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn claimed_version(&self) -> Option<Option<&str>> {
-        self.0.claimed_version()
+        fn in_params(params: Option<&Map<String, Value>>) -> Option<Option<&str>> {
+            let claim = params?
+                .get("_meta")?
+                .get(crate::protocol::meta::PROTOCOL_VERSION)?;
+            Some(claim.as_str())
+        }
+        match &self.0 {
+            Incoming::Request(parts) => match &parts.claim {
+                Some(claim) => Some(claim.version.as_str()),
+                None => in_params(Some(&parts.params)),
+            },
+            Incoming::Json(v) => in_params(v.get("params").and_then(Value::as_object)),
+        }
     }
 
     /// The `id` of a single message as sent, or `null`.
     pub fn id_value(&self) -> Value {
-        self.0.id_value()
+        match &self.0 {
+            Incoming::Request(parts) => parts.id.to_value(),
+            Incoming::Json(v) => v.get("id").cloned().unwrap_or(Value::Null),
+        }
     }
 
     /// The `id` of a single message, when it is a valid request id.
     pub fn request_id(&self) -> Option<RequestId> {
-        self.0.request_id()
+        match &self.0 {
+            Incoming::Request(parts) => Some(parts.id.clone()),
+            Incoming::Json(v) => request_id_of(v),
+        }
     }
 
     /// The batch entries, for a batch.
@@ -228,7 +263,7 @@ impl Frame {
     }
 }
 
-/// One parsed frame.
+/// One parsed frame, as [`Frame`] holds it (its accessors read it).
 #[derive(Debug)]
 pub(crate) enum Incoming {
     /// A well-formed request, already taken apart.
@@ -295,90 +330,6 @@ impl Held {
     pub(crate) fn restore(self, params: &mut Map<String, Value>) {
         if let Some(name) = self.name {
             params.insert("name".into(), Value::String(name));
-        }
-    }
-}
-
-impl Incoming {
-    /// Parses one frame (a stdio line, an HTTP body).
-    ///
-    /// # Errors
-    /// The ready-to-send `-32700` reply, as [`parse_payload`] gives it.
-    pub(crate) fn parse(bytes: &[u8]) -> Result<Self, Value> {
-        match parse_request(bytes) {
-            Some(parts) => Ok(Self::Request(parts)),
-            None => parse_payload(bytes).map(Self::Json),
-        }
-    }
-
-    /// True for a request (an `id` and a `method`), well-formed or not.
-    pub(crate) fn is_request(&self) -> bool {
-        match self {
-            Self::Request(_) => true,
-            Self::Json(v) => is_request(v),
-        }
-    }
-
-    /// The method, when it is a string.
-    pub(crate) fn method(&self) -> Option<&str> {
-        match self {
-            Self::Request(parts) => Some(&parts.method),
-            Self::Json(v) => v.get("method").and_then(Value::as_str),
-        }
-    }
-
-    /// The string member `key` of `params` (`name` included, wherever it
-    /// is held).
-    pub(crate) fn param_str(&self, key: &str) -> Option<&str> {
-        if let (Self::Request(parts), "name") = (self, key) {
-            if let Some(name) = &parts.held.name {
-                return Some(name);
-            }
-        }
-        self.params()?.get(key)?.as_str()
-    }
-
-    /// The `params` object, if there is one.
-    pub(crate) fn params(&self) -> Option<&Map<String, Value>> {
-        match self {
-            Self::Request(parts) => Some(&parts.params),
-            Self::Json(v) => v.get("params").and_then(Value::as_object),
-        }
-    }
-
-    /// The claim of a 2026-07-28 request: `Some` when `_meta` carries
-    /// `io.modelcontextprotocol/protocolVersion`, holding the version when
-    /// it is a string.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn claimed_version(&self) -> Option<Option<&str>> {
-        fn in_params(params: Option<&Map<String, Value>>) -> Option<Option<&str>> {
-            let claim = params?
-                .get("_meta")?
-                .get(crate::protocol::meta::PROTOCOL_VERSION)?;
-            Some(claim.as_str())
-        }
-        match self {
-            Self::Request(parts) => match &parts.claim {
-                Some(claim) => Some(claim.version.as_str()),
-                None => in_params(Some(&parts.params)),
-            },
-            Self::Json(v) => in_params(v.get("params").and_then(Value::as_object)),
-        }
-    }
-
-    /// The `id` as sent, or `null` (for an error reply to it).
-    pub(crate) fn id_value(&self) -> Value {
-        match self {
-            Self::Request(parts) => parts.id.to_value(),
-            Self::Json(v) => v.get("id").cloned().unwrap_or(Value::Null),
-        }
-    }
-
-    /// The `id`, when it is a valid request id.
-    pub(crate) fn request_id(&self) -> Option<RequestId> {
-        match self {
-            Self::Request(parts) => Some(parts.id.clone()),
-            Self::Json(v) => request_id_of(v),
         }
     }
 }

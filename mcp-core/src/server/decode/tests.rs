@@ -3,15 +3,15 @@ use super::*;
 use serde_json::json;
 
 fn parts(text: &str) -> RequestParts {
-    match Incoming::parse(text.as_bytes()) {
-        Ok(Incoming::Request(parts)) => parts,
+    match Frame::parse(text.as_bytes()) {
+        Ok(Frame(Incoming::Request(parts))) => parts,
         other => panic!("expected the short way for {text}: {other:?}"),
     }
 }
 
 fn long_way(text: &str) -> Value {
-    match Incoming::parse(text.as_bytes()) {
-        Ok(Incoming::Json(v)) => v,
+    match Frame::parse(text.as_bytes()) {
+        Ok(Frame(Incoming::Json(v))) => v,
         other => panic!("expected the long way for {text}: {other:?}"),
     }
 }
@@ -147,8 +147,8 @@ fn everything_else_takes_the_long_way_unchanged() {
         let expected: Value = serde_json::from_str(text).expect("valid JSON");
         assert_eq!(long_way(text), expected, "{text}");
     }
-    assert!(Incoming::parse(b"{not json").is_err());
-    assert!(Incoming::parse(b"").is_err());
+    assert!(Frame::parse(b"{not json").is_err());
+    assert!(Frame::parse(b"").is_err());
 }
 
 /// The era a request is served in, and the params its handler sees,
@@ -255,8 +255,8 @@ fn modern_meta_reads_the_same_both_ways_and_keeps_other_members() {
 #[test]
 fn accessors_agree_between_the_two_forms() {
     let text = r#"{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"name":"x"}}"#;
-    let short = Incoming::parse(text.as_bytes()).expect("parses");
-    let long = Incoming::Json(serde_json::from_str(text).expect("valid JSON"));
+    let short = Frame::parse(text.as_bytes()).expect("parses");
+    let long = Frame::from_value(serde_json::from_str(text).expect("valid JSON"));
     for m in [&short, &long] {
         assert!(m.is_request());
         assert_eq!(m.method(), Some("tools/call"));
@@ -264,5 +264,5 @@ fn accessors_agree_between_the_two_forms() {
         assert_eq!(m.id_value(), json!("q"));
         assert_eq!(m.request_id(), Some(RequestId::String("q".into())));
     }
-    assert!(matches!(short, Incoming::Request(_)));
+    assert!(matches!(short.0, Incoming::Request(_)));
 }

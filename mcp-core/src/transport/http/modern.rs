@@ -104,7 +104,7 @@ pub(crate) fn check(
         let tool = payload.param_str("name").unwrap_or_default();
         // The tools as they are now: a tool added to a live catalog
         // mirrors its arguments like one built in.
-        let tools = server.inner.tools.snapshot();
+        let tools = server.tools().snapshot();
         let declared = tools.param_headers.of(tool);
         // Read only for a tool that mirrors arguments into headers.
         let args = if declared.is_empty() {

@@ -31,7 +31,7 @@ use crate::cancel::CancelToken;
 use crate::context::{CallContext, CallHeaders, Outbound};
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{ErrorCode, ErrorObject};
-use crate::server::{Admission, Admit, Admits, Frame, Response as Replies, Started, Unpolled};
+use crate::server::{Admission, Admit, Frame, Response as Replies, Started, Unpolled};
 use crate::session::Session;
 
 impl McpHttpService {
@@ -220,10 +220,7 @@ impl McpHttpService {
             // cancel): cheap, never refused, answered 202.
             // Boxed: this rare path's future would otherwise double the
             // size of every POST's (moved and copied with it).
-            let call = self
-                .shared
-                .server
-                .accept_shared(payload, &Arc::new(ctx), None);
+            let call = self.shared.server.accept(payload, &Arc::new(ctx), None);
             let run: Notice = Box::pin(call.run());
             return Ok(Next::Other(Other::Notice(run, modern)));
         }
@@ -282,14 +279,11 @@ impl McpHttpService {
             let who = posted.principal.clone();
             let signal = posted.signal.clone();
             let flag = batch_evicted;
-            let admit: Admit = Arc::new(move || {
+            let admit = Admit::new(move || {
                 this.admit(who.as_ref(), &signal, flag.as_ref())
                     .map(|admitted| Box::new(admitted) as Admission)
             });
-            let call = self
-                .shared
-                .server
-                .accept_shared(payload, &ctx, Some(&admit));
+            let call = self.shared.server.accept(payload, &ctx, Some(&admit));
             return Ok(Next::Other(Other::Later(Box::new(Rest {
                 work: Work::Batch(call),
                 admission: None,
@@ -304,7 +298,8 @@ impl McpHttpService {
         let call = self
             .shared
             .server
-            .accept_unpolled(payload, &ctx, None::<&Admit>);
+            .accept(payload, &ctx, None)
+            .into_pending();
         let admission = if matches!(call, Unpolled::Answered(_)) {
             None
         } else {

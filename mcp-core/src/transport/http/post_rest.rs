@@ -92,14 +92,12 @@ impl McpHttpService {
             };
             // A call stopped because a full server gave its slot to
             // another client ends with the error saying so.
-            let evicted = || {
-                batch_evicted
-                    .as_ref()
-                    .is_some_and(|flag| flag.load(Ordering::Acquire))
-                    || admission.as_ref().is_some_and(|a| a.fair.was_evicted())
-            };
+            let evicted = batch_evicted
+                .as_ref()
+                .is_some_and(|flag| flag.load(Ordering::Acquire))
+                || admission.as_ref().is_some_and(|a| a.fair.was_evicted());
             let event = match event {
-                Event::Done(None) if evicted() => Event::Closed(evicted_error(reply_id)),
+                Event::Done(None) if evicted => Event::Closed(evicted_error(reply_id)),
                 event => event,
             };
             drop(admission);

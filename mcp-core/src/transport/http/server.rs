@@ -79,7 +79,7 @@ impl HttpHandle {
 /// # Cancel safety
 /// Dropping the future before it completes closes the listener it bound.
 pub async fn serve_http(server: McpServer, options: HttpOptions) -> io::Result<HttpHandle> {
-    if let Some(why) = super::principal::unshareable(&options, &server.inner.state_keys) {
+    if let Some(why) = super::principal::unshareable(&options, server.state_keys()) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("serve_http: {why}"),

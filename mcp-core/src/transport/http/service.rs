@@ -103,10 +103,10 @@ impl McpHttpService {
     /// replica could share are logged as an error
     /// ([`serve_http`](super::serve_http) refuses them).
     pub fn new(server: McpServer, options: HttpOptions) -> Self {
-        if let Some(why) = unshareable(&options, &server.inner.state_keys) {
+        if let Some(why) = unshareable(&options, server.state_keys()) {
             tracing::error!("{why}");
         }
-        let default_principal = DefaultPrincipal::new(&server.inner.state_keys);
+        let default_principal = DefaultPrincipal::new(server.state_keys());
         let sessions = options.sessions.map(SessionTable::new);
         let slots = FairShare::new(
             options.max_concurrent_requests,

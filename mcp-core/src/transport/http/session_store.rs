@@ -10,11 +10,9 @@
 //! [`SessionRecord`].
 
 use std::sync::{Arc, Weak};
-use std::time::Duration;
 
-use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use crate::server::SubscriptionsHandle;
+use std::time::Duration;
 
 use super::names::SESSION_NAME;
 use super::outbound::SessionOutbound;
@@ -23,64 +21,7 @@ use crate::context::Outbound;
 use crate::protocol::{ClientInfo, LoggingLevel, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::session::Session;
 
-/// What a replica needs to serve a legacy session another one created.
-///
-/// Kept: the principal it is bound to, the negotiated protocol version,
-/// the client's capabilities and implementation info, the
-/// `logging/setLevel` level, and the URIs of its resource subscriptions.
-/// Not kept (they live in the process that holds them): requests in
-/// flight, server→client requests waiting for their answer (elicitation,
-/// sampling, roots: such calls need the balancer's affinity), and the open
-/// GET stream (the client opens a new one).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SessionRecord {
-    /// The principal the session is bound to.
-    pub principal: Option<String>,
-    /// The negotiated protocol version (`None` before `initialize`).
-    pub protocol_version: Option<String>,
-    /// The client's capabilities, as it declared them.
-    pub capabilities: Option<Value>,
-    /// The client's implementation info (`clientInfo`).
-    pub client_info: Option<Value>,
-    /// The `logging/setLevel` level, when set.
-    pub log_level: Option<String>,
-    /// The URIs of its resource subscriptions.
-    pub subscriptions: Vec<String>,
-}
-
-/// Where legacy session metadata is shared (the `redis` feature's
-/// `RedisSessionStore`, or your own). Errors are strings for the log: a
-/// failing store only costs the sessions their survival, never a request.
-#[async_trait]
-pub trait SessionStore: Send + Sync + 'static {
-    /// Saves `record` under `id`, to expire after `ttl` unless saved again.
-    ///
-    /// # Errors
-    /// The store failed.
-    ///
-    /// # Cancel safety
-    /// Dropping the future may or may not have saved it.
-    async fn save(&self, id: &str, record: &SessionRecord, ttl: Duration) -> Result<(), String>;
-
-    /// The record under `id`, or `None`.
-    ///
-    /// # Errors
-    /// The store failed.
-    ///
-    /// # Cancel safety
-    /// Cancel-safe: nothing changes.
-    async fn load(&self, id: &str) -> Result<Option<SessionRecord>, String>;
-
-    /// Forgets `id` (the session was deleted).
-    ///
-    /// # Errors
-    /// The store failed.
-    ///
-    /// # Cancel safety
-    /// Dropping the future may or may not have removed it.
-    async fn remove(&self, id: &str) -> Result<(), String>;
-}
+pub use crate::session_store::{SessionRecord, SessionStore};
 
 /// The longest session id looked up in the store (ours are 64 bytes).
 const MAX_ID_BYTES: usize = 128;
@@ -98,7 +39,7 @@ pub(super) struct Sharing<'a> {
 pub(super) fn persist(sharing: &Sharing<'_>, id: &Arc<str>, entry: &Arc<SessionEntry>) {
     let saver = Arc::new(Saver {
         store: Arc::clone(sharing.store),
-        server: Arc::downgrade(&sharing.server.inner),
+        server: sharing.server.subscriptions_handle(),
         id: Arc::clone(id),
         entry: Arc::downgrade(entry),
         ttl: sharing.ttl,
@@ -141,7 +82,7 @@ struct Saver {
     store: Arc<dyn SessionStore>,
     /// Weak: the server holds its sessions (through their subscriptions),
     /// a session's saver must not hold the server.
-    server: Weak<crate::server::Inner>,
+    server: SubscriptionsHandle,
     id: Arc<str>,
     entry: Weak<SessionEntry>,
     ttl: Duration,
@@ -157,12 +98,12 @@ impl Saver {
         let Some(entry) = self.entry.upgrade() else {
             return;
         };
-        let server = self
-            .server
-            .upgrade()
-            .map(|inner| crate::McpServer { inner });
-        if let (false, Some(server)) = (entry.session.is_closed(), server) {
-            let record = record_of(&server, &entry);
+        let subscriptions = match entry.session.is_closed() {
+            true => None,
+            false => self.server.legacy_uris(&entry.session),
+        };
+        if let Some(subscriptions) = subscriptions {
+            let record = record_of(subscriptions, &entry);
             if let Err(e) = self.store.save(&self.id, &record, self.ttl).await {
                 tracing::warn!(error = %e, "a legacy session was not saved to the session store");
             }
@@ -171,7 +112,7 @@ impl Saver {
     }
 }
 
-fn record_of(server: &crate::McpServer, entry: &SessionEntry) -> SessionRecord {
+fn record_of(subscriptions: Vec<String>, entry: &SessionEntry) -> SessionRecord {
     let client = entry.session.client();
     SessionRecord {
         principal: entry.principal().map(str::to_owned),
@@ -187,7 +128,7 @@ fn record_of(server: &crate::McpServer, entry: &SessionEntry) -> SessionRecord {
             .session
             .log_level()
             .map(|level| level.as_str().to_owned()),
-        subscriptions: server.inner.subscriptions.legacy_uris(&entry.session),
+        subscriptions,
     }
 }
 
@@ -239,12 +180,7 @@ pub(super) async fn restore(
     };
     let server = sharing.server;
     let outbound: Arc<dyn Outbound> = Arc::new(SessionOutbound(Arc::clone(&entry)));
-    for uri in &record.subscriptions {
-        let _ = server
-            .inner
-            .subscriptions
-            .set_legacy(&entry.session, Some(&outbound), uri, true);
-    }
+    server.restore_subscriptions(&entry.session, &outbound, &record.subscriptions);
     server.listen_for_list_changes(&entry.session, Some(&outbound));
     persist(sharing, &id, &entry);
 }

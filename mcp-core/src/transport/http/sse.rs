@@ -291,7 +291,7 @@ mod tests {
             .build()
             .unwrap_or_else(|e| panic!("{e}"));
         let reply = server
-            .accept(frame, &crate::CallContext::new(), None)
+            .accept(frame, &std::sync::Arc::new(crate::CallContext::new()), None)
             .run()
             .await;
         tx.finish(Event::Done(reply)).await;

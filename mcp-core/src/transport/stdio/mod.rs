@@ -58,7 +58,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::cancel::CancelToken;
 use crate::context::{CallContext, Headers};
-use crate::server::{InflightLimit, McpServer};
+use crate::server::{Admit, McpServer};
 use crate::session::Session;
 
 #[cfg(unix)]
@@ -380,7 +380,7 @@ where
     ctx.extensions = options.extensions.clone();
     // Shared by every request of the connection (no copy per request).
     let ctx = Arc::new(ctx);
-    let admit = InflightLimit::new(options.max_concurrent_requests);
+    let admit = Admit::limit(options.max_concurrent_requests);
     let mut tasks = JoinSet::new();
     let drain_over = CancelToken::new();
     let mut lines = LineReader::new(reader, options.max_line_length);

@@ -11,7 +11,7 @@ use super::output::LineSender;
 use crate::cancel::CancelToken;
 use crate::context::CallContext;
 use crate::protocol::{ErrorCode, ErrorObject};
-use crate::server::{InflightLimit, McpServer, PendingCall, Response, Started, Unpolled};
+use crate::server::{Admit, McpServer, PendingCall, Response, Started, Unpolled};
 
 /// Replies answered in place during one read, sent as one write. Flushed
 /// early past this size so one read's replies never pile up unbounded.
@@ -40,7 +40,7 @@ const CLOCK_EVERY: usize = 4;
 pub(super) struct Reader<'a> {
     pub(super) server: &'a McpServer,
     pub(super) ctx: &'a Arc<CallContext>,
-    pub(super) admit: &'a InflightLimit,
+    pub(super) admit: &'a Admit,
     pub(super) out: &'a LineSender,
     pub(super) tasks: &'a mut JoinSet<()>,
     /// Cancelled when the drain after end of input runs out of time.
@@ -153,7 +153,8 @@ impl Reader<'_> {
         while self.tasks.try_join_next().is_some() {}
         match self
             .server
-            .accept_unpolled(frame, self.ctx, Some(self.admit))
+            .accept(frame, self.ctx, Some(self.admit))
+            .into_pending()
         {
             Unpolled::Run(pending) => Some(pending),
             Unpolled::Answered(reply) => {

@@ -1,0 +1,137 @@
+//! The crate's layering, checked on its sources: the built-in transports
+//! serve through the same door a custom transport uses, and the Redis
+//! stores depend on transport-neutral types only.
+
+use std::path::{Path, PathBuf};
+
+/// What a file under `src/transport/` may name from `crate::server`: the
+/// public entry (what a custom transport uses too), and the few narrow
+/// handles the built-in transports need beyond it.
+const SERVER_DOOR: &[&str] = &[
+    // The public entry, re-exported by the crate.
+    "Admission",
+    "Admit",
+    "Call",
+    "Frame",
+    "McpServer",
+    "PendingCall",
+    "Permit",
+    "Response",
+    "Started",
+    "Unpolled",
+    // Narrow handles: the `-32000` busy error, the HTTP transport's
+    // per-connection limit (taken before its fair share of the server's,
+    // outside `accept`: a refusal there is an HTTP 503), a denied scope's
+    // error, a saved session's subscriptions.
+    "too_many_in_flight",
+    "InflightLimit",
+    "LimitGuard",
+    "ScopeDenied",
+    "SubscriptionsHandle",
+];
+
+/// Every `.rs` file under `dir`.
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    assert!(!out.is_empty(), "no sources under {}", dir.display());
+    out
+}
+
+/// A file's code without its comment lines (doc links may name any path).
+fn code_of(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The items `code` names from `crate::server` (`crate::server::X`, or
+/// each first segment of `crate::server::{A, b::C}`).
+fn server_items(code: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::server::") {
+        rest = &rest[at + "crate::server::".len()..];
+        let list = match rest.strip_prefix('{') {
+            Some(inner) => &inner[..inner.find('}').unwrap_or(inner.len())],
+            None => rest,
+        };
+        let names: Vec<&str> = if rest.starts_with('{') {
+            list.split(',').collect()
+        } else {
+            vec![list]
+        };
+        for name in names {
+            let name: String = name
+                .trim()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                items.push(name);
+            }
+        }
+    }
+    items
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+#[test]
+fn transports_reach_the_server_only_through_its_door() {
+    let mut wrong = Vec::new();
+    for path in sources(&src().join("transport")) {
+        let code = code_of(&path);
+        for item in server_items(&code) {
+            if !SERVER_DOOR.contains(&item.as_str()) {
+                wrong.push(format!("{}: crate::server::{item}", path.display()));
+            }
+        }
+        for reach in ["server::Inner", "server.inner", ".inner.subscriptions"] {
+            if code.contains(reach) {
+                wrong.push(format!("{}: {reach}", path.display()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "past the server's door:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_redis_stores_do_not_depend_on_a_transport() {
+    let mut wrong = Vec::new();
+    for path in sources(&src().join("redis")) {
+        if code_of(&path).contains("transport::") {
+            wrong.push(path.display().to_string());
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "redis code naming a transport:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_item_scanner_reads_single_and_grouped_imports() {
+    let code = "use crate::server::{Admit, Frame as F,\n  decode::Incoming};\nlet x = crate::server::Inner::new();";
+    assert_eq!(server_items(code), ["Admit", "Frame", "decode", "Inner"]);
+}
