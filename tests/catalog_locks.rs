@@ -39,7 +39,7 @@ async fn catalog_of(example: &str, args: &[&str]) -> Catalog {
 async fn check(example: &str, args: &[&str]) {
     let current = catalog_of(example, args).await;
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/locks")
+        .join("../examples/locks")
         .join(format!("{example}.lock.json"));
     if let Err(report) = catalog::lock::assert_catalog(&current, &path) {
         panic!("{report}");
