@@ -34,15 +34,6 @@ fn subscription_builder() -> McpServerBuilder {
         ))
 }
 
-/// The `notifications/resources/updated` among `messages`.
-fn updates(messages: &[Value]) -> Vec<Value> {
-    messages
-        .iter()
-        .filter(|m| m["method"] == "notifications/resources/updated")
-        .map(|m| m["params"].clone())
-        .collect()
-}
-
 #[tokio::test]
 async fn legacy_subscribe_delivers_updates_until_unsubscribe() {
     let server = subscription_server();
@@ -171,15 +162,6 @@ async fn subscribe_requires_a_string_uri() {
             assert_eq!(error(&reply).0, -32602, "{method} {params}: {reply}");
         }
     }
-}
-
-/// A modern `subscriptions/listen` request.
-fn listen(id: &str, notifications: Value) -> Value {
-    req(
-        id,
-        "subscriptions/listen",
-        modern(json!({"notifications": notifications}), json!({})),
-    )
 }
 
 #[tokio::test]

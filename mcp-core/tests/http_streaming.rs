@@ -265,19 +265,6 @@ async fn client_disconnect_cancels_the_call() {
     f.handle.close().await;
 }
 
-/// Sends a POST on a keep-alive connection (as real clients do: hyper stops
-/// watching a `Connection: close` request for EOF once its body is read)
-/// and returns the open connection without reading anything.
-async fn open_post_no_wait(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> TcpStream {
-    let mut h = vec![JSON, ("Connection", "keep-alive")];
-    h.extend_from_slice(headers);
-    let mut tcp = TcpStream::connect(addr).await.expect("connect");
-    tcp.write_all(&request(addr, "POST", "/mcp", &h, &body.to_string()))
-        .await
-        .expect("write");
-    tcp
-}
-
 #[tokio::test]
 async fn deleting_a_session_cancels_its_calls() {
     let mut f = Fixture::start(sessions()).await;

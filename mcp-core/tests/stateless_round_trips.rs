@@ -278,18 +278,6 @@ async fn first_round(server: &McpServer, ctx: &CallContext) -> (Value, Value) {
     (first, state)
 }
 
-fn branch_answer() -> Value {
-    json!({"elicit-0": accept(json!({"branch": "main"}))})
-}
-
-fn assert_invalid_state(reply: &Value, why: &str) {
-    assert_eq!(
-        error(reply),
-        (-32602, format!("Invalid requestState: {why}")),
-        "{reply}"
-    );
-}
-
 #[tokio::test]
 async fn mrtr_tampered_state_is_rejected() {
     let server = server();

@@ -80,7 +80,9 @@ pub fn ensure_examples_built() -> Result<(), String> {
             }
             match command.status() {
                 Ok(status) if status.success() => Ok(()),
-                Ok(status) => Err(format!("`cargo build --workspace --examples` failed: {status}")),
+                Ok(status) => Err(format!(
+                    "`cargo build --workspace --examples` failed: {status}"
+                )),
                 // No cargo on PATH: rely on binaries built by `cargo test`.
                 Err(_) => Ok(()),
             }

@@ -228,3 +228,157 @@ where
 fn error_json(e: &ErrorObject) -> Value {
     json!({"error": {"code": e.code, "message": e.message, "data": e.data}})
 }
+
+/// The `notifications/resources/updated` among `messages`.
+fn updates(messages: &[Value]) -> Vec<Value> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/resources/updated")
+        .map(|m| m["params"].clone())
+        .collect()
+}
+
+/// A modern `subscriptions/listen` request.
+fn listen(id: &str, notifications: Value) -> Value {
+    req(
+        id,
+        "subscriptions/listen",
+        modern(json!({"notifications": notifications}), json!({})),
+    )
+}
+
+/// Counts how often each probe tool body ran (and finished).
+#[derive(Default)]
+struct Runs {
+    started: AtomicUsize,
+    finished: AtomicUsize,
+}
+
+/// Probe tools that report what the context gave them, as JSON text:
+/// `sample`, `roots`, `sample_then_roots`, `ask_three` (`ctx.input` with
+/// keys `name`, `greeting`, `roots`), `input` (the requests come in the
+/// arguments), `needs_sampling` (`require_capability`) and `fail`.
+fn input_server(runs: &Arc<Runs>) -> McpServer {
+    let r = Arc::clone(runs);
+    McpServer::builder()
+        .tool(tool("sample", |args, ctx| async move {
+            let text = args
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or("hi")
+                .to_owned();
+            match ctx.sample(sampling_params(&text)).await {
+                Ok(answer) => json!({"answer": answer}).to_string(),
+                Err(e) => error_json(&e).to_string(),
+            }
+        }))
+        .tool(tool("roots", |_args, ctx| async move {
+            match ctx.list_roots().await {
+                Ok(answer) => json!({"answer": answer}).to_string(),
+                Err(e) => error_json(&e).to_string(),
+            }
+        }))
+        .tool(tool("sample_then_roots", |_args, ctx| async move {
+            let model = ctx.sample(sampling_params("first")).await;
+            let roots = ctx.list_roots().await;
+            match (model, roots) {
+                (Ok(m), Ok(r)) => json!({"model": m, "roots": r}).to_string(),
+                (Err(e), _) | (_, Err(e)) => error_json(&e).to_string(),
+            }
+        }))
+        .tool(tool("ask_three", |_args, ctx| async move {
+            let asked = ctx
+                .input(vec![
+                    InputRequest::elicit("name", name_form()),
+                    InputRequest::sample("greeting", sampling_params("Greet me")),
+                    InputRequest::list_roots("roots"),
+                ])
+                .await;
+            match asked {
+                Ok(answers) => json!({"answers": answers}).to_string(),
+                Err(e) => error_json(&e).to_string(),
+            }
+        }))
+        .tool(tool("input", |args, ctx| async move {
+            let requests = args
+                .get("requests")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| InputRequest {
+                    key: r["key"].as_str().unwrap_or_default().to_owned(),
+                    method: r["method"].as_str().unwrap_or_default().to_owned(),
+                    params: r.get("params").cloned().unwrap_or(Value::Null),
+                })
+                .collect();
+            match ctx.input(requests).await {
+                Ok(answers) => json!({"answers": answers}).to_string(),
+                Err(e) => error_json(&e).to_string(),
+            }
+        }))
+        .tool(tool("needs_sampling", move |_args, ctx| {
+            let r = Arc::clone(&r);
+            async move {
+                r.started.fetch_add(1, Ordering::SeqCst);
+                if let Err(e) = ctx.require_capability(json!({"sampling": {}})).await {
+                    return e.to_string();
+                }
+                r.finished.fetch_add(1, Ordering::SeqCst);
+                "had sampling".to_owned()
+            }
+        }))
+        .tool(tool("needs_url_elicitation", |_args, ctx| async move {
+            if let Err(e) = ctx
+                .require_capability(json!({"elicitation": {"url": {}}}))
+                .await
+            {
+                return e.to_string();
+            }
+            "had url elicitation".to_owned()
+        }))
+        .tool(tool("fail", |_args, ctx| async move {
+            ctx.fail(ErrorObject::new(-32050, "custom failure").with_data(json!({"why": "test"})))
+                .await;
+            "unreachable".to_owned()
+        }))
+        .build()
+        .expect("valid server")
+}
+
+fn call(id: impl Into<Value>, name: &str, arguments: Value) -> Value {
+    req(
+        id,
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+    )
+}
+
+fn mcall(id: impl Into<Value>, name: &str, arguments: Value, caps: Value) -> Value {
+    req(
+        id,
+        "tools/call",
+        modern(json!({"name": name, "arguments": arguments}), caps),
+    )
+}
+
+/// The `input_required` result of a modern call: `(inputRequests, requestState)`.
+fn input_required(reply: &Value) -> (Value, Value) {
+    let r = result(reply);
+    assert_eq!(r["resultType"], "input_required", "{reply}");
+    (r["inputRequests"].clone(), r["requestState"].clone())
+}
+
+fn sampling_params(text: &str) -> Value {
+    json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        "maxTokens": 20,
+    })
+}
+
+fn name_form() -> Value {
+    json!({
+        "message": "Your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+    })
+}

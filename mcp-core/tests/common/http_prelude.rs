@@ -298,3 +298,16 @@ async fn open_post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> 
     h.extend_from_slice(headers);
     Stream::open(addr, &request(addr, "POST", "/mcp", &h, &body.to_string())).await
 }
+
+/// Sends a POST on a keep-alive connection (as real clients do: hyper stops
+/// watching a `Connection: close` request for EOF once its body is read)
+/// and returns the open connection without reading anything.
+async fn open_post_no_wait(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> TcpStream {
+    let mut h = vec![JSON, ("Connection", "keep-alive")];
+    h.extend_from_slice(headers);
+    let mut tcp = TcpStream::connect(addr).await.expect("connect");
+    tcp.write_all(&request(addr, "POST", "/mcp", &h, &body.to_string()))
+        .await
+        .expect("write");
+    tcp
+}

@@ -503,3 +503,15 @@ impl Raw {
         rest
     }
 }
+
+fn branch_answer() -> Value {
+    json!({"elicit-0": accept(json!({"branch": "main"}))})
+}
+
+fn assert_invalid_state(reply: &Value, why: &str) {
+    assert_eq!(
+        error(reply),
+        (-32602, format!("Invalid requestState: {why}")),
+        "{reply}"
+    );
+}
