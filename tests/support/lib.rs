@@ -103,7 +103,7 @@ pub fn example_command(name: &str) -> io::Result<Command> {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
             format!(
-                "example binary {} not found; build it with `cargo build --example {name}`",
+                "example binary {} not found; build it with `cargo build --example {name} --features full`",
                 path.display()
             ),
         ));
