@@ -3,9 +3,9 @@
 //! its lock diff, its profile report and its token counts.
 //!
 //! ```sh
-//! cargo run --example catalog -- --tokens --profile openai-strict -- target/debug/examples/demo
-//! cargo run --example catalog -- --lock examples/locks/demo.lock.json -- target/debug/examples/demo
-//! cargo run --example catalog -- --lock demo.lock.json --update -- http://127.0.0.1:8080/mcp
+//! cargo run --example catalog --features catalog -- --tokens --profile openai-strict -- target/debug/examples/demo
+//! cargo run --example catalog --features catalog -- --lock examples/locks/demo.lock.json -- target/debug/examples/demo
+//! cargo run --example catalog --features catalog -- --lock demo.lock.json --update -- http://127.0.0.1:8080/mcp
 //! ```
 //!
 //! Options (before `--`; everything after it is the target):

@@ -5,7 +5,7 @@
 //! no-framework server of `bench/baseline`.
 //!
 //! ```sh
-//! cargo build --release --example client_bench
+//! cargo build --release --example client_bench --features client
 //! target/release/examples/client_bench --stdio "target/peer-bench/target/release/baseline" \
 //!     --protocol 2025-11-25 --seq 20000 --pipelined 200000 --window 64
 //! ```

@@ -6,8 +6,8 @@
 //! `server-everything` and a server on the official Python SDK.
 //!
 //! ```sh
-//! cargo run --example client_smoke -- --stdio "target/debug/examples/demo --stdio" --protocol auto
-//! cargo run --example client_smoke -- --url http://127.0.0.1:8080/mcp --protocol legacy
+//! cargo run --example client_smoke --features client -- --stdio "target/debug/examples/demo --stdio" --protocol auto
+//! cargo run --example client_smoke --features client -- --url http://127.0.0.1:8080/mcp --protocol legacy
 //! ```
 //!
 //! Flags (tool names and arguments differ between servers):

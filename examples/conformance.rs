@@ -53,7 +53,7 @@
 //! `requestState` keys: see `state_keys` (`MCP_CONFORMANCE_STATE_KEY`,
 //! `MCP_CONFORMANCE_STATE_KEY_FILE`).
 //!
-//! Run: `cargo run --example conformance` (stdio; `--stdio` is accepted and
+//! Run: `cargo run --example conformance --features redis` (stdio; `--stdio` is accepted and
 //! ignored). Check it: run the official conformance suite (`npx @modelcontextprotocol/conformance
 //! server --url …`) against `--http 127.0.0.1:PORT`.
 

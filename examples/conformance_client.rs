@@ -6,7 +6,7 @@
 //! in `MCP_CONFORMANCE_CONTEXT` (JSON).
 //!
 //! ```sh
-//! cargo build --example conformance_client
+//! cargo build --example conformance_client --features client
 //! npx @modelcontextprotocol/conformance client --command target/debug/examples/conformance_client \
 //!   --expected-failures tests/conformance-client-baseline.yaml
 //! ```

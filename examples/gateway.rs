@@ -31,7 +31,7 @@
 //! `X-Gateway-Role` header (none: the least privilege), over stdio `--role`
 //! (default `admin`: the local user who started the gateway).
 //!
-//! Run: `cargo run --example gateway -- --audit /tmp/audit.jsonl`
+//! Run: `cargo run --example gateway --features client -- --audit /tmp/audit.jsonl`
 //! (add `--http 127.0.0.1:8080` for Streamable HTTP; `RUST_LOG=info` shows
 //! the request spans on stderr).
 

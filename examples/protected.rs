@@ -12,8 +12,8 @@
 //! `/.well-known/oauth-protected-resource/mcp`.
 //!
 //! ```text
-//! cargo run --example protected -- --port 8000 --issuer http://127.0.0.1:9000
-//! cargo run --example protected -- --port 8000 --issuer http://127.0.0.1:9000 \
+//! cargo run --example protected --features auth -- --port 8000 --issuer http://127.0.0.1:9000
+//! cargo run --example protected --features auth -- --port 8000 --issuer http://127.0.0.1:9000 \
 //!     --introspect http://127.0.0.1:9000/token/introspection --client-id mcp --client-secret s3cret
 //! ```
 //! JWT access tokens are verified against the issuer's JWKS (from its

@@ -7,7 +7,7 @@
 //! command line (`node server.mjs --stdio`) or an `http://` URL.
 //!
 //! ```sh
-//! cargo build --examples
+//! cargo build --examples --features full
 //! target/debug/examples/proxy --remote ts="npx -y @modelcontextprotocol/server-everything stdio"
 //! target/debug/examples/proxy --http 127.0.0.1:8080 --backend-protocol legacy
 //! ```

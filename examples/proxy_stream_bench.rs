@@ -13,7 +13,7 @@
 //! backend's for direct calls, the proxy's for proxied ones).
 //!
 //! ```sh
-//! cargo build --release --example proxy_stream_bench
+//! cargo build --release --example proxy_stream_bench --features client
 //! target/release/examples/proxy_stream_bench --protocol 2026-07-28 --calls 5000
 //! ```
 

@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_INCREMENTAL=0
-cargo build --release --example demo --example conformance >&2
+cargo build --release --features redis --example demo --example conformance >&2
 hard=$(ulimit -Hn)
 if [ "$hard" = unlimited ] || [ "$hard" -ge 65536 ]; then ulimit -n 65536; else ulimit -n "$hard"; fi
 echo "# fd limit $(ulimit -n); $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git rev-parse --short HEAD)" >&2

@@ -1,7 +1,7 @@
 //! Every example's catalog matches its lockfile in `examples/locks/`, read
 //! from the running example through `mcp_core::client` at both eras'
 //! newest revisions (issue 17). A drift fails with every change classified;
-//! `MCP_CATALOG=overwrite cargo test --test catalog_locks` accepts it.
+//! `MCP_CATALOG=overwrite cargo test -p mcp-suite-tests --test catalog_locks` accepts it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -39,7 +39,7 @@ async fn catalog_of(example: &str, args: &[&str]) -> Catalog {
 async fn check(example: &str, args: &[&str]) {
     let current = catalog_of(example, args).await;
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/locks")
+        .join("../examples/locks")
         .join(format!("{example}.lock.json"));
     if let Err(report) = catalog::lock::assert_catalog(&current, &path) {
         panic!("{report}");

@@ -76,7 +76,7 @@ impl RedisTest {
                          {OPT_IN_ENV}=redis://127.0.0.1:PORT (a running redis-server; nginx \
                          at {NGINX}). To run them: `apt-get install redis-server nginx`, \
                          `redis-server --port 6390 --save '' --appendonly no --daemonize yes`, \
-                         then `{OPT_IN_ENV}=redis://127.0.0.1:6390 cargo test --test replicas`.\n"
+                         then `{OPT_IN_ENV}=redis://127.0.0.1:6390 cargo test -p mcp-suite-tests --test replicas`.\n"
                     );
                     let _ = std::io::stderr().write_all(line.as_bytes());
                 });

@@ -80,7 +80,7 @@ impl ScaleOutTest {
                         "\nscale_out: NOT RUN: the nginx-backed scale-out tests (two server \
                          replicas behind a load balancer) run only with {OPT_IN_ENV}=1. \
                          To run them: install nginx ({NGINX}; `apt-get install nginx` on \
-                         Debian), then `{OPT_IN_ENV}=1 cargo test --test scale_out`.\n"
+                         Debian), then `{OPT_IN_ENV}=1 cargo test -p mcp-suite-tests --test scale_out`.\n"
                     );
                     let _ = std::io::stderr().write_all(line.as_bytes());
                 });

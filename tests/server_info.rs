@@ -1,5 +1,5 @@
 //! The server's name: `mcp_core::server_info!()` names the crate that
-//! writes it (this test crate, `mcp-suite`, not `mcp-core`), and a server
+//! writes it (this test crate, `mcp-suite-tests`, not `mcp-core`), and a server
 //! built without a name says so once on stderr, naming the fix.
 //!
 //! The stderr checks run this test binary again as a child process (the
@@ -18,7 +18,7 @@ fn server_info_macro_names_the_calling_crate() {
         .implementation(mcp_core::server_info!())
         .build()
         .expect("server");
-    assert_eq!(server.info().name, "mcp-suite");
+    assert_eq!(server.info().name, "mcp-suite-tests");
     assert_eq!(server.info().version, env!("CARGO_PKG_VERSION"));
 }
 

@@ -228,6 +228,7 @@ fn usage(problem: &str) -> std::io::Error {
 /// Connects to backend `name` at `target` and lists what it serves: the
 /// [`Remote`](mcp_core::client::proxy::Remote) and a builder of forwarders
 /// to `mount` (the proxy and gateway examples).
+#[cfg(feature = "client")]
 pub async fn connect_backend(
     name: &str,
     target: mcp_core::client::proxy::Target,

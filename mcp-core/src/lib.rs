@@ -86,7 +86,7 @@
 //! | `client` | `mcp_core::client`: a client over a child process, any byte stream, or Streamable HTTP, in both eras; the proxy | `http`; tokio's `process`; hyper's client |
 //! | `client-oauth` | OAuth for the client (`client::oauth`): discovery, PKCE, registration, step-up, refresh, token store | `client` (no new crate) |
 //! | `client-oauth-jwt` | `private_key_jwt` client authentication and DPoP | `client-oauth`; p256 |
-//! | `auth` | an OAuth 2.1 resource server for the HTTP endpoint (`mcp_core::auth`): JWT or introspection, metadata, challenges, scopes | `http`, `tls`; jsonwebtoken (AWS-LC) |
+//! | `auth` | an OAuth 2.1 resource server for the HTTP endpoint (`mcp_core::auth`): JWT or introspection, metadata, challenges, scopes | `http`; jsonwebtoken on RustCrypto (no C toolchain); add `tls` for an `https://` authorization server |
 //! | `tls` | outbound HTTPS for `auth`'s fetches, the OAuth client and the client's HTTP link (`mcp_core::tls`) | `http`; rustls and hyper-rustls (AWS-LC), webpki-roots, rustls-native-certs |
 //! | `catalog` | the listing as an API (`mcp_core::catalog`): lockfile, schema profiles, token counts | `client`, `stdio`; tiktoken-rs |
 //! | `metrics` | `intercept::Metrics` through the `metrics` facade | metrics |

@@ -54,7 +54,7 @@ pub(crate) fn spawn_example(
     let path = example_path(example).expect("example path");
     assert!(
         path.exists(),
-        "example binary {} not found; build it with `cargo build --example {example}`",
+        "example binary {} not found; build it with `cargo build --example {example} --features full`",
         path.display()
     );
     let mut command = Command::new(&path);

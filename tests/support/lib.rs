@@ -36,11 +36,14 @@ pub fn example_path(name: &str) -> io::Result<PathBuf> {
 
 /// Makes sure the example binaries exist and are up to date.
 ///
-/// A plain `cargo test` builds the examples itself, but a run restricted to
-/// some targets (`cargo test --test examples`) does not, so this runs
-/// `cargo build --examples` once per test process with the same profile and
-/// target directory. When cargo is unavailable the already-built binaries are
-/// used as they are.
+/// `cargo test --workspace` builds the examples itself (this package turns
+/// on the examples' `full` feature), but a run restricted to some targets
+/// (`cargo test -p mcp-suite-tests --test examples`) does not, so this runs
+/// `cargo build --workspace --examples` once per test process with the same
+/// profile and target directory: over the whole workspace, Cargo resolves
+/// the features `cargo test --workspace` did and finds what it built up to
+/// date. When cargo is unavailable the already-built binaries are used as
+/// they are.
 ///
 /// # Errors
 /// The failed build's status.
@@ -66,7 +69,8 @@ pub fn ensure_examples_built() -> Result<(), String> {
                 .arg("--examples")
                 .arg("--quiet")
                 .arg("--manifest-path")
-                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml"))
+                .arg("--workspace")
                 .arg("--target-dir")
                 .arg(target_dir)
                 .stdin(Stdio::null())
@@ -76,7 +80,9 @@ pub fn ensure_examples_built() -> Result<(), String> {
             }
             match command.status() {
                 Ok(status) if status.success() => Ok(()),
-                Ok(status) => Err(format!("`cargo build --examples` failed: {status}")),
+                Ok(status) => Err(format!(
+                    "`cargo build --workspace --examples` failed: {status}"
+                )),
                 // No cargo on PATH: rely on binaries built by `cargo test`.
                 Err(_) => Ok(()),
             }
@@ -97,7 +103,7 @@ pub fn example_command(name: &str) -> io::Result<Command> {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
             format!(
-                "example binary {} not found; build it with `cargo build --example {name}`",
+                "example binary {} not found; build it with `cargo build --example {name} --features full`",
                 path.display()
             ),
         ));

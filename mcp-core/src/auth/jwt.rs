@@ -102,10 +102,10 @@ impl JwtVerifier {
     /// URLs) for the resource `audience` (this server's canonical URI).
     pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
         // jsonwebtoken picks its backend from its crate features: should
-        // another crate of the build also enable its `rust_crypto`, it would
-        // pick none and every check would fail. Ours (AWS-LC) is installed
-        // unless the application installed a provider first.
-        let _ = jsonwebtoken::crypto::aws_lc::DEFAULT_PROVIDER.install_default();
+        // another crate of the build also enable its `aws_lc_rs`, it would
+        // pick none and every check would fail. Ours (RustCrypto) is
+        // installed unless the application installed a provider first.
+        let _ = jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER.install_default();
         let issuer = issuer.into();
         Self {
             source: Source::Discover {

@@ -74,14 +74,16 @@
 //! ```
 //!
 //! # Fetching over `https://`
-//! The metadata, JWKS and introspection fetches use hyper's client with
-//! the crate's rustls connector (the `tls` feature, which `auth` implies):
-//! `https://` authorization servers are reached with Mozilla's and the
-//! platform's roots trusted, plus any root installed with
-//! [`crate::tls::TlsConfig`]. A server whose certificate does not verify
-//! is never trusted: the fetch fails with the reason (a `503` for the
-//! request). `http://` works too (a loopback or trusted network);
-//! [`JwtVerifier::fixed_keys`] fetches nothing.
+//! The metadata, JWKS and introspection fetches use hyper's client. With
+//! the `tls` feature (turn it on next to `auth` for every real, `https://`
+//! authorization server) it has the crate's rustls connector: `https://`
+//! authorization servers are reached with Mozilla's and the platform's
+//! roots trusted, plus any root installed with `tls::TlsConfig`. A server
+//! whose certificate does not verify is never trusted: the fetch fails with
+//! the reason (a `503` for the request). Without `tls` (`auth` alone is
+//! pure Rust and needs no C compiler) an `https://` fetch fails the same
+//! way, naming the feature. `http://` works too (a loopback or trusted
+//! network); [`JwtVerifier::fixed_keys`] fetches nothing.
 //!
 //! # CORS
 //! The Protected Resource Metadata is served to any origin

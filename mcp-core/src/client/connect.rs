@@ -68,7 +68,7 @@ impl ClientBuilder {
     }
 
     /// Speaks Streamable HTTP to the endpoint at `url` (`http://`, and
-    /// `https://` with the `tls` feature: see [`crate::tls`] for the roots).
+    /// `https://` with the `tls` feature: see the `tls` module for the roots).
     ///
     /// # Errors
     /// A malformed URL or header, a refused connection, or a failed handshake.
