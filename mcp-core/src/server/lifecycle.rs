@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::request_facts::RequestFacts;
 use super::round_trip::RoundTrip;
-use super::scope::RequestScope;
 use super::McpServer;
 use crate::context::interrupt::Channel;
 use crate::protocol::meta::meta_keys;
@@ -125,7 +125,7 @@ impl McpServer {
     /// handler's questions go out on.
     pub(crate) fn client_and_channel(
         &self,
-        scope: &RequestScope,
+        scope: &RequestFacts,
         round: &RoundTrip<'_>,
     ) -> (Option<Arc<ClientInfo>>, Channel) {
         match &scope.era {
@@ -151,7 +151,7 @@ impl McpServer {
 
     /// The lowest log level a handler of this request may send; `None`
     /// when the server offers no logging or a modern request named none.
-    pub(crate) fn log_threshold(&self, scope: &RequestScope) -> Option<LoggingLevel> {
+    pub(crate) fn log_threshold(&self, scope: &RequestFacts) -> Option<LoggingLevel> {
         if !self.inner.logging {
             return None;
         }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::builder::{BuildError, McpServerBuilder};
-use super::entry_chains::EntryInterceptors;
+use super::mount_chains::EntryInterceptors;
 
 impl McpServerBuilder {
     /// Mounts another server's catalog into this one under `prefix`: its

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::outcome::Stop;
-use super::scope::RequestScope;
+use super::request_facts::RequestFacts;
 use super::McpServer;
 use crate::context::interrupt::{Interrupt, Interruption};
 use crate::context::{CallContext, Extensions, InvokeContext, InvokeParts as Parts, Progress};
@@ -102,7 +102,7 @@ impl McpServer {
     /// `-32602` for a `requestState` that does not open.
     pub(crate) fn round_trip(
         &self,
-        scope: &RequestScope,
+        scope: &RequestFacts,
         key: &str,
         args: &Map<String, Value>,
         params: &Map<String, Value>,
@@ -183,7 +183,7 @@ impl McpServer {
 
     /// A call that cannot ask by round trip (its questions, if any, get
     /// an error): `completion/complete`.
-    pub(crate) fn no_round_trip(&self, scope: &RequestScope) -> RoundTrip<'_> {
+    pub(crate) fn no_round_trip(&self, scope: &RequestFacts) -> RoundTrip<'_> {
         RoundTrip {
             interrupt: Arc::new(Interrupt::default()),
             identity: None,
@@ -200,7 +200,7 @@ impl McpServer {
     /// multiply into the output.
     pub(crate) fn invoke_context(
         &self,
-        scope: &RequestScope,
+        scope: &RequestFacts,
         params: &Map<String, Value>,
         round: &RoundTrip<'_>,
         extensions: Extensions,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::scope::RequestScope;
+use super::request_facts::RequestFacts;
 use super::McpServer;
 use crate::handler::resource::McpResourceDef;
 use crate::protocol::{ErrorObject, ResourceContents};
@@ -136,7 +136,7 @@ fn string_param<'a>(params: &'a Map<String, Value>, key: &str) -> Result<&'a str
 }
 
 /// Adds the list cache hint to a 2026-07-28 result.
-fn cached(server: &McpServer, scope: &RequestScope, mut map: Map<String, Value>) -> Value {
+fn cached(server: &McpServer, scope: &RequestFacts, mut map: Map<String, Value>) -> Value {
     if scope.is_modern() {
         server.inner.list_cache.apply(&mut map);
     }
@@ -146,7 +146,7 @@ fn cached(server: &McpServer, scope: &RequestScope, mut map: Map<String, Value>)
 /// `skills/list`: every entry, in one page.
 pub(crate) fn list(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     super::methods::check_cursor(params)?;
@@ -163,7 +163,7 @@ pub(crate) fn list(
 /// (`-32602` for any other URI).
 pub(crate) fn get(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let uri = string_param(params, "uri")?;
@@ -184,7 +184,7 @@ pub(crate) fn get(
 /// URI that is not a served directory.
 pub(crate) fn directory_read(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     super::methods::check_cursor(params)?;

@@ -8,12 +8,12 @@ use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{ErrorObject, LoggingLevel};
 use crate::server::features::{completion_request, completion_result};
 use crate::server::outcome::Stop;
-use crate::server::scope::RequestScope;
+use crate::server::request_facts::RequestFacts;
 use crate::server::McpServer;
 
 /// `logging/setLevel` (legacy): the session's minimum level.
 pub(crate) fn set_level(
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let level = params
@@ -30,7 +30,7 @@ pub(crate) fn set_level(
 /// `completion/complete`, answered by the server's completer.
 pub(crate) async fn complete(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
     ext: Extensions,
 ) -> Result<Value, Stop> {
@@ -48,7 +48,7 @@ pub(crate) async fn complete(
 /// `resources/subscribe` (`on`) and `resources/unsubscribe` (legacy).
 pub(crate) fn subscribe(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
     on: bool,
 ) -> Result<Value, ErrorObject> {

@@ -11,16 +11,16 @@ use serde_json::{Map, Value};
 
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{self, ErrorObject};
-use crate::server::catalog::{Kinds, ListKind};
 use crate::server::outcome::Stop;
-use crate::server::scope::RequestScope;
+use crate::server::registry::{Kinds, ListKind};
+use crate::server::request_facts::RequestFacts;
 use crate::server::McpServer;
 use crate::session::Session;
 
 /// Runs one `subscriptions/listen`.
 pub(crate) async fn listen(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, Stop> {
     if !params.get("notifications").is_some_and(Value::is_object) {
@@ -78,7 +78,7 @@ pub(crate) async fn listen(
     let task_ids = match (&server.inner.tasks, &scope.ctx.outbound) {
         (Some(engine), Some(_)) => {
             let asked = params.get("notifications").and_then(|n| n.get("taskIds"));
-            Box::pin(crate::server::tasks::notify::watchable(
+            Box::pin(crate::server::task_engine::notify::watchable(
                 engine, scope, asked,
             ))
             .await
@@ -151,7 +151,7 @@ struct ListsListen<'a> {
 
 /// Unregisters a listen's `taskIds` however the listen ends.
 struct TasksListen<'a> {
-    engine: &'a crate::server::tasks::TaskEngine,
+    engine: &'a crate::server::task_engine::TaskEngine,
     task_ids: Vec<String>,
     id: Value,
 }

@@ -1,5 +1,5 @@
 //! The methods a registered request is routed to, one file per family.
-//! Each takes the request's [`RequestScope`](super::scope::RequestScope)
+//! Each takes the request's [`RequestFacts`](super::request_facts::RequestFacts)
 //! and its params and returns the answer or why it stopped.
 
 pub(crate) mod features;
@@ -10,7 +10,7 @@ pub(crate) mod tools;
 
 use serde_json::{Map, Value};
 
-use super::scope::RequestScope;
+use super::request_facts::RequestFacts;
 use crate::protocol::ErrorObject;
 
 /// Refuses a pagination cursor: every list fits in one page.
@@ -37,7 +37,7 @@ fn single(key: &str, value: Value) -> Value {
 /// listing depends on the caller is read from the catalog version the
 /// request uses, never fixed when the server was built.
 fn listing(
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
     (key, cache): (&str, crate::protocol::CacheHint),
     items: impl Iterator<Item = Value>,

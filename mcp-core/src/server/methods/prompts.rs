@@ -10,13 +10,13 @@ use crate::panic::{catch_panic, panic_error};
 use crate::protocol::ErrorObject;
 use crate::server::access::insufficient;
 use crate::server::outcome::Stop;
-use crate::server::scope::RequestScope;
+use crate::server::request_facts::RequestFacts;
 use crate::server::McpServer;
 
 /// `prompts/list`.
 pub(crate) fn list(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
@@ -32,7 +32,7 @@ pub(crate) fn list(
 /// `prompts/get`.
 pub(crate) async fn get(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     mut params: Map<String, Value>,
     ext: Extensions,
 ) -> Result<Value, Stop> {

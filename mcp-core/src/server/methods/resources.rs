@@ -9,13 +9,13 @@ use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{CacheHint, CacheScope, ErrorObject};
 use crate::server::access::insufficient;
 use crate::server::outcome::Stop;
-use crate::server::scope::RequestScope;
+use crate::server::request_facts::RequestFacts;
 use crate::server::McpServer;
 
 /// `resources/list`.
 pub(crate) fn list(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
@@ -34,7 +34,7 @@ pub(crate) fn list(
 /// `resources/templates/list`.
 pub(crate) fn templates(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
@@ -49,7 +49,7 @@ pub(crate) fn templates(
 /// `resources/read`: a registered URI, else the first template it matches.
 pub(crate) async fn read(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: Map<String, Value>,
     ext: Extensions,
 ) -> Result<Value, Stop> {

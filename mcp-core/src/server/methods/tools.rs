@@ -18,12 +18,12 @@ use crate::panic::{catch_panic, panic_error};
 use crate::protocol::CallToolResult;
 use crate::protocol::ErrorObject;
 use crate::server::access::insufficient;
-use crate::server::catalog::ToolCatalog;
 use crate::server::decode::Held;
 use crate::server::outcome::{Answer, Stop};
+use crate::server::registry::ToolRegistry;
+use crate::server::request_facts::RequestFacts;
 use crate::server::round_trip::progress_token;
-use crate::server::scope::RequestScope;
-use crate::server::tasks;
+use crate::server::task_engine;
 use crate::server::McpServer;
 use crate::tasks::TaskSupport;
 
@@ -32,7 +32,7 @@ use crate::tasks::TaskSupport;
 /// is sent as it is.
 pub(crate) fn list(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
@@ -49,7 +49,7 @@ pub(crate) fn list(
 /// parsed into the tool's types yet).
 #[inline]
 pub(crate) fn resolve<'a>(
-    catalog: &'a ToolCatalog,
+    catalog: &'a ToolRegistry,
     params: &mut Map<String, Value>,
     held: Option<String>,
 ) -> Result<(String, &'a McpToolDef, Map<String, Value>), ErrorObject> {
@@ -83,7 +83,7 @@ pub(crate) fn resolve<'a>(
 /// `held`: what decoding held apart from `params` (then not in it).
 pub(crate) async fn call(
     server: &McpServer,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     mut params: Map<String, Value>,
     held: Held,
     ext: Extensions,
@@ -99,15 +99,17 @@ pub(crate) async fn call(
     let resumed = params.contains_key("requestState") || params.contains_key("inputResponses");
     if tool.task_support() != TaskSupport::Forbidden {
         if let Some(engine) = &server.inner.tasks {
-            if tasks::declared(&scope.era) {
+            if task_engine::declared(&scope.era) {
                 let call = (name, tool, args);
                 // Boxed: the task path's state stays out of every other
                 // call's future.
-                return Box::pin(tasks::spawn::call(server, engine, scope, call, params, ext))
-                    .await;
+                return Box::pin(task_engine::spawn::call(
+                    server, engine, scope, call, params, ext,
+                ))
+                .await;
             }
             if tool.task_support() == TaskSupport::Required {
-                return Err(tasks::missing_extension().into());
+                return Err(task_engine::missing_extension().into());
             }
         }
     }

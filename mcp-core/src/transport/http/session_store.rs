@@ -16,8 +16,8 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::call_messages::SessionOutbound;
 use super::names::SESSION_NAME;
-use super::outbound::SessionOutbound;
 use super::sessions::{SessionEntry, SessionTable};
 use crate::context::Outbound;
 use crate::protocol::{ClientInfo, LoggingLevel, SUPPORTED_PROTOCOL_VERSIONS};

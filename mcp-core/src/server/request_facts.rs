@@ -1,4 +1,4 @@
-//! [`RequestScope`]: everything the stages after registration need to know
+//! [`RequestFacts`]: everything the stages after registration need to know
 //! about one request, carried as one value.
 
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use crate::session::{InflightGuard, Session};
 
 /// One registered request: its id (in flight in `session` until the scope
 /// is dropped), method, era and the transport's context.
-pub(crate) struct RequestScope {
+pub(crate) struct RequestFacts {
     /// The request's id.
     pub(crate) id: RequestId,
     /// The method name.
@@ -26,7 +26,7 @@ pub(crate) struct RequestScope {
     pub(crate) guard: InflightGuard,
 }
 
-impl RequestScope {
+impl RequestFacts {
     /// The call's cancellation token.
     pub(crate) fn token(&self) -> &CancelToken {
         self.guard.token()

@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use super::intercept::{Chain, Interceptor, LocalBoxed, Method, Request};
 use super::methods;
 use super::outcome::{Answer, Stop};
+use super::request_facts::RequestFacts;
 use super::route::Route;
-use super::scope::RequestScope;
 use super::McpServer;
 use crate::context::Extensions;
 
@@ -63,7 +63,7 @@ impl McpServer {
     /// `Err` gives the params back when it has none.
     pub(crate) async fn run_entry_chain(
         &self,
-        scope: &RequestScope,
+        scope: &RequestFacts,
         route: Route,
         params: Map<String, Value>,
         ext: Extensions,

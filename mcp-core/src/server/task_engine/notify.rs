@@ -20,7 +20,7 @@ use crate::tasks::TaskRecord;
 /// [`MAX_WATCHED_PER_LISTEN`].
 pub(crate) async fn watchable(
     engine: &super::TaskEngine,
-    scope: &crate::server::scope::RequestScope,
+    scope: &crate::server::request_facts::RequestFacts,
     asked: Option<&Value>,
 ) -> Vec<String> {
     let Some(Value::Array(ids)) = asked else {

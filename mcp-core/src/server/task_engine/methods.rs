@@ -8,14 +8,14 @@ use serde_json::{Map, Value};
 use super::engine::{store_error, TaskEngine};
 use super::{declared, missing_extension, wire};
 use crate::protocol::ErrorObject;
-use crate::server::scope::RequestScope;
+use crate::server::request_facts::RequestFacts;
 use crate::tasks::{TaskChange, TaskRecord};
 
 /// The task a request names, checked: its id's shape, the extension, the
 /// owner.
 async fn find(
     engine: &TaskEngine,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<(String, TaskRecord), ErrorObject> {
     if !declared(&scope.era) {
@@ -50,7 +50,7 @@ fn unknown(task_id: &str) -> ErrorObject {
 /// `tasks/get`: the task as `DetailedTask`.
 pub(crate) async fn get(
     engine: &TaskEngine,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let (_, record) = find(engine, scope, params).await?;
@@ -61,7 +61,7 @@ pub(crate) async fn get(
 /// task does not ask are ignored); an empty ack.
 pub(crate) async fn update(
     engine: &TaskEngine,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let (task_id, _) = find(engine, scope, params).await?;
@@ -100,7 +100,7 @@ pub(crate) async fn update(
 /// is) and its tool, when it runs here, is cancelled; an empty ack.
 pub(crate) async fn cancel(
     engine: &TaskEngine,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let (task_id, record) = find(engine, scope, params).await?;

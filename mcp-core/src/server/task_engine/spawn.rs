@@ -25,7 +25,7 @@ use crate::handler::tool::McpToolDef;
 use crate::panic::{catch_panic, panic_error, CatchPanic};
 use crate::protocol::{CallToolResult, ErrorObject};
 use crate::server::outcome::{Answer, Stop};
-use crate::server::scope::RequestScope;
+use crate::server::request_facts::RequestFacts;
 use crate::server::McpServer;
 use crate::tasks::time::now_ms;
 use crate::tasks::{TaskChange, TaskRecord, TaskSupport};
@@ -37,7 +37,7 @@ type Work = CatchPanic<BoxFuture<CallToolResult>>;
 pub(crate) async fn call(
     server: &McpServer,
     engine: &Arc<TaskEngine>,
-    scope: &RequestScope,
+    scope: &RequestFacts,
     (name, tool, args): (String, &McpToolDef, Map<String, Value>),
     params: Map<String, Value>,
     ext: Extensions,
