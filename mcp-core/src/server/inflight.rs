@@ -31,7 +31,7 @@ pub(crate) fn register(
         let error = ErrorObject::invalid_request(format!("Request id {id} is already in flight"));
         return Err((id, error));
     };
-    let scope = RequestFacts {
+    let facts = RequestFacts {
         id,
         method,
         era,
@@ -39,7 +39,7 @@ pub(crate) fn register(
         ctx: Arc::clone(ctx),
         guard,
     };
-    Ok((scope, params))
+    Ok((facts, params))
 }
 
 /// Hands a client's response to the server→client request waiting for it

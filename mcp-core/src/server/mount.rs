@@ -1,6 +1,6 @@
 //! Composition: [`McpServerBuilder::mount`] serves another server's
 //! catalog under a prefix (its interceptors for its own entries are kept
-//! in `entry_chains.rs` and the server's `tool_chains`).
+//! in `mount_chains.rs` and the server's `tool_chains`).
 
 use std::sync::Arc;
 

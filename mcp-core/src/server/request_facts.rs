@@ -1,5 +1,6 @@
 //! [`RequestFacts`]: everything the stages after registration need to know
-//! about one request, carried as one value.
+//! about one request, carried as one value (the facts of a request, not an
+//! OAuth scope).
 
 use std::sync::Arc;
 
@@ -8,8 +9,8 @@ use crate::context::CallContext;
 use crate::protocol::{Era, RequestId};
 use crate::session::{InflightGuard, Session};
 
-/// One registered request: its id (in flight in `session` until the scope
-/// is dropped), method, era and the transport's context.
+/// One registered request: its id (in flight in `session` until these facts
+/// are dropped), method, era and the transport's context.
 pub(crate) struct RequestFacts {
     /// The request's id.
     pub(crate) id: RequestId,
