@@ -1,5 +1,5 @@
 //! The methods a registered request is routed to, one file per family.
-//! Each takes the request's [`RequestFacts`](super::request_facts::RequestFacts)
+//! Each takes the request's [`RequestFacts`]
 //! and its params and returns the answer or why it stopped.
 
 pub(crate) mod features;

@@ -1,6 +1,6 @@
-//! The registry: the server's live record of its tools, resources (with
-//! templates) and prompts (not to be confused with the public
-//! [`crate::catalog`] feature, which lints a catalog's lockfile), each part
+//! The registry: the server's record of its tools, resources (with
+//! templates) and prompts (not the public `catalog` module, feature
+//! `catalog`, which lints a catalog's lockfile), each part
 //! fixed at build time or *live* (entries added and removed while
 //! serving). Either way a part's listing is serialized once per version,
 //! never per request (unless it depends on the caller: scoped entries, a
