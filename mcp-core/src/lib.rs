@@ -130,7 +130,7 @@ mod fast_hash;
 pub mod guide;
 mod handler;
 #[cfg(any(feature = "client", feature = "auth", feature = "tls"))]
-mod outbound;
+mod http_client;
 mod panic;
 pub mod protocol;
 mod random;

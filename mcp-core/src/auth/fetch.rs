@@ -11,7 +11,7 @@ use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CACHE_CONTROL, CONTENT_T
 use hyper::{HeaderMap, Method, Request, Uri};
 use serde_json::Value;
 
-use crate::outbound::{self, Outbound};
+use crate::http_client::{self, HttpClient};
 
 /// Largest metadata, JWKS or introspection answer read (256 KiB).
 const MAX_ANSWER_BYTES: usize = 256 * 1024;
@@ -21,13 +21,13 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 /// A small JSON-over-HTTP client (cheap to clone).
 #[derive(Clone)]
 pub(crate) struct Fetcher {
-    client: Outbound<Full<Bytes>>,
+    client: HttpClient<Full<Bytes>>,
 }
 
 impl Default for Fetcher {
     fn default() -> Self {
         Self {
-            client: outbound::client(),
+            client: http_client::client(),
         }
     }
 }
@@ -86,7 +86,7 @@ impl Fetcher {
             let response = client
                 .request(request)
                 .await
-                .map_err(|e| format!("{url}: {}", outbound::describe(&e)))?;
+                .map_err(|e| format!("{url}: {}", http_client::describe(&e)))?;
             let status = response.status();
             let headers = response.headers().clone();
             let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
@@ -140,7 +140,7 @@ pub(crate) fn max_age(headers: &HeaderMap) -> Option<Duration> {
 
 fn parse(url: &str) -> Result<Uri, String> {
     let uri: Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
-    outbound::check_scheme(uri.scheme_str()).map_err(|e| format!("{url}: {e}"))?;
+    http_client::check_scheme(uri.scheme_str()).map_err(|e| format!("{url}: {e}"))?;
     Ok(uri)
 }
 

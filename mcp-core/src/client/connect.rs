@@ -80,7 +80,7 @@ impl ClientBuilder {
         let url: hyper::Uri = url
             .parse()
             .map_err(|e| ClientError::transport(format!("invalid URL {url:?}: {e}")))?;
-        crate::outbound::check_scheme(url.scheme_str())
+        crate::http_client::check_scheme(url.scheme_str())
             .map_err(|e| ClientError::transport(format!("{url}: {e}")))?;
         let mut headers = HeaderMap::new();
         for (name, value) in &self.headers {

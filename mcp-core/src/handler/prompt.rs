@@ -43,7 +43,7 @@ pub struct McpPromptDef {
     /// Which mounted backend added it (none: the server's own); a backend
     /// may change only what it added to a live catalog.
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
-    pub(crate) owner: Option<crate::server::catalog::Owner>,
+    pub(crate) owner: Option<crate::server::registry::Owner>,
 }
 
 impl fmt::Debug for McpPromptDef {

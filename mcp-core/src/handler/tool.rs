@@ -44,7 +44,7 @@ pub struct McpToolDef {
     /// Which mounted backend added it (none: the server's own); a backend
     /// may change only what it added to a live catalog.
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
-    pub(crate) owner: Option<crate::server::catalog::Owner>,
+    pub(crate) owner: Option<crate::server::registry::Owner>,
     /// False once [`never_asks`](Self::never_asks) said so.
     asks: bool,
     /// The handler never reads its [`InvokeContext`] (a macro tool whose

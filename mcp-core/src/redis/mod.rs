@@ -45,7 +45,7 @@
 mod bus;
 #[cfg(feature = "http")]
 mod sessions;
-mod tasks;
+mod task_store;
 
 use std::fmt;
 use std::sync::Arc;
@@ -57,7 +57,7 @@ pub use bus::RedisNotificationBus;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use sessions::RedisSessionStore;
-pub use tasks::RedisTaskStore;
+pub use task_store::RedisTaskStore;
 
 /// Why a [`RedisBackend`] could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq)]

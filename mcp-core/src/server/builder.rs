@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 pub use super::build_error::BuildError;
 use super::features::{completer, Completer, CompletionRequest, Subscriptions};
-use super::registry::Registry;
+use super::registry::OrderedMap;
 use super::{Inner, McpServer};
 use crate::context::state_map::StateMap;
 use crate::context::InvokeContext;
@@ -50,7 +50,7 @@ pub struct McpServerBuilder {
     pub(super) interceptors: Vec<std::sync::Arc<dyn super::intercept::Interceptor>>,
     pub(super) tool_interceptors: Vec<(String, std::sync::Arc<dyn super::intercept::Interceptor>)>,
     /// A mounted server's interceptors, for its resources and prompts.
-    pub(super) entry_interceptors: super::entry_chains::EntryInterceptors,
+    pub(super) entry_interceptors: super::mount_chains::EntryInterceptors,
     /// A `Metrics` interceptor was registered.
     #[cfg(feature = "metrics")]
     count_sessions: bool,
@@ -65,7 +65,7 @@ pub struct McpServerBuilder {
     live_catalog: bool,
     tool_timeout: Option<std::time::Duration>,
     /// The extensions (tasks, skills) and their settings.
-    pub(super) ext: super::extensions::ExtensionConfig,
+    pub(super) ext: super::offered_extensions::ExtensionConfig,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -375,15 +375,15 @@ impl McpServerBuilder {
         }
         let ext = std::mem::take(&mut self.ext).build(&self.tools);
         self.resources.extend(ext.resources);
-        let mut tools = Registry::default();
+        let mut tools = OrderedMap::default();
         for t in self.tools {
             let name = t.name().to_owned();
             if !tools.insert(name.clone(), t) {
                 return Err(BuildError::DuplicateTool(name));
             }
         }
-        let prompts = super::catalog::PromptCatalog::build(self.prompts)?;
-        let resources = super::catalog::ResourceCatalog::build(self.resources)?;
+        let prompts = super::registry::PromptRegistry::build(self.prompts)?;
+        let resources = super::registry::ResourceRegistry::build(self.resources)?;
         let live_catalog = self.live_catalog;
         let has_resources = live_catalog || !resources.is_empty();
         let has_prompts = live_catalog || !prompts.prompts.is_empty();
@@ -412,7 +412,7 @@ impl McpServerBuilder {
         };
         // Our own type always serializes; `null` keeps this total.
         let capabilities_json = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
-        let catalog = super::catalog::ToolCatalog::new(tools);
+        let catalog = super::registry::ToolRegistry::new(tools);
         // A live listing may change at any time: by default clients are
         // told not to cache it (they hear of changes instead). A listing
         // that depends on the caller is made `private` where it is built
@@ -426,9 +426,9 @@ impl McpServerBuilder {
         let list_cache = hint(self.live_tools);
         let resource_list_cache = hint(live_catalog);
         let prompt_list_cache = hint(live_catalog);
-        let tools = super::catalog::Tools::new(catalog, self.live_tools);
-        let resources = super::catalog::Resources::new(resources, live_catalog);
-        let prompts = super::catalog::Prompts::new(prompts, live_catalog);
+        let tools = super::registry::Tools::new(catalog, self.live_tools);
+        let resources = super::registry::Resources::new(resources, live_catalog);
+        let prompts = super::registry::Prompts::new(prompts, live_catalog);
         let entry_chains = self.entry_interceptors.chains();
         // None set: the framework's name, and a warning naming the fix.
         let info = self.info.unwrap_or_else(super::info::unnamed);
@@ -439,7 +439,7 @@ impl McpServerBuilder {
                 info,
                 server_info_json,
                 server_info_raw,
-                list_listeners: super::catalog::ListListeners::default(),
+                list_listeners: super::registry::ListListeners::default(),
                 state_keys: self.state_keys.unwrap_or_default(),
                 logging: self.logging,
                 client_request_timeout: self

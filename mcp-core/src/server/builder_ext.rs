@@ -1,5 +1,5 @@
 //! The builder methods of the extensions (tasks, skills); their settings
-//! and what `build` makes of them are in `extensions.rs`.
+//! and what `build` makes of them are in `offered_extensions.rs`.
 
 use std::sync::Arc;
 

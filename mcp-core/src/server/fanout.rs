@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Weak};
 
-use super::catalog::ListKind;
+use super::registry::ListKind;
 use super::{Inner, McpServer};
 use crate::bus::{BusEvent, BusSink};
 

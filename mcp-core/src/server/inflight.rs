@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::decode::RequestParts;
-use super::scope::RequestScope;
+use super::request_facts::RequestFacts;
 use crate::cancel::CancelToken;
 use crate::context::CallContext;
 use crate::protocol::{Era, ErrorObject, RequestId};
@@ -23,7 +23,7 @@ pub(crate) fn register(
     era: Era,
     ctx: &Arc<CallContext>,
     session: Session,
-) -> Result<(RequestScope, Map<String, Value>), (RequestId, ErrorObject)> {
+) -> Result<(RequestFacts, Map<String, Value>), (RequestId, ErrorObject)> {
     let RequestParts {
         id, method, params, ..
     } = parts;
@@ -31,7 +31,7 @@ pub(crate) fn register(
         let error = ErrorObject::invalid_request(format!("Request id {id} is already in flight"));
         return Err((id, error));
     };
-    let scope = RequestScope {
+    let facts = RequestFacts {
         id,
         method,
         era,
@@ -39,7 +39,7 @@ pub(crate) fn register(
         ctx: Arc::clone(ctx),
         guard,
     };
-    Ok((scope, params))
+    Ok((facts, params))
 }
 
 /// Hands a client's response to the server→client request waiting for it

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::request_facts::RequestFacts;
 use super::round_trip::RoundTrip;
-use super::scope::RequestScope;
 use super::McpServer;
 use crate::context::interrupt::Channel;
 use crate::protocol::meta::meta_keys;
@@ -125,15 +125,15 @@ impl McpServer {
     /// handler's questions go out on.
     pub(crate) fn client_and_channel(
         &self,
-        scope: &RequestScope,
+        facts: &RequestFacts,
         round: &RoundTrip<'_>,
     ) -> (Option<Arc<ClientInfo>>, Channel) {
-        match &scope.era {
+        match &facts.era {
             Era::Legacy => (
-                scope.session.client(),
-                match &scope.ctx.outbound {
+                facts.session.client(),
+                match &facts.ctx.outbound {
                     Some(outbound) => Channel::Legacy {
-                        session: scope.session.clone(),
+                        session: facts.session.clone(),
                         outbound: Arc::clone(outbound),
                         timeout: self.inner.client_request_timeout,
                     },
@@ -151,12 +151,12 @@ impl McpServer {
 
     /// The lowest log level a handler of this request may send; `None`
     /// when the server offers no logging or a modern request named none.
-    pub(crate) fn log_threshold(&self, scope: &RequestScope) -> Option<LoggingLevel> {
+    pub(crate) fn log_threshold(&self, facts: &RequestFacts) -> Option<LoggingLevel> {
         if !self.inner.logging {
             return None;
         }
-        match &scope.era {
-            Era::Legacy => Some(scope.session.log_level().unwrap_or(LoggingLevel::Debug)),
+        match &facts.era {
+            Era::Legacy => Some(facts.session.log_level().unwrap_or(LoggingLevel::Debug)),
             Era::Modern(meta) => meta.log_level,
         }
     }

@@ -27,13 +27,10 @@ mod batch;
 mod build_error;
 mod builder;
 mod builder_ext;
-pub(crate) mod catalog;
 mod classify;
 mod decode;
 mod encode;
 mod entry;
-mod entry_chains;
-mod extensions;
 mod fanout;
 pub(crate) mod features;
 mod inflight;
@@ -42,15 +39,17 @@ pub mod intercept;
 mod lifecycle;
 mod methods;
 mod mount;
+mod mount_chains;
+mod offered_extensions;
 mod outcome;
 mod prepare;
-mod registry;
+pub(crate) mod registry;
+pub(crate) mod request_facts;
 mod round_trip;
 pub(crate) mod route;
 mod run;
-pub(crate) mod scope;
 mod skills;
-mod tasks;
+mod task_engine;
 
 use std::fmt;
 use std::sync::Arc;
@@ -113,13 +112,13 @@ pub(crate) struct Inner {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
     /// The tools, fixed or live, with their precomputed listing.
-    pub(crate) tools: catalog::Tools,
+    pub(crate) tools: registry::Tools,
     /// Who hears of changes to a live catalog.
-    pub(crate) list_listeners: catalog::ListListeners,
+    pub(crate) list_listeners: registry::ListListeners,
     /// The resources and templates, fixed or live, with their listings.
-    pub(crate) resources: catalog::Resources,
+    pub(crate) resources: registry::Resources,
     /// The prompts, fixed or live, with their listing.
-    pub(crate) prompts: catalog::Prompts,
+    pub(crate) prompts: registry::Prompts,
     pub(crate) capabilities: ServerCapabilities,
     /// The same, as `initialize` and `server/discover` send it.
     pub(crate) capabilities_json: Value,
@@ -150,9 +149,9 @@ pub(crate) struct Inner {
     pub(crate) tool_chains: std::collections::HashMap<String, intercept::Chain>,
     /// The resources (by URI or template) and prompts (by name) that have
     /// interceptors of their own (a mounted server's), and theirs.
-    pub(crate) entry_chains: entry_chains::EntryChains,
+    pub(crate) entry_chains: mount_chains::EntryChains,
     /// The tasks extension, when offered.
-    pub(crate) tasks: Option<Arc<tasks::TaskEngine>>,
+    pub(crate) tasks: Option<Arc<task_engine::TaskEngine>>,
     /// The skills extension, when skills are published.
     pub(crate) skills: Option<Arc<skills::SkillCatalog>>,
     /// A `Metrics` interceptor is registered: open sessions are counted.

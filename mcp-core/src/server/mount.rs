@@ -1,11 +1,11 @@
 //! Composition: [`McpServerBuilder::mount`] serves another server's
 //! catalog under a prefix (its interceptors for its own entries are kept
-//! in `entry_chains.rs` and the server's `tool_chains`).
+//! in `mount_chains.rs` and the server's `tool_chains`).
 
 use std::sync::Arc;
 
 use super::builder::{BuildError, McpServerBuilder};
-use super::entry_chains::EntryInterceptors;
+use super::mount_chains::EntryInterceptors;
 
 impl McpServerBuilder {
     /// Mounts another server's catalog into this one under `prefix`: its

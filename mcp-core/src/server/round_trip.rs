@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::outcome::Stop;
-use super::scope::RequestScope;
+use super::request_facts::RequestFacts;
 use super::McpServer;
 use crate::context::interrupt::{Interrupt, Interruption};
 use crate::context::{CallContext, Extensions, InvokeContext, InvokeParts as Parts, Progress};
@@ -102,7 +102,7 @@ impl McpServer {
     /// `-32602` for a `requestState` that does not open.
     pub(crate) fn round_trip(
         &self,
-        scope: &RequestScope,
+        facts: &RequestFacts,
         key: &str,
         args: &Map<String, Value>,
         params: &Map<String, Value>,
@@ -112,9 +112,9 @@ impl McpServer {
             interrupt: Arc::new(Interrupt::default()),
             identity: None,
             server: self,
-            principal: scope.ctx.principal.clone(),
+            principal: facts.ctx.principal.clone(),
         };
-        let Era::Modern(meta) = &scope.era else {
+        let Era::Modern(meta) = &facts.era else {
             return Ok(round);
         };
         // A handler can only ask what the client declared it can answer
@@ -150,24 +150,24 @@ impl McpServer {
             // A copy of large arguments would cost more memory than their
             // digest costs time: those are hashed now.
             round.identity = Some(if larger_than(args, DEFER_UP_TO) {
-                Identity::Known(crate::request_state::binding(&scope.method, key, args))
+                Identity::Known(crate::request_state::binding(&facts.method, key, args))
             } else {
                 Identity::Deferred {
-                    method: scope.method.to_string(),
+                    method: facts.method.to_string(),
                     key: key.to_owned(),
                     args: args.clone(),
                 }
             });
             return Ok(round);
         };
-        let identity = crate::request_state::binding(&scope.method, key, args);
+        let identity = crate::request_state::binding(&facts.method, key, args);
         let state = state
             .as_str()
             .ok_or_else(|| ErrorObject::invalid_params("`requestState` must be a string"))?;
         let (mut answers, pending) = self
             .inner
             .state_keys
-            .open(state, &identity, scope.ctx.principal.as_deref())
+            .open(state, &identity, facts.ctx.principal.as_deref())
             .map_err(|why| ErrorObject::invalid_params(format!("Invalid requestState: {why}")))?;
         if let Some(Value::Object(responses)) = params.get("inputResponses") {
             for key in pending {
@@ -183,12 +183,12 @@ impl McpServer {
 
     /// A call that cannot ask by round trip (its questions, if any, get
     /// an error): `completion/complete`.
-    pub(crate) fn no_round_trip(&self, scope: &RequestScope) -> RoundTrip<'_> {
+    pub(crate) fn no_round_trip(&self, facts: &RequestFacts) -> RoundTrip<'_> {
         RoundTrip {
             interrupt: Arc::new(Interrupt::default()),
             identity: None,
             server: self,
-            principal: scope.ctx.principal.clone(),
+            principal: facts.ctx.principal.clone(),
         }
     }
 
@@ -200,12 +200,12 @@ impl McpServer {
     /// multiply into the output.
     pub(crate) fn invoke_context(
         &self,
-        scope: &RequestScope,
+        facts: &RequestFacts,
         params: &Map<String, Value>,
         round: &RoundTrip<'_>,
         extensions: Extensions,
     ) -> Result<InvokeContext, ErrorObject> {
-        let ctx = &scope.ctx;
+        let ctx = &facts.ctx;
         let progress = match (&ctx.progress, &ctx.outbound) {
             (Some(sink), _) => Some(Progress::sink(Arc::clone(sink))),
             (None, Some(outbound)) => {
@@ -213,7 +213,7 @@ impl McpServer {
             }
             (None, None) => None,
         };
-        let (client, channel) = self.client_and_channel(scope, round);
+        let (client, channel) = self.client_and_channel(facts, round);
         let can_elicit = client
             .as_deref()
             .is_some_and(|c| c.capabilities.supports_form_elicitation());
@@ -221,7 +221,7 @@ impl McpServer {
             progress,
             elicitor: std::sync::OnceLock::new(),
             can_elicit,
-            request_id: Some(scope.id.clone()),
+            request_id: Some(facts.id.clone()),
             client,
             call: {
                 let mut call = CallContext::clone(ctx);
@@ -231,11 +231,11 @@ impl McpServer {
             state: Some(Arc::clone(&self.inner.state)),
             interrupt: Some(Arc::clone(&round.interrupt)),
             channel,
-            modern: scope.is_modern(),
-            no_round_trip: scope.is_modern() && round.identity.is_none(),
-            log_threshold: self.log_threshold(scope),
+            modern: facts.is_modern(),
+            no_round_trip: facts.is_modern() && round.identity.is_none(),
+            log_threshold: self.log_threshold(facts),
         };
-        Ok(InvokeContext::with_parts(scope.token().clone(), parts))
+        Ok(InvokeContext::with_parts(facts.token().clone(), parts))
     }
 }
 

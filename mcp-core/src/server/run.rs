@@ -8,8 +8,8 @@ use super::encode::{Body, Reply};
 use super::intercept::{LocalBoxed, Method, Request};
 use super::methods;
 use super::outcome::{Answer, Listing, Outcome, Stop, ToolListing};
+use super::request_facts::RequestFacts;
 use super::route::{route, Route};
-use super::scope::RequestScope;
 use super::McpServer;
 use crate::cancel::CancelToken;
 use crate::context::Extensions;
@@ -17,7 +17,7 @@ use crate::protocol::{Era, ErrorObject};
 
 /// A request whose id is registered in its session, ready to run.
 pub(crate) struct Prepared {
-    pub(crate) scope: RequestScope,
+    pub(crate) scope: RequestFacts,
     pub(crate) params: Map<String, Value>,
     /// The members of `params` decoding held apart.
     pub(crate) held: Held,
@@ -35,8 +35,8 @@ impl McpServer {
     }
 
     /// The reply of a request whose method ran, its id unregistered first.
-    pub(crate) fn conclude(&self, scope: RequestScope, outcome: Outcome) -> Option<Reply> {
-        let RequestScope { id, era, guard, .. } = scope;
+    pub(crate) fn conclude(&self, scope: RequestFacts, outcome: Outcome) -> Option<Reply> {
+        let RequestFacts { id, era, guard, .. } = scope;
         // Unregistered before the reply leaves: a client may reuse the id
         // as soon as it has the answer.
         drop(guard);
@@ -49,7 +49,7 @@ impl McpServer {
     /// (a client that went away). A cancelled call has no outcome to send.
     pub(crate) async fn execute(
         &self,
-        scope: &RequestScope,
+        scope: &RequestFacts,
         params: Map<String, Value>,
         held: Held,
     ) -> Outcome {
@@ -83,7 +83,7 @@ impl McpServer {
     /// when there are any.
     async fn dispatch(
         &self,
-        scope: &RequestScope,
+        scope: &RequestFacts,
         mut params: Map<String, Value>,
         held: Held,
     ) -> Result<Answer, Stop> {
@@ -120,7 +120,7 @@ impl McpServer {
     /// Runs a routed method (the end of the interceptor chain).
     pub(crate) async fn run_method(
         &self,
-        scope: &RequestScope,
+        scope: &RequestFacts,
         route: Route,
         params: Map<String, Value>,
         ext: Extensions,
@@ -196,11 +196,13 @@ impl McpServer {
                 let work: std::pin::Pin<
                     Box<dyn std::future::Future<Output = Result<Value, ErrorObject>> + Send + '_>,
                 > = match route {
-                    Route::TasksGet => Box::pin(super::tasks::methods::get(engine, scope, &params)),
-                    Route::TasksUpdate => {
-                        Box::pin(super::tasks::methods::update(engine, scope, &params))
+                    Route::TasksGet => {
+                        Box::pin(super::task_engine::methods::get(engine, scope, &params))
                     }
-                    _ => Box::pin(super::tasks::methods::cancel(engine, scope, &params)),
+                    Route::TasksUpdate => {
+                        Box::pin(super::task_engine::methods::update(engine, scope, &params))
+                    }
+                    _ => Box::pin(super::task_engine::methods::cancel(engine, scope, &params)),
                 };
                 work.await?
             }
@@ -261,7 +263,7 @@ impl McpServer {
     /// A method's JSON result as the answer (a 2026-07-28 result decorated).
     pub(crate) fn json_answer(
         &self,
-        scope: &RequestScope,
+        scope: &RequestFacts,
         json: Result<Value, Stop>,
     ) -> Result<Answer, Stop> {
         let mut json = json?;

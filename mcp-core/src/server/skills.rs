@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::scope::RequestScope;
+use super::request_facts::RequestFacts;
 use super::McpServer;
 use crate::handler::resource::McpResourceDef;
 use crate::protocol::{ErrorObject, ResourceContents};
@@ -136,8 +136,8 @@ fn string_param<'a>(params: &'a Map<String, Value>, key: &str) -> Result<&'a str
 }
 
 /// Adds the list cache hint to a 2026-07-28 result.
-fn cached(server: &McpServer, scope: &RequestScope, mut map: Map<String, Value>) -> Value {
-    if scope.is_modern() {
+fn cached(server: &McpServer, facts: &RequestFacts, mut map: Map<String, Value>) -> Value {
+    if facts.is_modern() {
         server.inner.list_cache.apply(&mut map);
     }
     Value::Object(map)
@@ -146,7 +146,7 @@ fn cached(server: &McpServer, scope: &RequestScope, mut map: Map<String, Value>)
 /// `skills/list`: every entry, in one page.
 pub(crate) fn list(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     super::methods::check_cursor(params)?;
@@ -156,14 +156,14 @@ pub(crate) fn list(
         "skills".into(),
         Value::Array(skills.entries.iter().map(|(_, e)| e.clone()).collect()),
     );
-    Ok(cached(server, scope, map))
+    Ok(cached(server, facts, map))
 }
 
 /// `skills/get`: the entry of the skill whose `SKILL.md` is `uri`
 /// (`-32602` for any other URI).
 pub(crate) fn get(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let uri = string_param(params, "uri")?;
@@ -176,7 +176,7 @@ pub(crate) fn get(
         .ok_or_else(|| unknown("skill", uri))?;
     let mut map = Map::new();
     map.insert("skill".into(), entry);
-    Ok(cached(server, scope, map))
+    Ok(cached(server, facts, map))
 }
 
 /// `resources/directory/read`: the direct children of a skill directory
@@ -184,7 +184,7 @@ pub(crate) fn get(
 /// URI that is not a served directory.
 pub(crate) fn directory_read(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     super::methods::check_cursor(params)?;
@@ -197,7 +197,7 @@ pub(crate) fn directory_read(
         .ok_or_else(|| unknown("directory", uri))?;
     let mut map = Map::new();
     map.insert("resources".into(), Value::Array(children.clone()));
-    Ok(cached(server, scope, map))
+    Ok(cached(server, facts, map))
 }
 
 fn unknown(what: &str, uri: &str) -> ErrorObject {

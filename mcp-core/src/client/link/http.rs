@@ -19,7 +19,7 @@ use super::sse::{Event, Parser};
 use super::{Inbound, Inbox, Link, Outgoing};
 use crate::cancel::CancelToken;
 use crate::client::error::ClientError;
-use crate::outbound::{self, Outbound};
+use crate::http_client::{self, HttpClient};
 use crate::protocol::RequestId;
 
 const SESSION: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -47,7 +47,7 @@ pub(crate) struct HttpConfig {
 }
 
 struct Shared {
-    client: Outbound<Full<Bytes>>,
+    client: HttpClient<Full<Bytes>>,
     config: HttpConfig,
     session: Mutex<Option<HeaderValue>>,
     /// The legacy negotiated version, for the GET stream and DELETE.
@@ -61,7 +61,7 @@ pub(crate) struct Http(Arc<Shared>);
 
 impl Http {
     pub(crate) fn new(config: HttpConfig, inbox: Inbox) -> Self {
-        let client = outbound::client();
+        let client = http_client::client();
         Self(Arc::new(Shared {
             client,
             config,
@@ -182,7 +182,7 @@ impl Shared {
         let _ = (body, recover);
         let method = req.method().clone();
         client.request(req).await.map_err(|e| {
-            ClientError::transport(format!("{method} failed: {}", outbound::describe(&e)))
+            ClientError::transport(format!("{method} failed: {}", http_client::describe(&e)))
         })
     }
 

@@ -12,7 +12,7 @@ use hyper::{Method, Request, StatusCode};
 use serde::de::DeserializeOwned;
 
 use crate::client::ClientError;
-use crate::outbound::{self, Outbound};
+use crate::http_client::{self, HttpClient};
 
 /// An HTTP answer: status, `Location`, and the body (bounded).
 #[derive(Debug)]
@@ -73,7 +73,7 @@ pub(crate) enum Body {
 /// The flow's HTTP client.
 #[derive(Clone)]
 pub(crate) struct Fetcher {
-    client: Outbound<Full<Bytes>>,
+    client: HttpClient<Full<Bytes>>,
     /// The largest body accepted from an authorization or resource server.
     pub(crate) max_bytes: usize,
     timeout: Duration,
@@ -82,7 +82,7 @@ pub(crate) struct Fetcher {
 impl Fetcher {
     pub(crate) fn new(max_bytes: usize, timeout: Duration) -> Self {
         Self {
-            client: outbound::client(),
+            client: http_client::client(),
             max_bytes,
             timeout,
         }
@@ -115,7 +115,7 @@ impl Fetcher {
         dpop: Option<&str>,
     ) -> Result<Answer, ClientError> {
         let uri = super::urls::parse(url)?;
-        outbound::check_scheme(uri.scheme_str())
+        http_client::check_scheme(uri.scheme_str())
             .map_err(|e| ClientError::Authorization(format!("{url}: {e}")))?;
         let mut req = Request::builder()
             .method(method.clone())
@@ -157,7 +157,7 @@ impl Fetcher {
             let response = client.request(req).await.map_err(|e| {
                 ClientError::Authorization(format!(
                     "{method} {url} failed: {}",
-                    outbound::describe(&e)
+                    http_client::describe(&e)
                 ))
             })?;
             let status = response.status();

@@ -21,7 +21,7 @@ use crate::client::ClientError;
 /// refusal the flow runs and the request goes again, unless `recover` is
 /// false (the closing DELETE).
 pub(crate) async fn send(
-    client: &HyperClient<crate::outbound::Connector, Full<Bytes>>,
+    client: &HyperClient<crate::http_client::Connector, Full<Bytes>>,
     oauth: &OAuth,
     endpoint: &Uri,
     req: Request<Full<Bytes>>,
@@ -53,7 +53,7 @@ pub(crate) async fn send(
         let response = client.request(next).await.map_err(|e| {
             ClientError::transport(format!(
                 "{method} failed: {}",
-                crate::outbound::describe(&e)
+                crate::http_client::describe(&e)
             ))
         })?;
         let status = response.status();

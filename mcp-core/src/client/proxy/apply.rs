@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use super::listing::Listings;
 use super::Remote;
 use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
-use crate::server::catalog::{Held, ListKind};
+use crate::server::registry::{Held, ListKind};
 use crate::{BuildError, McpServer};
 
 /// The backend's entries the server serves as this backend's, as listed

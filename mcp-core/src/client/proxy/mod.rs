@@ -63,7 +63,7 @@ use super::options::{ClientBuilder, Progress, RequestOptions};
 use super::{Client, ClientError};
 use crate::context::{InputRequest, InvokeContext};
 use crate::protocol::{CallToolResult, Tool};
-use crate::server::catalog::Owner;
+use crate::server::registry::Owner;
 use crate::{BoxFuture, McpServer, McpServerBuilder, McpToolDef};
 
 /// The `_meta` key marking a forwarded tool: `{"remote": <label>}`.

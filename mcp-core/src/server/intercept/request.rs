@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use crate::cancel::CancelToken;
 use crate::context::{Extensions, Headers};
 use crate::protocol::{ClientInfo, Era, RequestId};
+use crate::server::request_facts::RequestFacts;
 use crate::server::route::Route;
-use crate::server::scope::RequestScope;
 use crate::session::Session;
 
 /// Which operation a request is, as the interceptor hooks name them.
@@ -77,7 +77,7 @@ impl Operation {
 /// the [`Extensions`] can be changed, and the method runs with what the
 /// last interceptor passes on.
 pub struct Request<'a> {
-    pub(crate) scope: &'a RequestScope,
+    pub(crate) scope: &'a RequestFacts,
     pub(crate) route: Route,
     pub(crate) params: Map<String, Value>,
     pub(crate) extensions: Extensions,

@@ -8,12 +8,12 @@ use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{ErrorObject, LoggingLevel};
 use crate::server::features::{completion_request, completion_result};
 use crate::server::outcome::Stop;
-use crate::server::scope::RequestScope;
+use crate::server::request_facts::RequestFacts;
 use crate::server::McpServer;
 
 /// `logging/setLevel` (legacy): the session's minimum level.
 pub(crate) fn set_level(
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let level = params
@@ -23,23 +23,23 @@ pub(crate) fn set_level(
     let level = level
         .parse::<LoggingLevel>()
         .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
-    scope.session.set_log_level(level);
+    facts.session.set_log_level(level);
     Ok(Value::Object(Map::new()))
 }
 
 /// `completion/complete`, answered by the server's completer.
 pub(crate) async fn complete(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
     ext: Extensions,
 ) -> Result<Value, Stop> {
     let request = completion_request(params)?;
     let Some(complete) = &server.inner.completer else {
-        return Err(ErrorObject::method_not_found(&scope.method).into());
+        return Err(ErrorObject::method_not_found(&facts.method).into());
     };
-    let round = server.no_round_trip(scope);
-    let ctx = server.invoke_context(scope, params, &round, ext)?;
+    let round = server.no_round_trip(facts);
+    let ctx = server.invoke_context(facts, params, &round, ext)?;
     let work = catch_panic(complete(request, ctx));
     let values = round.run(work).await?.map_err(panic_error)??;
     Ok(completion_result(values))
@@ -48,16 +48,16 @@ pub(crate) async fn complete(
 /// `resources/subscribe` (`on`) and `resources/unsubscribe` (legacy).
 pub(crate) fn subscribe(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
     on: bool,
 ) -> Result<Value, ErrorObject> {
     let uri = params.get("uri").and_then(Value::as_str).ok_or_else(|| {
-        ErrorObject::invalid_params(format!("{} requires a string `uri`", scope.method))
+        ErrorObject::invalid_params(format!("{} requires a string `uri`", facts.method))
     })?;
     server
         .inner
         .subscriptions
-        .set_legacy(&scope.session, scope.ctx.outbound.as_ref(), uri, on)?;
+        .set_legacy(&facts.session, facts.ctx.outbound.as_ref(), uri, on)?;
     Ok(Value::Object(Map::new()))
 }

@@ -11,16 +11,16 @@ use serde_json::{Map, Value};
 
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{self, ErrorObject};
-use crate::server::catalog::{Kinds, ListKind};
 use crate::server::outcome::Stop;
-use crate::server::scope::RequestScope;
+use crate::server::registry::{Kinds, ListKind};
+use crate::server::request_facts::RequestFacts;
 use crate::server::McpServer;
 use crate::session::Session;
 
 /// Runs one `subscriptions/listen`.
 pub(crate) async fn listen(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, Stop> {
     if !params.get("notifications").is_some_and(Value::is_object) {
@@ -29,7 +29,7 @@ pub(crate) async fn listen(
         )
         .into());
     }
-    let id = scope.id.to_value();
+    let id = facts.id.to_value();
     let tag = serde_json::json!({ meta_keys::SUBSCRIPTION_ID: id.clone() });
     let mut honoured = Map::new();
     let mut listening = None;
@@ -38,7 +38,7 @@ pub(crate) async fn listen(
         params
             .get("notifications")
             .and_then(|n| n.get("resourceSubscriptions")),
-        &scope.ctx.outbound,
+        &facts.ctx.outbound,
     ) {
         let uris: HashSet<String> = uris
             .iter()
@@ -49,14 +49,14 @@ pub(crate) async fn listen(
             serde_json::to_value(&uris).unwrap_or(Value::Null),
         );
         server.inner.subscriptions.add_listen(
-            &scope.session,
+            &facts.session,
             id.clone(),
             Arc::clone(outbound),
             uris,
         );
         listening = Some(ListenGuard {
             server,
-            session: &scope.session,
+            session: &facts.session,
             id,
         });
     }
@@ -68,18 +68,18 @@ pub(crate) async fn listen(
             .get("notifications")
             .and_then(|n| n.get(kind.listen_key()))
             == Some(&Value::Bool(true));
-        if asked && server.is_live(kind) && scope.ctx.outbound.is_some() {
+        if asked && server.is_live(kind) && facts.ctx.outbound.is_some() {
             honoured.insert(kind.listen_key().into(), Value::Bool(true));
             list_kinds = list_kinds.with(kind);
         }
     }
     // Task status notifications for the caller's own tasks (the tasks
     // extension), registered once the acknowledgement is out.
-    let task_ids = match (&server.inner.tasks, &scope.ctx.outbound) {
+    let task_ids = match (&server.inner.tasks, &facts.ctx.outbound) {
         (Some(engine), Some(_)) => {
             let asked = params.get("notifications").and_then(|n| n.get("taskIds"));
-            Box::pin(crate::server::tasks::notify::watchable(
-                engine, scope, asked,
+            Box::pin(crate::server::task_engine::notify::watchable(
+                engine, facts, asked,
             ))
             .await
         }
@@ -93,7 +93,7 @@ pub(crate) async fn listen(
     }
     let mut lists_listen = None;
     let mut tasks_listen = None;
-    if let Some(outbound) = &scope.ctx.outbound {
+    if let Some(outbound) = &facts.ctx.outbound {
         let ack = protocol::notification(
             "notifications/subscriptions/acknowledged",
             serde_json::json!({ "_meta": tag, "notifications": honoured }),
@@ -103,19 +103,19 @@ pub(crate) async fn listen(
             return Err(Stop::NoReply);
         }
         if !list_kinds.is_empty() {
-            let id = scope.id.to_value();
+            let id = facts.id.to_value();
             server
                 .inner
                 .list_listeners
-                .add(&scope.session, outbound, Some(id.clone()), list_kinds);
+                .add(&facts.session, outbound, Some(id.clone()), list_kinds);
             lists_listen = Some(ListsListen {
                 server,
-                session: &scope.session,
+                session: &facts.session,
                 id,
             });
         }
         if let (Some(engine), false) = (&server.inner.tasks, task_ids.is_empty()) {
-            let id = scope.id.to_value();
+            let id = facts.id.to_value();
             for task_id in &task_ids {
                 engine.watchers.add(task_id, &id, outbound);
             }
@@ -126,7 +126,7 @@ pub(crate) async fn listen(
             });
         }
     }
-    scope.session.closed().await;
+    facts.session.closed().await;
     drop(listening);
     drop(lists_listen);
     drop(tasks_listen);
@@ -151,7 +151,7 @@ struct ListsListen<'a> {
 
 /// Unregisters a listen's `taskIds` however the listen ends.
 struct TasksListen<'a> {
-    engine: &'a crate::server::tasks::TaskEngine,
+    engine: &'a crate::server::task_engine::TaskEngine,
     task_ids: Vec<String>,
     id: Value,
 }

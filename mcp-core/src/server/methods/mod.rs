@@ -1,5 +1,5 @@
 //! The methods a registered request is routed to, one file per family.
-//! Each takes the request's [`RequestScope`](super::scope::RequestScope)
+//! Each takes the request's [`RequestFacts`]
 //! and its params and returns the answer or why it stopped.
 
 pub(crate) mod features;
@@ -10,7 +10,7 @@ pub(crate) mod tools;
 
 use serde_json::{Map, Value};
 
-use super::scope::RequestScope;
+use super::request_facts::RequestFacts;
 use crate::protocol::ErrorObject;
 
 /// Refuses a pagination cursor: every list fits in one page.
@@ -31,20 +31,20 @@ fn single(key: &str, value: Value) -> Value {
 }
 
 /// A listing result `{key: items}` (one page: a cursor is refused), with
-/// the listing's cache hint on 2026-07-28. The items are those `scope`'s
+/// the listing's cache hint on 2026-07-28. The items are those `facts`'
 /// caller may see (a listing the same for every caller is sent prebuilt
 /// and never gets here), so the hint is always `private`: whether a
 /// listing depends on the caller is read from the catalog version the
 /// request uses, never fixed when the server was built.
 fn listing(
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
     (key, cache): (&str, crate::protocol::CacheHint),
     items: impl Iterator<Item = Value>,
 ) -> Result<Value, ErrorObject> {
     check_cursor(params)?;
     let mut result = single(key, Value::Array(items.collect()));
-    if let (true, Value::Object(map)) = (scope.is_modern(), &mut result) {
+    if let (true, Value::Object(map)) = (facts.is_modern(), &mut result) {
         cache.per_caller().apply(map);
     }
     Ok(result)

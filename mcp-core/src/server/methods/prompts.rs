@@ -10,13 +10,13 @@ use crate::panic::{catch_panic, panic_error};
 use crate::protocol::ErrorObject;
 use crate::server::access::insufficient;
 use crate::server::outcome::Stop;
-use crate::server::scope::RequestScope;
+use crate::server::request_facts::RequestFacts;
 use crate::server::McpServer;
 
 /// `prompts/list`.
 pub(crate) fn list(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
@@ -26,13 +26,13 @@ pub(crate) fn list(
         .filter(|p| scopes_allowed(ext, p.scopes()))
         .map(|p| to_json(p.prompt()));
     let kind = ("prompts", server.inner.prompt_list_cache);
-    listing(scope, params, kind, items)
+    listing(facts, params, kind, items)
 }
 
 /// `prompts/get`.
 pub(crate) async fn get(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     mut params: Map<String, Value>,
     ext: Extensions,
 ) -> Result<Value, Stop> {
@@ -59,8 +59,8 @@ pub(crate) async fn get(
         .cloned()
         .unwrap_or_default();
     let args = prompt_args(raw_args)?;
-    let round = server.round_trip(scope, &name, &binding_args, &params, true)?;
-    let ctx = server.invoke_context(scope, &params, &round, ext)?;
+    let round = server.round_trip(facts, &name, &binding_args, &params, true)?;
+    let ctx = server.invoke_context(facts, &params, &round, ext)?;
     let work = catch_panic(Box::pin(prompt.get(args, ctx)));
     let result = round.run(work).await?.map_err(panic_error)??;
     Ok(to_json(&result))

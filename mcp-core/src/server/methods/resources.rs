@@ -9,13 +9,13 @@ use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{CacheHint, CacheScope, ErrorObject};
 use crate::server::access::insufficient;
 use crate::server::outcome::Stop;
-use crate::server::scope::RequestScope;
+use crate::server::request_facts::RequestFacts;
 use crate::server::McpServer;
 
 /// `resources/list`.
 pub(crate) fn list(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
@@ -24,7 +24,7 @@ pub(crate) fn list(
     let items = items.filter(|r| scopes_allowed(ext, r.scopes()));
     let kind = ("resources", server.inner.resource_list_cache);
     listing(
-        scope,
+        facts,
         params,
         kind,
         items.filter_map(|r| r.resource().map(to_json)),
@@ -34,7 +34,7 @@ pub(crate) fn list(
 /// `resources/templates/list`.
 pub(crate) fn templates(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
@@ -43,13 +43,13 @@ pub(crate) fn templates(
     let items = items.filter(|r| scopes_allowed(ext, r.scopes()));
     let items = items.filter_map(|r| r.resource_template().map(to_json));
     let kind = ("resourceTemplates", server.inner.resource_list_cache);
-    listing(scope, params, kind, items)
+    listing(facts, params, kind, items)
 }
 
 /// `resources/read`: a registered URI, else the first template it matches.
 pub(crate) async fn read(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: Map<String, Value>,
     ext: Extensions,
 ) -> Result<Value, Stop> {
@@ -71,13 +71,13 @@ pub(crate) async fn read(
     if !scopes_allowed(&ext, def.scopes()) {
         return Err(insufficient(&format!("resource `{uri}`"), def.scopes()).into());
     }
-    let round = server.round_trip(scope, &uri, &Map::new(), &params, true)?;
-    let ctx = server.invoke_context(scope, &params, &round, ext)?;
+    let round = server.round_trip(facts, &uri, &Map::new(), &params, true)?;
+    let ctx = server.invoke_context(facts, &params, &round, ext)?;
     let cache = def.cache;
     let work = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ctx)));
     let contents = round.run(work).await?.map_err(panic_error)??;
     let mut result = single("contents", to_json(&contents));
-    if let (true, Value::Object(map)) = (scope.is_modern(), &mut result) {
+    if let (true, Value::Object(map)) = (facts.is_modern(), &mut result) {
         cache
             .unwrap_or(CacheHint::new(0, CacheScope::Private))
             .apply(map);

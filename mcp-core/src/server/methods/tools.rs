@@ -18,12 +18,12 @@ use crate::panic::{catch_panic, panic_error};
 use crate::protocol::CallToolResult;
 use crate::protocol::ErrorObject;
 use crate::server::access::insufficient;
-use crate::server::catalog::ToolCatalog;
 use crate::server::decode::Held;
 use crate::server::outcome::{Answer, Stop};
+use crate::server::registry::ToolRegistry;
+use crate::server::request_facts::RequestFacts;
 use crate::server::round_trip::progress_token;
-use crate::server::scope::RequestScope;
-use crate::server::tasks;
+use crate::server::task_engine;
 use crate::server::McpServer;
 use crate::tasks::TaskSupport;
 
@@ -32,7 +32,7 @@ use crate::tasks::TaskSupport;
 /// is sent as it is.
 pub(crate) fn list(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
@@ -40,16 +40,16 @@ pub(crate) fn list(
     let tools = catalog
         .tools
         .iter()
-        .filter(|t| scopes_allowed(ext, t.scopes()) && t.is_visible(&scope.ctx));
+        .filter(|t| scopes_allowed(ext, t.scopes()) && t.is_visible(&facts.ctx));
     let kind = ("tools", server.inner.list_cache);
-    listing(scope, params, kind, tools.map(|t| to_json(t.tool())))
+    listing(facts, params, kind, tools.map(|t| to_json(t.tool())))
 }
 
 /// Point 1: the tool named by `tools/call`, and its arguments object (not
 /// parsed into the tool's types yet).
 #[inline]
 pub(crate) fn resolve<'a>(
-    catalog: &'a ToolCatalog,
+    catalog: &'a ToolRegistry,
     params: &mut Map<String, Value>,
     held: Option<String>,
 ) -> Result<(String, &'a McpToolDef, Map<String, Value>), ErrorObject> {
@@ -78,12 +78,12 @@ pub(crate) fn resolve<'a>(
 }
 
 /// `tools/call`: the result stays typed until it is written. A tool with
-/// task support may be run as a task instead (see `server/tasks`).
+/// task support may be run as a task instead (see `server/task_engine`).
 ///
 /// `held`: what decoding held apart from `params` (then not in it).
 pub(crate) async fn call(
     server: &McpServer,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     mut params: Map<String, Value>,
     held: Held,
     ext: Extensions,
@@ -99,15 +99,17 @@ pub(crate) async fn call(
     let resumed = params.contains_key("requestState") || params.contains_key("inputResponses");
     if tool.task_support() != TaskSupport::Forbidden {
         if let Some(engine) = &server.inner.tasks {
-            if tasks::declared(&scope.era) {
+            if task_engine::declared(&facts.era) {
                 let call = (name, tool, args);
                 // Boxed: the task path's state stays out of every other
                 // call's future.
-                return Box::pin(tasks::spawn::call(server, engine, scope, call, params, ext))
-                    .await;
+                return Box::pin(task_engine::spawn::call(
+                    server, engine, facts, call, params, ext,
+                ))
+                .await;
             }
             if tool.task_support() == TaskSupport::Required {
-                return Err(tasks::missing_extension().into());
+                return Err(task_engine::missing_extension().into());
             }
         }
     }
@@ -115,16 +117,16 @@ pub(crate) async fn call(
     // context or injected argument) needs no round trip and no context:
     // only what a context would refuse is checked.
     if tool.is_context_free() && !resumed {
-        if scope.ctx.progress.is_none() && scope.ctx.outbound.is_some() {
+        if facts.ctx.progress.is_none() && facts.ctx.outbound.is_some() {
             progress_token(&params)?;
         }
-        let ctx = InvokeContext::unreachable(scope.token().clone());
+        let ctx = InvokeContext::unreachable(facts.token().clone());
         let work = catch_panic(tool.invoke(args, ctx));
         let result = bounded(&name, tool.timeout(), async { Ok(work.await) }).await?;
         return Ok(Answer::Tool(result.map_err(panic_error)?));
     }
-    let round = server.round_trip(scope, &name, &args, &params, tool.may_ask())?;
-    let ctx = server.invoke_context(scope, &params, &round, ext)?;
+    let round = server.round_trip(facts, &name, &args, &params, tool.may_ask())?;
+    let ctx = server.invoke_context(facts, &params, &round, ext)?;
     let work = catch_panic(tool.invoke(args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).
     let result = bounded(&name, tool.timeout(), round.run(work)).await?;

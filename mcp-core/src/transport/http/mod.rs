@@ -133,6 +133,7 @@
 
 mod activity;
 mod body;
+mod call_messages;
 mod conns;
 mod fair;
 mod guard;
@@ -143,7 +144,6 @@ mod names;
 #[cfg(feature = "auth")]
 mod oauth;
 mod options;
-mod outbound;
 mod post;
 mod post_rest;
 mod principal;

@@ -17,10 +17,10 @@ use hyper::{Response, StatusCode};
 
 use super::activity::ActivityGuard;
 use super::body::read_body;
+use super::call_messages::{DisconnectGuard, EndsWithRequest, SessionOutbound, StreamOutbound};
 use super::fair::Holder;
 use super::modern::{self};
 use super::names::{accepts_sse, check_protocol_version, collect_headers, is_json, SESSION_NAME};
-use super::outbound::{DisconnectGuard, EndsWithRequest, SessionOutbound, StreamOutbound};
 use super::post_rest::{Admitted, Posted, Rest, Work};
 use super::queue::LazyStream;
 use super::respond::{error_response, json_response, replies_response, reply_status, status_only};

@@ -11,8 +11,8 @@ use std::task::Poll;
 use hyper::{Response, StatusCode};
 
 use super::activity::ActivityGuard;
+use super::call_messages::{DisconnectGuard, EndsWithRequest, StreamOutbound};
 use super::fair::{evicted_error, FairPermit};
-use super::outbound::{DisconnectGuard, EndsWithRequest, StreamOutbound};
 use super::queue::{self, Event};
 use super::respond::{error_response, json_response, sse_response, status_only};
 use super::service::McpHttpService;

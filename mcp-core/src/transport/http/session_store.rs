@@ -14,8 +14,8 @@ use std::sync::{Arc, Weak};
 use crate::server::SubscriptionsHandle;
 use std::time::Duration;
 
+use super::call_messages::SessionOutbound;
 use super::names::SESSION_NAME;
-use super::outbound::SessionOutbound;
 use super::sessions::{SessionEntry, SessionTable};
 use crate::context::Outbound;
 use crate::protocol::{ClientInfo, LoggingLevel, SUPPORTED_PROTOCOL_VERSIONS};

@@ -1,5 +1,6 @@
-//! [`RequestScope`]: everything the stages after registration need to know
-//! about one request, carried as one value.
+//! [`RequestFacts`]: everything the stages after registration need to know
+//! about one request, carried as one value (the facts of a request, not an
+//! OAuth scope).
 
 use std::sync::Arc;
 
@@ -8,9 +9,9 @@ use crate::context::CallContext;
 use crate::protocol::{Era, RequestId};
 use crate::session::{InflightGuard, Session};
 
-/// One registered request: its id (in flight in `session` until the scope
-/// is dropped), method, era and the transport's context.
-pub(crate) struct RequestScope {
+/// One registered request: its id (in flight in `session` until these facts
+/// are dropped), method, era and the transport's context.
+pub(crate) struct RequestFacts {
     /// The request's id.
     pub(crate) id: RequestId,
     /// The method name.
@@ -26,7 +27,7 @@ pub(crate) struct RequestScope {
     pub(crate) guard: InflightGuard,
 }
 
-impl RequestScope {
+impl RequestFacts {
     /// The call's cancellation token.
     pub(crate) fn token(&self) -> &CancelToken {
         self.guard.token()

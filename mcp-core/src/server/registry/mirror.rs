@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::handler::tool::McpToolDef;
-use crate::server::registry::Registry;
+use crate::server::registry::OrderedMap;
 
 /// One `x-mcp-header` annotated argument of a tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub(crate) struct ParamHeaders(HashMap<String, Vec<ParamHeader>>);
 
 impl ParamHeaders {
     /// The annotated arguments of `tools`, read from their input schemas.
-    pub(crate) fn new(tools: &Registry<McpToolDef>) -> Self {
+    pub(crate) fn new(tools: &OrderedMap<McpToolDef>) -> Self {
         let mut map = HashMap::new();
         for tool in tools.iter() {
             let tool = tool.tool();

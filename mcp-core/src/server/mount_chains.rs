@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use super::intercept::{Chain, Interceptor, LocalBoxed, Method, Request};
 use super::methods;
 use super::outcome::{Answer, Stop};
+use super::request_facts::RequestFacts;
 use super::route::Route;
-use super::scope::RequestScope;
 use super::McpServer;
 use crate::context::Extensions;
 
@@ -63,7 +63,7 @@ impl McpServer {
     /// `Err` gives the params back when it has none.
     pub(crate) async fn run_entry_chain(
         &self,
-        scope: &RequestScope,
+        facts: &RequestFacts,
         route: Route,
         params: Map<String, Value>,
         ext: Extensions,
@@ -86,7 +86,7 @@ impl McpServer {
             return Err((params, ext));
         };
         let req = Request {
-            scope,
+            scope: facts,
             route,
             params,
             extensions: ext,
@@ -103,17 +103,17 @@ impl Method for EntryMethod<'_> {
     fn call<'a>(&'a self, req: Request<'a>) -> LocalBoxed<'a> {
         Box::pin(async move {
             let Request {
-                scope,
+                scope: facts,
                 route,
                 params,
                 extensions,
             } = req;
             let json = if route == Route::PromptsGet {
-                methods::prompts::get(self.0, scope, params, extensions).await
+                methods::prompts::get(self.0, facts, params, extensions).await
             } else {
-                methods::resources::read(self.0, scope, params, extensions).await
+                methods::resources::read(self.0, facts, params, extensions).await
             };
-            self.0.json_answer(scope, json).into()
+            self.0.json_answer(facts, json).into()
         })
     }
 }

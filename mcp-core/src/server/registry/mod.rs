@@ -1,4 +1,6 @@
-//! The catalog: tools, resources (with templates) and prompts, each part
+//! The registry: the server's record of its tools, resources (with
+//! templates) and prompts (not the public `catalog` module, feature
+//! `catalog`, which lints a catalog's lockfile), each part
 //! fixed at build time or *live* (entries added and removed while
 //! serving). Either way a part's listing is serialized once per version,
 //! never per request (unless it depends on the caller: scoped entries, a
@@ -14,10 +16,12 @@
 //! | `listeners.rs` | who hears of changes (legacy sessions, 2026-07-28 listens) |
 //! | `mirror.rs` | the tools' `Mcp-Param-*` mirrored arguments, per version |
 //! | `owned.rs` | changes made by a mounted backend: only to what it added |
+//! | `ordered.rs` | [`OrderedMap`]: entries in registration order, by key |
 
 mod listeners;
 #[cfg(feature = "http")]
 mod mirror;
+mod ordered;
 #[cfg(feature = "client")]
 mod owned;
 mod prompts;
@@ -32,11 +36,12 @@ use serde_json::value::RawValue;
 pub(crate) use listeners::{Kinds, ListKind, ListListeners};
 #[cfg(feature = "http")]
 pub(crate) use mirror::ParamHeaders;
+pub(crate) use ordered::OrderedMap;
 #[cfg(feature = "client")]
 pub(crate) use owned::Held;
-pub(crate) use prompts::PromptCatalog;
-pub(crate) use resources::ResourceCatalog;
-pub(crate) use tools::ToolCatalog;
+pub(crate) use prompts::PromptRegistry;
+pub(crate) use resources::ResourceRegistry;
+pub(crate) use tools::ToolRegistry;
 
 /// Who added an entry to the catalog: a mounted backend (a proxied
 /// `Remote`) marks each forwarder it makes with its own `Owner`, and may
@@ -66,11 +71,11 @@ impl std::fmt::Debug for Owner {
 }
 
 /// The tools of a server.
-pub(crate) type Tools = Versions<ToolCatalog>;
+pub(crate) type Tools = Versions<ToolRegistry>;
 /// The resources and resource templates of a server.
-pub(crate) type Resources = Versions<ResourceCatalog>;
+pub(crate) type Resources = Versions<ResourceRegistry>;
 /// The prompts of a server.
-pub(crate) type Prompts = Versions<PromptCatalog>;
+pub(crate) type Prompts = Versions<PromptRegistry>;
 
 /// What every version of a catalog part tells without being searched.
 pub(crate) trait Part {

@@ -8,17 +8,17 @@ use serde_json::{Map, Value};
 use super::engine::{store_error, TaskEngine};
 use super::{declared, missing_extension, wire};
 use crate::protocol::ErrorObject;
-use crate::server::scope::RequestScope;
+use crate::server::request_facts::RequestFacts;
 use crate::tasks::{TaskChange, TaskRecord};
 
 /// The task a request names, checked: its id's shape, the extension, the
 /// owner.
 async fn find(
     engine: &TaskEngine,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<(String, TaskRecord), ErrorObject> {
-    if !declared(&scope.era) {
+    if !declared(&facts.era) {
         return Err(missing_extension());
     }
     let task_id = match params.get("taskId") {
@@ -36,7 +36,7 @@ async fn find(
         .get(task_id)
         .await
         .map_err(|e| store_error(&e))?
-        .filter(|r| r.owner.as_deref() == scope.ctx.principal.as_deref())
+        .filter(|r| r.owner.as_deref() == facts.ctx.principal.as_deref())
         .ok_or_else(|| unknown(task_id))?;
     let record = engine.judge_lease(record).await?;
     Ok((task_id.clone(), record))
@@ -50,10 +50,10 @@ fn unknown(task_id: &str) -> ErrorObject {
 /// `tasks/get`: the task as `DetailedTask`.
 pub(crate) async fn get(
     engine: &TaskEngine,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    let (_, record) = find(engine, scope, params).await?;
+    let (_, record) = find(engine, facts, params).await?;
     Ok(Value::Object(wire::detailed(&record)))
 }
 
@@ -61,10 +61,10 @@ pub(crate) async fn get(
 /// task does not ask are ignored); an empty ack.
 pub(crate) async fn update(
     engine: &TaskEngine,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    let (task_id, _) = find(engine, scope, params).await?;
+    let (task_id, _) = find(engine, facts, params).await?;
     let responses = match params.get("inputResponses") {
         Some(Value::Object(responses)) => responses,
         _ => {
@@ -100,10 +100,10 @@ pub(crate) async fn update(
 /// is) and its tool, when it runs here, is cancelled; an empty ack.
 pub(crate) async fn cancel(
     engine: &TaskEngine,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    let (task_id, record) = find(engine, scope, params).await?;
+    let (task_id, record) = find(engine, facts, params).await?;
     if !record.status.is_terminal() {
         engine.apply(&task_id, TaskChange::Cancel).await?;
     }

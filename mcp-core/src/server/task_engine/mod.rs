@@ -1,5 +1,6 @@
-//! The tasks extension in the pipeline (`io.modelcontextprotocol/tasks`,
-//! SEP-2663, 2026-07-28 requests only):
+//! The task engine: the tasks extension in the pipeline
+//! (`io.modelcontextprotocol/tasks`, SEP-2663, 2026-07-28 requests only),
+//! running calls as the tasks that [`crate::tasks`] records and stores:
 //!
 //! | file | what it holds |
 //! |---|---|

@@ -20,10 +20,10 @@ pub(crate) type Connector = hyper_util::client::legacy::connect::HttpConnector;
 /// A hyper client on [`Connector`]; with `tls`, trusting the roots
 /// installed (`crate::tls::TlsConfig::install`) when it is built. `Err`
 /// (why no HTTPS client could be made) is for the first request to report.
-pub(crate) type Outbound<B> = Result<Client<Connector, B>, String>;
+pub(crate) type HttpClient<B> = Result<Client<Connector, B>, String>;
 
-/// See [`Outbound`].
-pub(crate) fn client<B>() -> Outbound<B>
+/// See [`HttpClient`].
+pub(crate) fn client<B>() -> HttpClient<B>
 where
     B: hyper::body::Body + Send,
     B::Data: Send,

@@ -1,4 +1,4 @@
-//! The resources' part of the catalog: [`ResourceCatalog`] (resources by
+//! The resources' part of the catalog: [`ResourceRegistry`] (resources by
 //! URI and resource templates), and adding or removing them while serving.
 
 use std::collections::HashMap;
@@ -8,13 +8,13 @@ use serde_json::value::RawValue;
 
 use super::{serialize_listing, ListKind, Part};
 use crate::handler::resource::McpResourceDef;
-use crate::server::registry::Registry;
+use crate::server::registry::OrderedMap;
 use crate::server::{BuildError, McpServer};
 
 /// One version of the resources and resource templates.
 #[derive(Clone, Default)]
-pub(crate) struct ResourceCatalog {
-    pub(crate) resources: Registry<McpResourceDef>,
+pub(crate) struct ResourceRegistry {
+    pub(crate) resources: OrderedMap<McpResourceDef>,
     pub(crate) templates: Vec<McpResourceDef>,
     /// The `resources` array of `resources/list`, serialized once (`None`
     /// when a resource or template declares scopes: listed per caller).
@@ -25,13 +25,13 @@ pub(crate) struct ResourceCatalog {
     pub(crate) scoped: bool,
 }
 
-impl ResourceCatalog {
+impl ResourceRegistry {
     /// The catalog of `defs`.
     ///
     /// # Errors
     /// The first duplicate URI (or template) or unparsable template.
     pub(crate) fn build(defs: Vec<McpResourceDef>) -> Result<Self, BuildError> {
-        let mut resources = Registry::default();
+        let mut resources = OrderedMap::default();
         let mut templates = Vec::new();
         for def in defs {
             insert(&mut resources, &mut templates, def)?;
@@ -39,7 +39,10 @@ impl ResourceCatalog {
         Ok(Self::new(resources, templates))
     }
 
-    pub(super) fn new(resources: Registry<McpResourceDef>, templates: Vec<McpResourceDef>) -> Self {
+    pub(super) fn new(
+        resources: OrderedMap<McpResourceDef>,
+        templates: Vec<McpResourceDef>,
+    ) -> Self {
         let scoped = resources
             .iter()
             .chain(&templates)
@@ -79,7 +82,7 @@ impl ResourceCatalog {
     }
 }
 
-impl Part for ResourceCatalog {
+impl Part for ResourceRegistry {
     fn scoped(&self) -> bool {
         self.scoped
     }
@@ -87,7 +90,7 @@ impl Part for ResourceCatalog {
 
 /// Adds `def` to the resources or the templates.
 pub(super) fn insert(
-    resources: &mut Registry<McpResourceDef>,
+    resources: &mut OrderedMap<McpResourceDef>,
     templates: &mut Vec<McpResourceDef>,
     def: McpResourceDef,
 ) -> Result<(), BuildError> {
@@ -153,7 +156,7 @@ impl McpServer {
                 let mut resources = current.resources.clone();
                 let mut templates = current.templates.clone();
                 insert(&mut resources, &mut templates, def)?;
-                Ok(ResourceCatalog::new(resources, templates))
+                Ok(ResourceRegistry::new(resources, templates))
             })
             .unwrap_or(Err(BuildError::CatalogNotLive))?;
         Ok(self.list_changed(ListKind::Resources).await)
@@ -175,7 +178,7 @@ impl McpServer {
                 if resources.remove(uri).is_none() {
                     return Err(());
                 }
-                Ok(ResourceCatalog::new(resources, current.templates.clone()))
+                Ok(ResourceRegistry::new(resources, current.templates.clone()))
             })?
             .ok()?;
         Some(self.list_changed(ListKind::Resources).await)
@@ -212,7 +215,7 @@ impl McpServer {
                 };
                 let mut templates = current.templates.clone();
                 templates.remove(at);
-                Ok(ResourceCatalog::new(current.resources.clone(), templates))
+                Ok(ResourceRegistry::new(current.resources.clone(), templates))
             })?
             .ok()?;
         Some(self.list_changed(ListKind::Resources).await)

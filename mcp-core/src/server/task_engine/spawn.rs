@@ -25,7 +25,7 @@ use crate::handler::tool::McpToolDef;
 use crate::panic::{catch_panic, panic_error, CatchPanic};
 use crate::protocol::{CallToolResult, ErrorObject};
 use crate::server::outcome::{Answer, Stop};
-use crate::server::scope::RequestScope;
+use crate::server::request_facts::RequestFacts;
 use crate::server::McpServer;
 use crate::tasks::time::now_ms;
 use crate::tasks::{TaskChange, TaskRecord, TaskSupport};
@@ -37,7 +37,7 @@ type Work = CatchPanic<BoxFuture<CallToolResult>>;
 pub(crate) async fn call(
     server: &McpServer,
     engine: &Arc<TaskEngine>,
-    scope: &RequestScope,
+    facts: &RequestFacts,
     (name, tool, args): (String, &McpToolDef, Map<String, Value>),
     params: Map<String, Value>,
     ext: Extensions,
@@ -48,15 +48,15 @@ pub(crate) async fn call(
         let mut request = params.clone();
         request.insert("name".into(), Value::String(name.clone()));
         request.insert("arguments".into(), Value::Object(args.clone()));
-        if let Some(meta) = meta_of(&scope.era) {
+        if let Some(meta) = meta_of(&facts.era) {
             request.insert("_meta".into(), meta);
         }
         Value::Object(request)
     });
-    let round = server.round_trip(scope, &name, &args, &params, tool.may_ask())?;
-    let mut ctx = server.invoke_context(scope, &params, &round, ext)?;
+    let round = server.round_trip(facts, &name, &args, &params, tool.may_ask())?;
+    let mut ctx = server.invoke_context(facts, &params, &round, ext)?;
     let task_id = resume.clone().unwrap_or_else(new_task_id);
-    let running = engine.admit(&task_id, scope.ctx.principal.clone())?;
+    let running = engine.admit(&task_id, facts.ctx.principal.clone())?;
     // The task outlives the request: its own token, its own requester.
     ctx.cancel = running.token.clone();
     let requester = Arc::new(TaskRequester::new(Arc::clone(&round.interrupt)));
@@ -96,7 +96,7 @@ pub(crate) async fn call(
     let now = now_ms();
     let mut record = TaskRecord::new(
         task_id.clone(),
-        scope.ctx.principal.as_deref().map(str::to_owned),
+        facts.ctx.principal.as_deref().map(str::to_owned),
         now,
     );
     record.ttl_ms = Some(engine.limits.ttl_ms);

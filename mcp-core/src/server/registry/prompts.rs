@@ -1,4 +1,4 @@
-//! The prompts' part of the catalog: [`PromptCatalog`], and adding or
+//! The prompts' part of the catalog: [`PromptRegistry`], and adding or
 //! removing prompts while serving.
 
 use std::sync::Arc;
@@ -7,13 +7,13 @@ use serde_json::value::RawValue;
 
 use super::{serialize_listing, ListKind, Part};
 use crate::handler::prompt::McpPromptDef;
-use crate::server::registry::Registry;
+use crate::server::registry::OrderedMap;
 use crate::server::{BuildError, McpServer};
 
 /// One version of the prompts.
 #[derive(Clone, Default)]
-pub(crate) struct PromptCatalog {
-    pub(crate) prompts: Registry<McpPromptDef>,
+pub(crate) struct PromptRegistry {
+    pub(crate) prompts: OrderedMap<McpPromptDef>,
     /// The `prompts` array of `prompts/list`, serialized once (`None` when
     /// a prompt declares scopes: listed per caller).
     pub(crate) listing: Option<Arc<Box<RawValue>>>,
@@ -21,13 +21,13 @@ pub(crate) struct PromptCatalog {
     pub(crate) scoped: bool,
 }
 
-impl PromptCatalog {
+impl PromptRegistry {
     /// The catalog of `prompts`.
     ///
     /// # Errors
     /// The first duplicate prompt name.
     pub(crate) fn build(defs: Vec<McpPromptDef>) -> Result<Self, BuildError> {
-        let mut prompts = Registry::default();
+        let mut prompts = OrderedMap::default();
         for p in defs {
             let name = p.name().to_owned();
             if !prompts.insert(name.clone(), p) {
@@ -37,7 +37,7 @@ impl PromptCatalog {
         Ok(Self::new(prompts))
     }
 
-    pub(super) fn new(prompts: Registry<McpPromptDef>) -> Self {
+    pub(super) fn new(prompts: OrderedMap<McpPromptDef>) -> Self {
         let scoped = prompts.iter().any(|p| !p.scopes().is_empty());
         Self {
             listing: serialize_listing(scoped, prompts.iter().map(McpPromptDef::prompt)),
@@ -47,7 +47,7 @@ impl PromptCatalog {
     }
 }
 
-impl Part for PromptCatalog {
+impl Part for PromptRegistry {
     fn scoped(&self) -> bool {
         self.scoped
     }
@@ -96,7 +96,7 @@ impl McpServer {
                 if !prompts.insert(name.clone(), prompt) {
                     return Err(BuildError::DuplicatePrompt(name));
                 }
-                Ok(PromptCatalog::new(prompts))
+                Ok(PromptRegistry::new(prompts))
             })
             .unwrap_or(Err(BuildError::CatalogNotLive))?;
         Ok(self.list_changed(ListKind::Prompts).await)
@@ -116,7 +116,7 @@ impl McpServer {
                 if prompts.remove(name).is_none() {
                     return Err(());
                 }
-                Ok(PromptCatalog::new(prompts))
+                Ok(PromptRegistry::new(prompts))
             })?
             .ok()?;
         Some(self.list_changed(ListKind::Prompts).await)

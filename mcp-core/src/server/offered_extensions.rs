@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::skills::SkillCatalog;
-use super::tasks::{TaskEngine, TaskSpawner};
+use super::task_engine::{TaskEngine, TaskSpawner};
 use crate::handler::resource::McpResourceDef;
 use crate::handler::tool::McpToolDef;
 

@@ -1,4 +1,5 @@
-//! An insertion-ordered map from a key (name or URI) to a descriptor.
+//! [`OrderedMap`]: an insertion-ordered map from a key (name or URI) to a
+//! descriptor, the storage of each part of the registry.
 
 use std::collections::HashMap;
 
@@ -6,13 +7,13 @@ use crate::fast_hash::FastHash;
 
 /// Descriptors in registration order, with a key index for lookups.
 #[derive(Clone)]
-pub(crate) struct Registry<T> {
+pub(crate) struct OrderedMap<T> {
     items: Vec<T>,
     /// Looked up on every call by the name or URI it asks for.
     index: HashMap<String, usize, FastHash>,
 }
 
-impl<T> Default for Registry<T> {
+impl<T> Default for OrderedMap<T> {
     fn default() -> Self {
         Self {
             items: Vec::new(),
@@ -21,7 +22,7 @@ impl<T> Default for Registry<T> {
     }
 }
 
-impl<T> Registry<T> {
+impl<T> OrderedMap<T> {
     /// Adds `item` under `key`; false (and nothing added) when the key is taken.
     pub(crate) fn insert(&mut self, key: String, item: T) -> bool {
         if self.index.contains_key(&key) {

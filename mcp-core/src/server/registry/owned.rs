@@ -6,7 +6,7 @@
 //! over an entry of another backend or of the server itself, whatever it
 //! lists, de-lists and lists again.
 
-use super::{ListKind, Owner, PromptCatalog, ResourceCatalog, ToolCatalog};
+use super::{ListKind, Owner, PromptRegistry, ResourceRegistry, ToolRegistry};
 use crate::handler::prompt::McpPromptDef;
 use crate::handler::resource::McpResourceDef;
 use crate::handler::tool::McpToolDef;
@@ -112,7 +112,7 @@ impl McpServer {
                     tools.remove(&name);
                 }
                 tools.insert(name, tool);
-                Ok(ToolCatalog::new(tools))
+                Ok(ToolRegistry::new(tools))
             })
             .unwrap_or(Err(BuildError::CatalogNotLive))?;
         Ok(self.list_changed(ListKind::Tools).await)
@@ -129,7 +129,7 @@ impl McpServer {
                 }
                 let mut tools = current.tools.clone();
                 tools.remove(name);
-                Ok(ToolCatalog::new(tools))
+                Ok(ToolRegistry::new(tools))
             })?
             .ok()?;
         Some(self.list_changed(ListKind::Tools).await)
@@ -166,7 +166,7 @@ impl McpServer {
                     prompts.remove(&name);
                 }
                 prompts.insert(name, prompt);
-                Ok(PromptCatalog::new(prompts))
+                Ok(PromptRegistry::new(prompts))
             })
             .unwrap_or(Err(BuildError::CatalogNotLive))?;
         Ok(self.list_changed(ListKind::Prompts).await)
@@ -182,7 +182,7 @@ impl McpServer {
                 }
                 let mut prompts = current.prompts.clone();
                 prompts.remove(name);
-                Ok(PromptCatalog::new(prompts))
+                Ok(PromptRegistry::new(prompts))
             })?
             .ok()?;
         Some(self.list_changed(ListKind::Prompts).await)
@@ -225,7 +225,7 @@ impl McpServer {
                     def.required_state = state;
                 }
                 super::resources::insert(&mut resources, &mut templates, def)?;
-                Ok(ResourceCatalog::new(resources, templates))
+                Ok(ResourceRegistry::new(resources, templates))
             })
             .unwrap_or(Err(BuildError::CatalogNotLive))?;
         Ok(self.list_changed(ListKind::Resources).await)
@@ -262,7 +262,7 @@ impl McpServer {
                 if !found {
                     return Err(());
                 }
-                Ok(ResourceCatalog::new(resources, templates))
+                Ok(ResourceRegistry::new(resources, templates))
             })?
             .ok()?;
         Some(self.list_changed(ListKind::Resources).await)

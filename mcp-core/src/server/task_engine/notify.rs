@@ -20,13 +20,13 @@ use crate::tasks::TaskRecord;
 /// [`MAX_WATCHED_PER_LISTEN`].
 pub(crate) async fn watchable(
     engine: &super::TaskEngine,
-    scope: &crate::server::scope::RequestScope,
+    facts: &crate::server::request_facts::RequestFacts,
     asked: Option<&Value>,
 ) -> Vec<String> {
     let Some(Value::Array(ids)) = asked else {
         return Vec::new();
     };
-    if !super::declared(&scope.era) {
+    if !super::declared(&facts.era) {
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -40,7 +40,7 @@ pub(crate) async fn watchable(
         }
         let owned = matches!(
             engine.store.get(id).await,
-            Ok(Some(r)) if r.owner.as_deref() == scope.ctx.principal.as_deref()
+            Ok(Some(r)) if r.owner.as_deref() == facts.ctx.principal.as_deref()
         );
         if owned {
             out.push(id.to_owned());

@@ -1,4 +1,4 @@
-//! The tools' part of the catalog: [`ToolCatalog`], and adding or removing
+//! The tools' part of the catalog: [`ToolRegistry`], and adding or removing
 //! tools while serving.
 
 use std::sync::Arc;
@@ -7,13 +7,13 @@ use serde_json::value::RawValue;
 
 use super::{serialize_listing, ListKind, Part};
 use crate::handler::tool::McpToolDef;
-use crate::server::registry::Registry;
+use crate::server::registry::OrderedMap;
 use crate::server::{BuildError, McpServer};
 
 /// One version of the tools.
 #[derive(Clone, Default)]
-pub(crate) struct ToolCatalog {
-    pub(crate) tools: Registry<McpToolDef>,
+pub(crate) struct ToolRegistry {
+    pub(crate) tools: OrderedMap<McpToolDef>,
     /// The `tools` array of `tools/list`, serialized once (`None` when a
     /// tool's visibility depends on the caller).
     pub(crate) listing: Option<Arc<Box<RawValue>>>,
@@ -25,8 +25,8 @@ pub(crate) struct ToolCatalog {
     pub(crate) param_headers: super::ParamHeaders,
 }
 
-impl ToolCatalog {
-    pub(crate) fn new(tools: Registry<McpToolDef>) -> Self {
+impl ToolRegistry {
+    pub(crate) fn new(tools: OrderedMap<McpToolDef>) -> Self {
         let scoped = tools.iter().any(|t| !t.scopes().is_empty());
         let per_caller = scoped || tools.iter().any(McpToolDef::has_visible_hook);
         let listing = serialize_listing(per_caller, tools.iter().map(McpToolDef::tool));
@@ -40,7 +40,7 @@ impl ToolCatalog {
     }
 }
 
-impl Part for ToolCatalog {
+impl Part for ToolRegistry {
     fn scoped(&self) -> bool {
         self.scoped
     }
@@ -75,7 +75,7 @@ impl McpServer {
                 if !tools.insert(name.clone(), tool) {
                     return Err(BuildError::DuplicateTool(name));
                 }
-                Ok(ToolCatalog::new(tools))
+                Ok(ToolRegistry::new(tools))
             })
             .unwrap_or(Err(BuildError::CatalogNotLive))?;
         Ok(self.list_changed(ListKind::Tools).await)
@@ -95,7 +95,7 @@ impl McpServer {
                 if tools.remove(name).is_none() {
                     return Err(());
                 }
-                Ok(ToolCatalog::new(tools))
+                Ok(ToolRegistry::new(tools))
             })?
             .ok()?;
         Some(self.list_changed(ListKind::Tools).await)
