@@ -312,7 +312,7 @@ impl McpServer {
     }
 
     /// The tools' catalog.
-    pub(crate) fn tools(&self) -> &catalog::Tools {
+    pub(crate) fn tools(&self) -> &registry::Tools {
         &self.inner.tools
     }
 }

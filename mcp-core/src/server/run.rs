@@ -229,7 +229,7 @@ impl McpServer {
     /// has any (both done once, before `chained`), then the tool.
     pub(crate) async fn tools_call(
         &self,
-        scope: &RequestScope,
+        facts: &RequestFacts,
         mut params: Map<String, Value>,
         held: Held,
         ext: Extensions,
@@ -248,7 +248,7 @@ impl McpServer {
                 // The tool's interceptors read and may change its params as JSON.
                 held.restore(&mut params);
                 let req = Request {
-                    scope,
+                    facts,
                     route,
                     params,
                     extensions: ext,
@@ -257,7 +257,7 @@ impl McpServer {
                 return Box::pin(chain.run(req, &ToolMethod(self))).await.into();
             }
         }
-        methods::tools::call(self, scope, params, held, ext).await
+        methods::tools::call(self, facts, params, held, ext).await
     }
 
     /// A method's JSON result as the answer (a 2026-07-28 result decorated).
