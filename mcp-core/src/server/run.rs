@@ -248,7 +248,7 @@ impl McpServer {
                 // The tool's interceptors read and may change its params as JSON.
                 held.restore(&mut params);
                 let req = Request {
-                    facts,
+                    scope: facts,
                     route,
                     params,
                     extensions: ext,
