@@ -128,25 +128,44 @@ impl Client {
         method: &str,
         key: &str,
     ) -> Result<Vec<T>, ClientError> {
+        self.list_pages(method, key, |_| Ok(())).await
+    }
+
+    /// Every item of the paginated listing `method` (its array `key`):
+    /// `admit` sees each page's size in bytes of JSON before the page is
+    /// read, and refuses it with an error (a proxy's listing budget). A
+    /// repeated cursor, or more than 1,000 pages, is a protocol error.
+    pub(crate) async fn list_pages<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        key: &str,
+        mut admit: impl FnMut(usize) -> Result<(), ClientError>,
+    ) -> Result<Vec<T>, ClientError> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = HashSet::new();
         for _ in 0..MAX_PAGES {
-            let params = match &cursor {
-                Some(c) => json!({ "cursor": c }),
-                None => Value::Null,
-            };
-            let mut page = self.request(method, params, &RequestOptions::new()).await?;
-            let list = page.get_mut(key).map(Value::take).unwrap_or(Value::Null);
+            let mut params = Map::new();
+            if let Some(c) = &cursor {
+                params.insert("cursor".into(), Value::String(c.clone()));
+            }
+            let raw = self
+                .request_raw(method, params, &RequestOptions::new())
+                .await?;
+            admit(raw.get().len())?;
+            let mut page: Map<String, Value> = serde_json::from_str(raw.get())
+                .map_err(|e| ClientError::protocol(format!("{method}: {e}")))?;
+            drop(raw);
+            let list = page.remove(key).unwrap_or(Value::Null);
             let list: Vec<T> = serde_json::from_value(list)
                 .map_err(|e| ClientError::protocol(format!("{method}: {key}: {e}")))?;
             items.extend(list);
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(next) if seen.insert(next.to_owned()) => cursor = Some(next.to_owned()),
-                Some(_) => {
+            match page.remove("nextCursor") {
+                Some(Value::String(next)) if seen.insert(next.clone()) => cursor = Some(next),
+                Some(Value::String(_)) => {
                     return Err(ClientError::protocol(format!("{method} repeated a cursor")))
                 }
-                None => return Ok(items),
+                _ => return Ok(items),
             }
         }
         Err(ClientError::protocol(format!(

@@ -5,12 +5,9 @@
 //! spreading it over many pages. A fetch that goes over fails whole: what
 //! was fetched before (and the catalog made of it) stays.
 
-use std::collections::HashSet;
-
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
 
-use crate::client::{Client, ClientError, RequestOptions};
+use crate::client::{Client, ClientError};
 use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 
 /// Default of [`ProxyOptions::max_listing_bytes`](super::ProxyOptions::max_listing_bytes):
@@ -18,9 +15,6 @@ use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 /// few thousand richly described tools is well under 1 MiB, so this leaves
 /// ample room while bounding what one backend makes the proxy hold.
 pub const DEFAULT_MAX_LISTING_BYTES: usize = 8 * 1024 * 1024;
-
-/// Pages one listing may take before the fetch gives up.
-const MAX_PAGES: usize = 1000;
 
 /// A backend's tools, resources, resource templates and prompts.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -87,41 +81,17 @@ impl Budget {
         method: &str,
         key: &str,
     ) -> Result<Vec<T>, ClientError> {
-        let mut items = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = HashSet::new();
-        for _ in 0..MAX_PAGES {
-            let mut params = Map::new();
-            if let Some(c) = &cursor {
-                params.insert("cursor".into(), Value::String(c.clone()));
-            }
-            let raw = client
-                .request_raw(method, params, &RequestOptions::new())
-                .await?;
-            let size = raw.get().len();
-            self.left = self.left.checked_sub(size).ok_or_else(|| {
-                ClientError::protocol(format!(
-                    "{method}: the backend's listings exceed {} bytes of JSON in total (ProxyOptions::max_listing_bytes); the previous listings are kept",
-                    self.limit
-                ))
-            })?;
-            let mut page: Map<String, Value> = serde_json::from_str(raw.get())
-                .map_err(|e| ClientError::protocol(format!("{method}: {e}")))?;
-            drop(raw);
-            let list = page.remove(key).unwrap_or(Value::Null);
-            let list: Vec<T> = serde_json::from_value(list)
-                .map_err(|e| ClientError::protocol(format!("{method}: {key}: {e}")))?;
-            items.extend(list);
-            match page.remove("nextCursor") {
-                Some(Value::String(next)) if seen.insert(next.clone()) => cursor = Some(next),
-                Some(Value::String(_)) => {
-                    return Err(ClientError::protocol(format!("{method} repeated a cursor")))
-                }
-                _ => return Ok(items),
-            }
-        }
-        Err(ClientError::protocol(format!(
-            "{method} has more than {MAX_PAGES} pages"
-        )))
+        let limit = self.limit;
+        let left = &mut self.left;
+        client
+            .list_pages(method, key, |size| {
+                *left = left.checked_sub(size).ok_or_else(|| {
+                    ClientError::protocol(format!(
+                        "{method}: the backend's listings exceed {limit} bytes of JSON in total (ProxyOptions::max_listing_bytes); the previous listings are kept"
+                    ))
+                })?;
+                Ok(())
+            })
+            .await
     }
 }
