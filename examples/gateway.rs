@@ -45,7 +45,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_core::client::proxy::{ProxyOptions, Target};
 use mcp_core::client::ClientBuilder;
-use mcp_core::intercept::{Answer, Hook, Interceptor, Next, Outcome, Request, Trace};
+use mcp_core::intercept::{
+    Answer, Hook, Interceptor, Next, Operation, Operations, Outcome, Request, Trace,
+};
 use mcp_core::{
     mcp_resource, mcp_tool, CallToolResult, Content, IntoToolResult, InvokeContext, Json,
     McpServer, McpToolDef, State, StdioOptions,
@@ -159,8 +161,12 @@ struct Metrics {
 }
 
 impl Interceptor for Metrics {
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        let tool = req.key().unwrap_or_default().to_owned();
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::CallTool)
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        let tool = req.tool_name().unwrap_or_default().to_owned();
         Hook::wrap(async move {
             let outcome = next.run(req).await;
             let failed = match &outcome {
@@ -201,8 +207,12 @@ struct Audit {
 }
 
 impl Interceptor for Audit {
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        let tool = req.key().unwrap_or_default().to_owned();
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::CallTool)
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        let tool = req.tool_name().unwrap_or_default().to_owned();
         // A proxied tool's annotations are another server's word: always a
         // write here (even one vouched read-only for viewers).
         if !self.policy.is_proxied(&tool) && self.policy.is_read_only(&tool) {
@@ -254,8 +264,12 @@ fn error_id() -> String {
 }
 
 impl Interceptor for Seal {
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        let tool = req.key().unwrap_or_default().to_owned();
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::CallTool)
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        let tool = req.tool_name().unwrap_or_default().to_owned();
         // Proxied results pass through as their server sent them.
         if self.policy.is_proxied(&tool) {
             return next.pass(req);
@@ -322,8 +336,12 @@ struct Access {
 }
 
 impl Interceptor for Access {
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        let tool = req.key().unwrap_or_default();
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::CallTool)
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        let tool = req.tool_name().unwrap_or_default();
         // Deny by default: an unknown or missing role is a viewer, and a
         // tool is read-only only by where it comes from (see `Policy`).
         let role = Role::parse(req.principal());

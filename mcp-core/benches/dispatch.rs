@@ -99,41 +99,60 @@ fn main() {
             black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
         });
     }
-    if wants("interceptors") {
-        // A no-op interceptor (every hook passes the request on), and one
-        // that wraps the rest of the chain (one boxed future per call).
+    // `interceptors` runs every interceptor case; a case's name, that one.
+    let one_case = filter
+        .as_deref()
+        .is_some_and(|f| f.contains("interceptor("));
+    if wants("interceptors") || one_case {
+        use mcp_core::intercept::{Hook, Interceptor, Next, Operation, Operations, Request};
+        // A no-op interceptor (it passes every request on), and one that
+        // wraps the rest of the chain (one boxed future per call).
         struct NoOp;
-        impl mcp_core::intercept::Interceptor for NoOp {}
+        impl Interceptor for NoOp {
+            fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+                next.pass(req)
+            }
+        }
         struct Wrapping;
-        impl mcp_core::intercept::Interceptor for Wrapping {
-            fn on_request<'a>(
-                &'a self,
-                req: mcp_core::intercept::Request<'a>,
-                next: mcp_core::intercept::Next<'a>,
-            ) -> mcp_core::intercept::Hook<'a> {
-                mcp_core::intercept::Hook::wrap(next.run(req))
+        impl Interceptor for Wrapping {
+            fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+                Hook::wrap(next.run(req))
+            }
+        }
+        // One that only looks at `tools/list`: a call never meets it.
+        struct ListsOnly;
+        impl Interceptor for ListsOnly {
+            fn operations(&self) -> Operations {
+                Operations::only(Operation::ListTools)
+            }
+            fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+                next.pass(req)
             }
         }
         let line = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"}}}).to_string();
-        for (n, wrapping) in [(1usize, false), (4, false), (1, true)] {
+        for (n, kind) in [
+            (1usize, "no-op"),
+            (4, "no-op"),
+            (1, "wrapping"),
+            (1, "tools/list-only"),
+        ] {
+            let name = format!("tools/call legacy, {n} {kind} interceptor(s)");
+            if !wants(&name) && !wants("interceptors") {
+                continue;
+            }
             let mut builder = McpServer::builder().tool(echo::tool());
             for _ in 0..n {
-                builder = if wrapping {
-                    builder.interceptor(Wrapping)
-                } else {
-                    builder.interceptor(NoOp)
+                builder = match kind {
+                    "wrapping" => builder.interceptor(Wrapping),
+                    "no-op" => builder.interceptor(NoOp),
+                    _ => builder.interceptor(ListsOnly),
                 };
             }
             let server = builder.build().unwrap_or_else(|e| panic!("{e}"));
             round_trip(&rt, &server, &ctx, init.to_string().as_bytes());
-            let kind = if wrapping { "wrapping" } else { "no-op" };
-            measure(
-                &format!("tools/call legacy, {n} {kind} interceptor(s)"),
-                budget,
-                || {
-                    black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
-                },
-            );
+            measure(&name, budget, || {
+                black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
+            });
         }
     }
     if wants("tools/list") {

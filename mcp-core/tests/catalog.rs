@@ -599,7 +599,11 @@ async fn forecast(
 struct Seen(std::sync::Arc<std::sync::Mutex<Option<Value>>>);
 
 impl mcp_core::intercept::Interceptor for Seen {
-    fn on_call_tool<'a>(
+    fn operations(&self) -> mcp_core::intercept::Operations {
+        mcp_core::intercept::Operation::CallTool.into()
+    }
+
+    fn intercept<'a>(
         &'a self,
         req: mcp_core::intercept::Request<'a>,
         next: mcp_core::intercept::Next<'a>,

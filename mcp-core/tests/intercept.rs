@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use common::guard;
-use mcp_core::intercept::{Answer, Hook, Interceptor, Next, Operation, Outcome, Request};
+use mcp_core::intercept::{
+    Answer, Hook, Interceptor, Next, Operation, Operations, Outcome, Request,
+};
 use mcp_core::{
     mcp_tool, CallContext, CallToolResult, ErrorObject, InvokeContext, McpServer, McpServerBuilder,
     McpToolDef,
@@ -30,39 +32,30 @@ fn lines(log: &Log) -> Vec<String> {
     std::mem::take(&mut *log.lock().unwrap_or_else(PoisonError::into_inner))
 }
 
-/// Logs `name:request` / `name:<op>` on the way in and `name:done` on the
-/// way out of `on_request`.
+/// Logs `name:request` and `name:<op>` on the way in and `name:done` on
+/// the way out.
 struct Tracer {
     name: &'static str,
     log: Log,
 }
 
 impl Interceptor for Tracer {
-    fn on_request<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         push(&self.log, format!("{}:request {}", self.name, req.method()));
+        match req.operation() {
+            Operation::CallTool => push(
+                &self.log,
+                format!("{}:tool {}", self.name, req.tool_name().unwrap_or("?")),
+            ),
+            Operation::Initialize => push(&self.log, format!("{}:initialize", self.name)),
+            Operation::Discover => push(&self.log, format!("{}:discover", self.name)),
+            _ => {}
+        }
         Hook::wrap(async move {
             let outcome = next.run(req).await;
             push(&self.log, format!("{}:done", self.name));
             outcome
         })
-    }
-
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        push(
-            &self.log,
-            format!("{}:tool {}", self.name, req.key().unwrap_or("?")),
-        );
-        next.pass(req)
-    }
-
-    fn on_initialize<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        push(&self.log, format!("{}:initialize", self.name));
-        next.pass(req)
-    }
-
-    fn on_discover<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        push(&self.log, format!("{}:discover", self.name));
-        next.pass(req)
     }
 }
 
@@ -237,11 +230,17 @@ async fn onion_order_server_then_tool_interceptors_for_both_eras() {
 struct Deny;
 
 impl Interceptor for Deny {
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        if req.key() == Some("count") {
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::CallTool)
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        if req.tool_name() == Some("count") {
             return Hook::done(Outcome::tool(CallToolResult::error("access denied")));
         }
-        if req.key() == Some("echo") && req.arguments().is_some_and(|a| a.contains_key("secret")) {
+        if req.tool_name() == Some("echo")
+            && req.arguments().is_some_and(|a| a.contains_key("secret"))
+        {
             return Hook::done(Outcome::error(ErrorObject::invalid_params("no secrets")));
         }
         next.pass(req)
@@ -319,7 +318,11 @@ async fn a_denied_call_never_reaches_the_parser_or_the_handler() {
 struct Rewrite;
 
 impl Interceptor for Rewrite {
-    fn on_call_tool<'a>(&'a self, mut req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::CallTool)
+    }
+
+    fn intercept<'a>(&'a self, mut req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         assert_eq!(req.operation(), Operation::CallTool);
         if let Some(args) = req.arguments_mut() {
             if args.contains_key("text") {
@@ -329,7 +332,7 @@ impl Interceptor for Rewrite {
         if req.extensions().get::<Tenant>().is_none() {
             req.extensions_mut().insert(Tenant("from-interceptor"));
         }
-        let tool = req.key().unwrap_or_default().to_owned();
+        let tool = req.tool_name().unwrap_or_default().to_owned();
         Hook::wrap(async move {
             match next.run(req).await {
                 Outcome::Answer(Answer::Tool(result)) => {
@@ -394,7 +397,11 @@ struct Audit {
 }
 
 impl Interceptor for Audit {
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::CallTool)
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         self.rounds.fetch_add(1, Ordering::SeqCst);
         if req.is_retry() {
             self.retries.fetch_add(1, Ordering::SeqCst);
@@ -533,4 +540,78 @@ async fn the_same_chain_runs_over_http() {
         .to_bytes();
     let reply: Value = serde_json::from_slice(&bytes).expect("JSON");
     assert_eq!(text(&reply), "tenant=from-a-layer", "{reply}");
+}
+
+/// Logs `name method` for each request it sees, and sees only `ops`.
+struct Only {
+    name: &'static str,
+    ops: Operations,
+    log: Log,
+}
+
+impl Interceptor for Only {
+    fn operations(&self) -> Operations {
+        self.ops
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        push(&self.log, format!("{} {}", self.name, req.method()));
+        next.pass(req)
+    }
+}
+
+/// An interceptor is skipped for the operations it leaves out (the others
+/// keep their order), a server whose interceptors all leave out a method
+/// runs it as without interceptors (the lifecycle answered as usual), and
+/// a tool's own interceptor that leaves out `tools/call` never runs.
+#[tokio::test]
+async fn interceptors_see_only_the_operations_they_declare() {
+    let log: Log = Arc::default();
+    let only = |name, ops| Only {
+        name,
+        ops,
+        log: Arc::clone(&log),
+    };
+    let server = McpServer::builder()
+        .tool(echo_tool(&log))
+        .tool_interceptor("echo", only("tool-lists", Operation::ListTools.into()))
+        .interceptor(only("lists", Operation::ListTools | Operation::ListPrompts))
+        .interceptor(only("all", Operations::ALL))
+        .interceptor(only("none", Operations::NONE))
+        .interceptor(only("calls", Operations::only(Operation::CallTool)))
+        .build()
+        .expect("builds");
+    let ctx = CallContext::new().with_session(mcp_core::Session::new());
+    for modern in [false, true] {
+        let args = json!({"name": "echo", "arguments": {"text": "hi"}});
+        let reply = send(&server, &ctx, "tools/call", args, modern).await;
+        assert_eq!(text(&reply), "hi", "{reply}");
+        assert_eq!(
+            lines(&log),
+            ["all tools/call", "calls tools/call", "handler"],
+            "modern: {modern}"
+        );
+        let reply = send(&server, &ctx, "tools/list", json!({}), modern).await;
+        assert_eq!(reply["result"]["tools"][0]["name"], "echo", "{reply}");
+        assert_eq!(lines(&log), ["lists tools/list", "all tools/list"]);
+    }
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+    let reply = send(&server, &ctx, "initialize", init.clone(), false).await;
+    assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
+    assert_eq!(lines(&log), ["all initialize"]);
+
+    // Nobody sees the lifecycle: it is answered before registration, the
+    // same as on a server without interceptors.
+    let calls_only = McpServer::builder()
+        .tool(echo_tool(&log))
+        .interceptor(only("calls", Operation::CallTool.into()))
+        .build()
+        .expect("builds");
+    let reply = send(&calls_only, &ctx, "initialize", init, false).await;
+    assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
+    let reply = send(&calls_only, &ctx, "server/discover", json!({}), true).await;
+    assert!(reply["result"]["supportedVersions"].is_array(), "{reply}");
+    let reply = send(&calls_only, &ctx, "tools/list", json!({}), false).await;
+    assert_eq!(reply["result"]["tools"][0]["name"], "echo", "{reply}");
+    assert!(lines(&log).is_empty());
 }

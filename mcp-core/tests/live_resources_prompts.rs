@@ -461,7 +461,7 @@ async fn a_read_and_a_get_that_started_finish_with_the_catalog_they_started_with
 struct Grant;
 
 impl Interceptor for Grant {
-    fn on_request<'a>(&'a self, mut req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+    fn intercept<'a>(&'a self, mut req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         req.extensions_mut()
             .insert(AuthInfo::new("svc").with_scopes(["files:read"]));
         next.pass(req)

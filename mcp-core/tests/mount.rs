@@ -8,7 +8,7 @@ mod common;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use common::guard;
-use mcp_core::intercept::{Hook, Interceptor, Next, Request};
+use mcp_core::intercept::{Hook, Interceptor, Next, Operation, Operations, Request};
 use mcp_core::{
     mcp_prompt, mcp_resource, mcp_tool, BuildError, CallContext, InvokeContext, McpServer,
     McpServerBuilder, McpToolDef, State,
@@ -45,11 +45,15 @@ type Log = Arc<Mutex<Vec<String>>>;
 struct Mark(&'static str, Log);
 
 impl Interceptor for Mark {
-    fn on_call_tool<'a>(&'a self, mut req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::CallTool)
+    }
+
+    fn intercept<'a>(&'a self, mut req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         self.1
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(format!("{} {}", self.0, req.key().unwrap_or("?")));
+            .push(format!("{} {}", self.0, req.tool_name().unwrap_or("?")));
         if self.0 == "parent" {
             req.extensions_mut().insert(Caller("alice"));
         }

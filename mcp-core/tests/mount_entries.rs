@@ -9,7 +9,7 @@ mod common;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use common::guard;
-use mcp_core::intercept::{Hook, Interceptor, Next, Outcome, Request};
+use mcp_core::intercept::{Hook, Interceptor, Next, Operation, Operations, Outcome, Request};
 use mcp_core::{
     CallContext, ErrorObject, McpPromptDef, McpResourceDef, McpServer, McpServerBuilder,
 };
@@ -34,19 +34,16 @@ impl Mark {
 }
 
 impl Interceptor for Mark {
-    fn on_request<'a>(&'a self, mut req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+    fn intercept<'a>(&'a self, mut req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         self.note("request", &req);
         if self.0 == "parent" {
             req.extensions_mut().insert(Caller("alice"));
         }
-        next.pass(req)
-    }
-    fn on_read_resource<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        self.note("read", &req);
-        next.pass(req)
-    }
-    fn on_get_prompt<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        self.note("get", &req);
+        match req.operation() {
+            Operation::ReadResource => self.note("read", &req),
+            Operation::GetPrompt => self.note("get", &req),
+            _ => {}
+        }
         next.pass(req)
     }
 }
@@ -55,8 +52,15 @@ impl Interceptor for Mark {
 struct NoSecrets;
 
 impl Interceptor for NoSecrets {
-    fn on_read_resource<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        if req.key().is_some_and(|uri| uri.starts_with("secret://")) {
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::ReadResource)
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        if req
+            .resource_uri()
+            .is_some_and(|uri| uri.starts_with("secret://"))
+        {
             return Hook::done(Outcome::error(ErrorObject::invalid_params("no secrets")));
         }
         next.pass(req)

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use mcp_core::client::proxy::{ProxyOptions, Remote, Target};
 use mcp_core::client::{ClientBuilder, Protocol};
-use mcp_core::intercept::{Answer, Hook, Interceptor, Next, Outcome, Request};
+use mcp_core::intercept::{
+    Answer, Hook, Interceptor, Next, Operation, Operations, Outcome, Request,
+};
 use mcp_core::testing::TestClient;
 use mcp_core::{
     serve_http, BuildError, CallToolResult, HttpHandle, HttpOptions, InvokeContext, McpPromptDef,
@@ -350,7 +352,11 @@ struct Pager {
 }
 
 impl Interceptor for Pager {
-    fn on_list_tools<'a>(&'a self, req: Request<'a>, _next: Next<'a>) -> Hook<'a> {
+    fn operations(&self) -> Operations {
+        Operation::ListTools.into()
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, _next: Next<'a>) -> Hook<'a> {
         let page: usize = match req.params().get("cursor").and_then(Value::as_str) {
             Some(c) => c.parse().unwrap_or(0),
             None => {

@@ -201,7 +201,7 @@ async fn full_grants_see_and_use_everything() {
 struct FromHeader;
 
 impl Interceptor for FromHeader {
-    fn on_request<'a>(&'a self, mut req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+    fn intercept<'a>(&'a self, mut req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         let scopes = req
             .headers()
             .get("x-scopes")

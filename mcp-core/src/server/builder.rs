@@ -393,7 +393,7 @@ impl McpServerBuilder {
             if tools.get(&name).is_none() {
                 return Err(BuildError::UnknownTool(name));
             }
-            tool_chains.entry(name).or_default().0.push(interceptor);
+            tool_chains.entry(name).or_default().push(interceptor);
         }
         let capabilities = ServerCapabilities {
             tools: Some(ListCapability {
@@ -450,7 +450,7 @@ impl McpServerBuilder {
                 subscriptions: self
                     .max_subscriptions_per_session
                     .map_or_else(Subscriptions::default, Subscriptions::new),
-                interceptors: super::intercept::Chain(self.interceptors),
+                interceptors: super::intercept::Chain::new(self.interceptors),
                 tool_chains,
                 entry_chains,
                 tasks: ext.tasks,

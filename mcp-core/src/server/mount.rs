@@ -21,8 +21,8 @@ impl McpServerBuilder {
     /// entries like to any other): onion order, this server's outermost.
     /// Extensions attached by this server's interceptors reach the mounted
     /// handlers. (The mounted server's completer, logging and
-    /// server info are not carried over; its listing hooks, such as
-    /// `on_list_prompts`, do not run for the merged listings.)
+    /// server info are not carried over; its interceptors do not run for
+    /// the merged listings, such as `prompts/list`.)
     ///
     /// ```
     /// use mcp_core::{McpServer, McpToolDef};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::intercept::{Chain, Interceptor, LocalBoxed, Method, Request};
+use super::intercept::{Chain, Interceptor, LocalBoxed, Method, Operation, Request};
 use super::methods;
 use super::outcome::{Answer, Stop};
 use super::request_facts::RequestFacts;
@@ -32,7 +32,7 @@ impl EntryInterceptors {
         let group = |all: Registered| {
             let mut chains: HashMap<String, Chain> = HashMap::new();
             for (key, interceptor) in all {
-                chains.entry(key).or_default().0.push(interceptor);
+                chains.entry(key).or_default().push(interceptor);
             }
             chains
         };
@@ -82,7 +82,8 @@ impl McpServer {
             }
             _ => None,
         };
-        let Some(chain) = chain else {
+        // A chain whose interceptors all leave the operation out is none.
+        let Some(chain) = chain.filter(|chain| chain.wants(Operation::of(route))) else {
             return Err((params, ext));
         };
         let req = Request {

@@ -11,6 +11,7 @@ use super::classify::{classify, era_of, Kind};
 use super::decode::{Incoming, RequestParts};
 use super::encode::Reply;
 use super::inflight::{on_notification, on_response, register};
+use super::intercept::Operation;
 use super::run::Prepared;
 use super::McpServer;
 use crate::context::CallContext;
@@ -73,13 +74,15 @@ impl McpServer {
             Ok(era) => era,
             Err(e) => return Step::Done(Some(Reply::error(Some(parts.id), e))),
         };
-        // With interceptors, `initialize` and `server/discover` run through
-        // them (see `run::dispatch`); everything else here is answered now.
-        let intercepted = !self.inner.interceptors.is_empty()
-            && matches!(
-                (&era, &*parts.method),
-                (Era::Legacy, "initialize") | (Era::Modern(_), "server/discover")
-            );
+        // With interceptors that see them, `initialize` and `server/discover`
+        // run through them (see `run::dispatch`); everything else here is
+        // answered now.
+        let chain = &self.inner.interceptors;
+        let intercepted = match (&era, &*parts.method) {
+            (Era::Legacy, "initialize") => chain.wants(Operation::Initialize),
+            (Era::Modern(_), "server/discover") => chain.wants(Operation::Discover),
+            _ => false,
+        };
         let answered = if intercepted {
             None
         } else {

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::decode::Held;
 use super::encode::{Body, Reply};
-use super::intercept::{LocalBoxed, Method, Request};
+use super::intercept::{LocalBoxed, Method, Operation, Request};
 use super::methods;
 use super::outcome::{Answer, Listing, Outcome, Stop, ToolListing};
 use super::request_facts::RequestFacts;
@@ -80,7 +80,7 @@ impl McpServer {
     }
 
     /// Routes the request and runs its method, through the interceptors
-    /// when there are any.
+    /// when any of them sees its operation.
     async fn dispatch(
         &self,
         scope: &RequestFacts,
@@ -89,8 +89,13 @@ impl McpServer {
     ) -> Result<Answer, Stop> {
         let chain = &self.inner.interceptors;
         let extensions = scope.ctx.extensions.clone();
-        if chain.is_empty() {
-            let route = route(&self.inner, &scope.method, &scope.era)?;
+        let route = match (&scope.era, &*scope.method) {
+            // Answered before registration unless interceptors see them.
+            (Era::Legacy, "initialize") => Route::Initialize,
+            (Era::Modern(_), "server/discover") => Route::Discover,
+            (era, method) => route(&self.inner, method, era)?,
+        };
+        if !chain.wants(Operation::of(route)) {
             // Only a tool reads what decoding held apart, and only where no
             // interceptor can read or change it as JSON.
             // Each method's future boxed, so that the call's own future
@@ -102,12 +107,6 @@ impl McpServer {
             return Box::pin(self.run_method(scope, route, params, extensions)).await;
         }
         held.restore(&mut params);
-        let route = match (&scope.era, &*scope.method) {
-            // Answered before registration unless interceptors are there.
-            (Era::Legacy, "initialize") => Route::Initialize,
-            (Era::Modern(_), "server/discover") => Route::Discover,
-            (era, method) => route(&self.inner, method, era)?,
-        };
         let req = Request {
             scope,
             route,
@@ -222,7 +221,7 @@ impl McpServer {
     }
 
     /// `tools/call`, entered here only: from the dispatcher's short way
-    /// (no server interceptors: `held` may hold the name and arguments
+    /// (no server interceptor for `tools/call`: `held` may hold the name and arguments
     /// decoding kept apart), from the end of the server's interceptors, and
     /// (`chained`) from the end of the tool's own interceptors. Checks the
     /// scopes the call names and runs the tool's own interceptors when it
@@ -244,7 +243,8 @@ impl McpServer {
                 .name
                 .as_deref()
                 .or_else(|| params.get("name").and_then(Value::as_str));
-            if let Some(chain) = name.and_then(|name| chains.get(name)) {
+            let chain = name.and_then(|name| chains.get(name));
+            if let Some(chain) = chain.filter(|chain| chain.wants(Operation::CallTool)) {
                 // The tool's interceptors read and may change its params as JSON.
                 held.restore(&mut params);
                 let req = Request {

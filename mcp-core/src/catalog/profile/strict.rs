@@ -34,7 +34,7 @@ use serde_json::{json, Map, Value};
 
 use crate::catalog::change::pointer;
 use crate::intercept::Answer;
-use crate::intercept::{Hook, Interceptor, Next, Outcome, Request};
+use crate::intercept::{Hook, Interceptor, Next, Operation, Operations, Outcome, Request};
 
 /// A schema rewritten for strict mode, and how to map arguments back.
 #[derive(Debug, Clone)]
@@ -280,7 +280,22 @@ impl StrictTools {
 }
 
 impl Interceptor for StrictTools {
-    fn on_list_tools<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+    fn operations(&self) -> Operations {
+        Operation::ListTools | Operation::CallTool
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        if req.operation() == Operation::ListTools {
+            self.list_tools(req, next)
+        } else {
+            self.call_tool(req, next)
+        }
+    }
+}
+
+impl StrictTools {
+    /// Rewrites the listing's schemas to the strict form.
+    fn list_tools<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         Hook::wrap(async move {
             match next.run(req).await {
                 Outcome::Answer(answer) => {
@@ -299,8 +314,9 @@ impl Interceptor for StrictTools {
         })
     }
 
-    fn on_call_tool<'a>(&'a self, mut req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        let restore = req.key().and_then(|name| {
+    /// Puts back what the strict form of the call's schema changed.
+    fn call_tool<'a>(&'a self, mut req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        let restore = req.tool_name().and_then(|name| {
             self.restores
                 .read()
                 .unwrap_or_else(PoisonError::into_inner)

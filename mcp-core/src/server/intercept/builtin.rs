@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use tracing::Instrument;
 
-use super::{Answer, Hook, Interceptor, Next, Outcome, Request};
+use super::{Answer, Hook, Interceptor, Next, Operation, Operations, Outcome, Request};
 use crate::protocol::CallToolResult;
 
 /// Ends a `tools/call` that runs longer than its limit with a tool error
@@ -59,9 +59,13 @@ impl Timeout {
 }
 
 impl Interceptor for Timeout {
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::CallTool)
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         let Some((tool, limit)) = req
-            .key()
+            .tool_name()
             .and_then(|tool| Some((tool.to_owned(), self.limit_of(tool)?)))
         else {
             return next.pass(req);
@@ -185,8 +189,12 @@ impl Drop for Slot<'_> {
 }
 
 impl Interceptor for ConcurrencyLimit {
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        let tool = req.key().unwrap_or_default();
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::CallTool)
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        let tool = req.tool_name().unwrap_or_default();
         let principal = req.scope.ctx.principal.clone();
         match self.enter(tool, principal) {
             Ok(slot) => Hook::wrap(async move {
@@ -217,7 +225,7 @@ impl Interceptor for ConcurrencyLimit {
 pub struct Trace;
 
 impl Interceptor for Trace {
-    fn on_request<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         let span = tracing::info_span!(
             "mcp.request",
             method = req.method(),

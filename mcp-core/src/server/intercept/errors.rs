@@ -2,7 +2,7 @@
 //! taxonomy, with a safe message and an error id; the full error stays in
 //! the server's log.
 
-use super::{Answer, Hook, Interceptor, Next, Outcome, Request};
+use super::{Answer, Hook, Interceptor, Next, Operation, Operations, Outcome, Request};
 use crate::handler::tool_error::typed_error;
 use crate::protocol::CallToolResult;
 
@@ -42,9 +42,13 @@ impl ErrorMapping {
 const INVALID_ARGUMENTS: &str = "Invalid arguments";
 
 impl Interceptor for ErrorMapping {
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::CallTool)
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         Hook::wrap(async move {
-            let tool = req.key().unwrap_or_default().to_owned();
+            let tool = req.tool_name().unwrap_or_default().to_owned();
             match next.run(req).await {
                 Outcome::Answer(Answer::Tool(result)) if result.is_error() => {
                     Outcome::tool(classify(&tool, result))

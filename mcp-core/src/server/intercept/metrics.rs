@@ -72,7 +72,7 @@ impl Metrics {
 }
 
 impl Interceptor for Metrics {
-    fn on_request<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
         let method = req.method().to_owned();
         let key = self.label(req.key());
         Hook::wrap(async move {

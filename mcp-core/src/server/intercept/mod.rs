@@ -11,10 +11,17 @@
 //! `initialize` and `server/discover` do, when any interceptor is
 //! registered.
 //!
+//! # One hook
+//! An interceptor implements [`Interceptor::intercept`], which runs for
+//! every operation it declares in [`Interceptor::operations`] (all of them
+//! by default). [`Request::operation`] says which one a request is, and
+//! [`Request::tool_name`], [`Request::prompt_name`] and
+//! [`Request::resource_uri`] read what it names.
+//!
 //! # Order
 //! Onion order: the first interceptor registered on the builder is the
-//! outermost. For each interceptor, [`on_request`](Interceptor::on_request)
-//! wraps its operation hook (`on_call_tool`, …). A tool's own interceptors
+//! outermost; one that does not declare a request's operation is skipped.
+//! A tool's own interceptors
 //! ([`McpServerBuilder::tool_interceptor`](crate::McpServerBuilder::tool_interceptor))
 //! run inside all the server's, in the order they were added. The same
 //! chain runs for both eras and every transport; on a 2026-07-28 multi
@@ -23,14 +30,15 @@
 //! [`Outcome::InputRequired`] (so an audit hook fires once).
 //!
 //! # Cost
-//! A hook that passes the request on ([`Next::pass`], every default) or
-//! answers it ([`Hook::done`]) allocates nothing; a hook that wraps the
-//! rest ([`Hook::wrap`]) boxes one future. A non-empty chain boxes the
-//! method's future once per request; with no interceptor the pipeline is
-//! unchanged.
+//! A hook that passes the request on ([`Next::pass`]) or answers it
+//! ([`Hook::done`]) allocates nothing; a hook that wraps the rest
+//! ([`Hook::wrap`]) boxes one future. A chain that has an interceptor for
+//! the request's operation boxes the method's future once per request; when
+//! no interceptor declares the operation (or there are none), the pipeline
+//! runs it as if there were no interceptors.
 //!
 //! ```
-//! use mcp_core::intercept::{Hook, Interceptor, Next, Outcome, Request};
+//! use mcp_core::intercept::{Hook, Interceptor, Next, Operation, Operations, Outcome, Request};
 //! use mcp_core::CallToolResult;
 //!
 //! /// Refuses every tool whose name starts with `admin_` to callers who are
@@ -38,8 +46,12 @@
 //! struct AdminOnly;
 //!
 //! impl Interceptor for AdminOnly {
-//!     fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-//!         let admin = req.key().is_some_and(|k| k.starts_with("admin_"));
+//!     fn operations(&self) -> Operations {
+//!         Operations::only(Operation::CallTool)
+//!     }
+//!
+//!     fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+//!         let admin = req.tool_name().is_some_and(|k| k.starts_with("admin_"));
 //!         if admin && req.principal() != Some("root") {
 //!             return Hook::done(Outcome::tool(CallToolResult::error("access denied")));
 //!         }
@@ -47,11 +59,12 @@
 //!     }
 //! }
 //!
-//! /// Counts finished calls (a 2026-07-28 round that asks for input is not).
+//! /// Counts finished requests of every kind (a 2026-07-28 round that asks
+//! /// for input is not finished).
 //! struct Count(std::sync::atomic::AtomicUsize);
 //!
 //! impl Interceptor for Count {
-//!     fn on_request<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+//!     fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
 //!         Hook::wrap(async move {
 //!             let outcome = next.run(req).await;
 //!             if !matches!(outcome, Outcome::InputRequired(_)) {
@@ -88,75 +101,35 @@ pub use self::metrics::{Metrics, DURATION, ERRORS, IN_FLIGHT, MAX_KEYS, REQUESTS
 pub use builtin::{ConcurrencyLimit, Timeout, Trace};
 pub use errors::ErrorMapping;
 pub use rate::{RateLimit, MAX_BUCKETS};
-pub use request::{Operation, Request};
+pub use request::{Operation, Operations, Request};
 
 pub use super::outcome::{Answer, Listing, Outcome, ToolListing};
 use crate::protocol::{CallToolResult, ErrorObject};
 
-/// User code around a request's method. Every hook has a default that
-/// passes the request on unchanged; implement the ones you need.
+/// User code around a request's method: one hook, [`intercept`](Self::intercept),
+/// for every operation the interceptor declares in
+/// [`operations`](Self::operations) (all of them unless it says otherwise).
 ///
-/// A hook receives the [`Request`] and the [`Next`] part of the chain, and
+/// The hook receives the [`Request`] (its [`operation`](Request::operation)
+/// says which method it is) and the [`Next`] part of the chain, and
 /// returns a [`Hook`]: pass the (possibly changed) request on
 /// ([`Next::pass`]), answer it without running the rest
 /// ([`Hook::done`]: a tool error the model sees, or a JSON-RPC error), or
 /// wrap the rest ([`Hook::wrap`] around [`Next::run`]) to see and replace
 /// its outcome.
 pub trait Interceptor: Send + Sync + 'static {
-    /// Every request that reaches the interceptors, around the operation's
-    /// own hook.
-    fn on_request<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        next.pass(req)
-    }
+    /// Runs around every request whose operation is in
+    /// [`operations`](Self::operations); for `tools/call` and `prompts/get`,
+    /// before their arguments are parsed.
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a>;
 
-    /// `tools/call`, before the tool's arguments are parsed.
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        next.pass(req)
-    }
-
-    /// `tools/list`.
-    fn on_list_tools<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        next.pass(req)
-    }
-
-    /// `resources/read`.
-    fn on_read_resource<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        next.pass(req)
-    }
-
-    /// `resources/list`.
-    fn on_list_resources<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        next.pass(req)
-    }
-
-    /// `resources/templates/list`.
-    fn on_list_resource_templates<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        next.pass(req)
-    }
-
-    /// `prompts/get`, before the prompt's arguments are parsed.
-    fn on_get_prompt<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        next.pass(req)
-    }
-
-    /// `prompts/list`.
-    fn on_list_prompts<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        next.pass(req)
-    }
-
-    /// `completion/complete`.
-    fn on_complete<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        next.pass(req)
-    }
-
-    /// `initialize` (legacy).
-    fn on_initialize<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        next.pass(req)
-    }
-
-    /// `server/discover` (2026-07-28).
-    fn on_discover<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        next.pass(req)
+    /// The operations this interceptor sees (default: all of them, including
+    /// [`Operation::Other`]). Read once, when the server is built; a request
+    /// of any other operation goes past it as if it were not there, and a
+    /// server whose interceptors all leave an operation out runs that
+    /// operation as fast as one without interceptors.
+    fn operations(&self) -> Operations {
+        Operations::ALL
     }
 }
 
@@ -201,7 +174,8 @@ impl<'a> Hook<'a> {
     }
 }
 
-/// The rest of the chain after one hook: more hooks, then the method.
+/// The rest of the chain after one interceptor: the inner ones, then the
+/// method.
 pub struct Next<'a> {
     chain: &'a Chain,
     at: usize,
@@ -230,49 +204,45 @@ pub(crate) trait Method: Send + Sync {
     fn call<'a>(&'a self, req: Request<'a>) -> LocalBoxed<'a>;
 }
 
-/// An ordered list of interceptors (the server's, or one tool's).
+/// An ordered list of interceptors (the server's, or one tool's or
+/// entry's), each with the operations it declared.
 #[derive(Clone, Default)]
-pub(crate) struct Chain(pub(crate) Vec<Arc<dyn Interceptor>>);
+pub(crate) struct Chain {
+    links: Vec<(Operations, Arc<dyn Interceptor>)>,
+    /// Every operation some interceptor of the chain sees.
+    wanted: Operations,
+}
 
 impl<T: Interceptor> Interceptor for Arc<T> {
-    fn on_request<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        (**self).on_request(req, next)
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        (**self).intercept(req, next)
     }
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        (**self).on_call_tool(req, next)
-    }
-    fn on_list_tools<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        (**self).on_list_tools(req, next)
-    }
-    fn on_read_resource<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        (**self).on_read_resource(req, next)
-    }
-    fn on_list_resources<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        (**self).on_list_resources(req, next)
-    }
-    fn on_list_resource_templates<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        (**self).on_list_resource_templates(req, next)
-    }
-    fn on_get_prompt<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        (**self).on_get_prompt(req, next)
-    }
-    fn on_list_prompts<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        (**self).on_list_prompts(req, next)
-    }
-    fn on_complete<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        (**self).on_complete(req, next)
-    }
-    fn on_initialize<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        (**self).on_initialize(req, next)
-    }
-    fn on_discover<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        (**self).on_discover(req, next)
+    fn operations(&self) -> Operations {
+        (**self).operations()
     }
 }
 
 impl Chain {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
+    /// A chain of `interceptors`, the first outermost.
+    pub(crate) fn new(interceptors: Vec<Arc<dyn Interceptor>>) -> Self {
+        let mut chain = Self::default();
+        for interceptor in interceptors {
+            chain.push(interceptor);
+        }
+        chain
+    }
+
+    /// Adds `interceptor` innermost.
+    pub(crate) fn push(&mut self, interceptor: Arc<dyn Interceptor>) {
+        let operations = interceptor.operations();
+        self.wanted = self.wanted | operations;
+        self.links.push((operations, interceptor));
+    }
+
+    /// True when some interceptor of the chain sees `operation`; when
+    /// none does, running the chain would only run the method.
+    pub(crate) fn wants(&self, operation: Operation) -> bool {
+        self.wanted.contains(operation)
     }
 
     /// Runs the chain for `req`, ending in `method`.
@@ -283,56 +253,33 @@ impl Chain {
 
 impl std::fmt::Debug for Chain {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} interceptor(s)", self.0.len())
+        write!(f, "{} interceptor(s)", self.links.len())
     }
 }
 
-/// Runs the chain from stage `at`: stage `2i` is interceptor `i`'s
-/// `on_request`, stage `2i + 1` its operation hook. Passing hooks are
-/// walked in a loop (no future per hook); a wrapping hook owns the rest.
+/// Runs the chain from interceptor `at`, skipping those that do not see
+/// the request's operation. Passing hooks are walked in a loop (no future
+/// per hook); a wrapping hook owns the rest.
 async fn drive<'a>(
     chain: &'a Chain,
     mut at: usize,
     mut req: Request<'a>,
     method: &'a dyn Method,
 ) -> Outcome {
+    let operation = req.operation();
     loop {
-        let Some(interceptor) = chain.0.get(at / 2) else {
+        let Some((operations, interceptor)) = chain.links.get(at) else {
             return method.call(req).await;
         };
-        let next = Next {
-            chain,
-            at: at + 1,
-            method,
-        };
-        let hook = if at % 2 == 0 {
-            interceptor.on_request(req, next)
-        } else {
-            operation_hook(&**interceptor, req, next)
-        };
-        match hook.0 {
-            Step::Pass(passed) => {
-                req = passed;
-                at += 1;
-            }
+        at += 1;
+        if !operations.contains(operation) {
+            continue;
+        }
+        let next = Next { chain, at, method };
+        match interceptor.intercept(req, next).0 {
+            Step::Pass(passed) => req = passed,
             Step::Wrap(work) => return work.await,
             Step::Done(outcome) => return outcome,
         }
-    }
-}
-
-fn operation_hook<'a>(i: &'a dyn Interceptor, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-    match req.operation() {
-        Operation::CallTool => i.on_call_tool(req, next),
-        Operation::ListTools => i.on_list_tools(req, next),
-        Operation::ReadResource => i.on_read_resource(req, next),
-        Operation::ListResources => i.on_list_resources(req, next),
-        Operation::ListResourceTemplates => i.on_list_resource_templates(req, next),
-        Operation::GetPrompt => i.on_get_prompt(req, next),
-        Operation::ListPrompts => i.on_list_prompts(req, next),
-        Operation::Complete => i.on_complete(req, next),
-        Operation::Initialize => i.on_initialize(req, next),
-        Operation::Discover => i.on_discover(req, next),
-        Operation::Other => next.pass(req),
     }
 }

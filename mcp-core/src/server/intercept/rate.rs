@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{Hook, Interceptor, Next, Outcome, Request};
+use super::{Hook, Interceptor, Next, Operation, Operations, Outcome, Request};
 use crate::protocol::CallToolResult;
 
 /// At most this many buckets are kept per kind (tools, principals): tool
@@ -185,8 +185,12 @@ impl RateLimit {
 }
 
 impl Interceptor for RateLimit {
-    fn on_call_tool<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
-        let tool = req.key().unwrap_or_default();
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::CallTool)
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        let tool = req.tool_name().unwrap_or_default();
         match self.take(tool, &req.scope.ctx.principal) {
             Ok(()) => next.pass(req),
             Err((is_tool, wait)) => {

@@ -12,7 +12,7 @@ use crate::server::request_facts::RequestFacts;
 use crate::server::route::Route;
 use crate::session::Session;
 
-/// Which operation a request is, as the interceptor hooks name them.
+/// Which operation a request is ([`Request::operation`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Operation {
@@ -43,7 +43,75 @@ pub enum Operation {
     Other,
 }
 
+/// A set of [`Operation`]s: those an interceptor sees
+/// ([`Interceptor::operations`](crate::intercept::Interceptor::operations)).
+///
+/// ```
+/// use mcp_core::intercept::{Operation, Operations};
+///
+/// let tools = Operation::CallTool | Operation::ListTools;
+/// assert!(tools.contains(Operation::ListTools));
+/// assert!(!tools.contains(Operation::GetPrompt));
+/// assert!(Operations::ALL.contains(Operation::Other));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Operations(u16);
+
+impl Operations {
+    /// Every operation, [`Operation::Other`] included.
+    pub const ALL: Self = Self(u16::MAX);
+    /// No operation: the interceptor is never run.
+    pub const NONE: Self = Self(0);
+
+    /// Just `operation`.
+    pub const fn only(operation: Operation) -> Self {
+        Self(operation.bit())
+    }
+
+    /// This set and `operation`.
+    #[must_use]
+    pub const fn with(self, operation: Operation) -> Self {
+        Self(self.0 | operation.bit())
+    }
+
+    /// True when `operation` is in the set.
+    pub const fn contains(self, operation: Operation) -> bool {
+        self.0 & operation.bit() != 0
+    }
+}
+
+impl From<Operation> for Operations {
+    fn from(operation: Operation) -> Self {
+        Self::only(operation)
+    }
+}
+
+impl std::ops::BitOr for Operations {
+    type Output = Self;
+    fn bitor(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
+impl std::ops::BitOr<Operation> for Operations {
+    type Output = Self;
+    fn bitor(self, operation: Operation) -> Self {
+        self.with(operation)
+    }
+}
+
+impl std::ops::BitOr for Operation {
+    type Output = Operations;
+    fn bitor(self, other: Self) -> Operations {
+        Operations::only(self).with(other)
+    }
+}
+
 impl Operation {
+    const fn bit(self) -> u16 {
+        1 << self as u16
+    }
+
     pub(crate) fn of(route: Route) -> Self {
         match route {
             Route::ToolsCall => Self::CallTool,
@@ -89,7 +157,7 @@ impl<'a> Request<'a> {
         &self.scope.method
     }
 
-    /// The operation, as the hooks name it.
+    /// The operation: which method this is, as a type.
     pub fn operation(&self) -> Operation {
         Operation::of(self.route)
     }
@@ -102,6 +170,28 @@ impl<'a> Request<'a> {
             Route::ResourcesRead => "uri",
             _ => return None,
         };
+        self.params.get(field).and_then(Value::as_str)
+    }
+
+    /// The tool a `tools/call` names (`None` for other operations).
+    pub fn tool_name(&self) -> Option<&str> {
+        self.named(Route::ToolsCall, "name")
+    }
+
+    /// The prompt a `prompts/get` names (`None` for other operations).
+    pub fn prompt_name(&self) -> Option<&str> {
+        self.named(Route::PromptsGet, "name")
+    }
+
+    /// The URI a `resources/read` reads (`None` for other operations).
+    pub fn resource_uri(&self) -> Option<&str> {
+        self.named(Route::ResourcesRead, "uri")
+    }
+
+    fn named(&self, route: Route, field: &str) -> Option<&str> {
+        if self.route != route {
+            return None;
+        }
         self.params.get(field).and_then(Value::as_str)
     }
 
