@@ -1063,10 +1063,7 @@ async fn main() -> io::Result<()> {
         server,
         mcp_core::StdioOptions::default(),
         args,
-        |options| match &redis {
-            Some(redis) => redis.http(options),
-            None => options,
-        },
+        |options| options,
     )
     .await
 }

@@ -28,7 +28,8 @@ use crate::server::outcome::{Answer, Stop};
 use crate::server::request_facts::RequestFacts;
 use crate::server::McpServer;
 use crate::tasks::time::now_ms;
-use crate::tasks::{TaskChange, TaskRecord, TaskSupport};
+use crate::storage::TaskChange;
+use crate::tasks::{TaskRecord, TaskSupport};
 use crate::BoxFuture;
 
 type Work = CatchPanic<BoxFuture<CallToolResult>>;

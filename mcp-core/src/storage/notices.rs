@@ -10,8 +10,8 @@
 //! other replicas, which deliver it to their own listeners as if it had
 //! been made there.
 //!
-//! Give a server one with
-//! [`McpServerBuilder::notification_bus`](crate::McpServerBuilder::notification_bus).
+//! Give a server one in its [`Storage`](super::Storage)
+//! ([`Storage::with_notices`](super::Storage::with_notices)).
 //! Without one (the default) notices stay in their process and nothing in
 //! the request path changes. [`InProcessBus`] links servers of one process
 //! (tests, or several servers on one runtime); the `redis` feature's
@@ -79,6 +79,14 @@ pub trait NotificationBus: Send + Sync + 'static {
     /// by [`McpServerBuilder::build`](crate::McpServerBuilder::build).
     /// Events arriving before it are dropped.
     fn attach(&self, sink: BusSink);
+
+    /// Completes once notices of other replicas reach this one (a bus that
+    /// subscribes to a shared channel: once it has subscribed). Default:
+    /// at once. A replica may wait on it before announcing itself.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: it only waits.
+    async fn ready(&self) {}
 }
 
 /// A bus linking servers in one process: each server gets a member
@@ -87,12 +95,13 @@ pub trait NotificationBus: Send + Sync + 'static {
 /// what it publishes reaches every member.
 ///
 /// ```
-/// use mcp_core::bus::InProcessBus;
+/// use mcp_core::storage::{InProcessBus, Storage};
 /// use mcp_core::McpServer;
 ///
 /// let hub = InProcessBus::new();
-/// let a = McpServer::builder().server_info("a", "1").notification_bus(hub.join()).build();
-/// let b = McpServer::builder().server_info("b", "1").notification_bus(hub.join()).build();
+/// let on = |bus| Storage::memory().with_notices(bus);
+/// let a = McpServer::builder().server_info("a", "1").storage(on(hub.join())).build();
+/// let b = McpServer::builder().server_info("b", "1").storage(on(hub.join())).build();
 /// assert!(a.is_ok() && b.is_ok());
 /// ```
 #[derive(Clone, Default)]
