@@ -242,9 +242,7 @@ impl Replicated {
                 .unwrap_or(64),
             ..TaskLimits::default()
         };
-        builder
-            .storage(self.storage.clone())
-            .task_limits(limits)
+        builder.storage(self.storage.clone()).task_limits(limits)
     }
 }
 

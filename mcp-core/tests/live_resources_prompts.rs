@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::HANG_GUARD;
-use mcp_core::storage::{InProcessBus, Storage};
 use mcp_core::intercept::{Hook, Interceptor, Next, Request};
+use mcp_core::storage::{InProcessBus, Storage};
 use mcp_core::testing::{ClientOptions, TestClient};
 use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
 use mcp_core::{

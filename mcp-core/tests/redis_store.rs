@@ -233,10 +233,7 @@ async fn a_lapsed_lease_fails_the_task_and_a_renewed_one_does_not() {
 }
 
 /// A sink collecting what a bus delivers.
-fn collector() -> (
-    BusSink,
-    tokio::sync::mpsc::UnboundedReceiver<BusEvent>,
-) {
+fn collector() -> (BusSink, tokio::sync::mpsc::UnboundedReceiver<BusEvent>) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     (Arc::new(move |event| drop(tx.send(event))), rx)
 }
@@ -308,7 +305,8 @@ async fn session_records_are_saved_loaded_and_removed() {
 /// through one are seen through the other).
 #[tokio::test]
 async fn two_storages_on_one_prefix_share_tasks_notices_and_sessions() {
-    let Some((redis, marker)) = redis("two_storages_on_one_prefix_share_tasks_notices_and_sessions")
+    let Some((redis, marker)) =
+        redis("two_storages_on_one_prefix_share_tasks_notices_and_sessions")
     else {
         return;
     };
@@ -322,10 +320,7 @@ async fn two_storages_on_one_prefix_share_tasks_notices_and_sessions() {
     let seen = within(tasks_two.get("shared")).await.expect("read");
     assert_eq!(seen.map(|t| t.owner), Some(Some("alice".to_owned())));
 
-    let (bus_one, bus_two) = (
-        one.notices().expect("a bus"),
-        two.notices().expect("a bus"),
-    );
+    let (bus_one, bus_two) = (one.notices().expect("a bus"), two.notices().expect("a bus"));
     within(async { tokio::join!(bus_one.ready(), bus_two.ready()) }).await;
     let (sink, mut heard) = collector();
     bus_two.attach(sink);

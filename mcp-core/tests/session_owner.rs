@@ -59,12 +59,9 @@ fn server(keys: Option<StateKeys>, store: &Memory) -> McpServer {
 }
 
 async fn replica(store: &Memory) -> HttpHandle {
-    serve_http(
-        server(Some(shared_keys()), store),
-        HttpOptions::new(),
-    )
-    .await
-    .expect("serve")
+    serve_http(server(Some(shared_keys()), store), HttpOptions::new())
+        .await
+        .expect("serve")
 }
 
 async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> Resp {

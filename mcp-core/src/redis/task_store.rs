@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use redis::Script;
 
 use super::{unavailable, RedisBackend};
-use crate::tasks::time::now_ms;
 use crate::storage::{TaskChange, TaskStore, TaskStoreError};
+use crate::tasks::time::now_ms;
 use crate::tasks::TaskRecord;
 
 /// Creates a task unless as many as allowed live: drops expired ids from

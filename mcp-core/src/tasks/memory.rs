@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use tokio::time::Instant;
 
 use super::record::TaskRecord;
-use crate::storage::{TaskChange, TaskStore, TaskStoreError};
 use super::time::now_ms;
+use crate::storage::{TaskChange, TaskStore, TaskStoreError};
 
 /// Tasks kept in this process's memory: a task is only found on the
 /// replica that created it. Expired tasks are dropped when they are next

@@ -59,7 +59,10 @@ impl TaskEngine {
     }
 
     /// The same, telling `bus` of every change.
-    pub(crate) fn with_bus(mut self, bus: Option<Arc<dyn crate::storage::NotificationBus>>) -> Self {
+    pub(crate) fn with_bus(
+        mut self,
+        bus: Option<Arc<dyn crate::storage::NotificationBus>>,
+    ) -> Self {
         self.bus = bus;
         self
     }

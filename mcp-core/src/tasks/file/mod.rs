@@ -7,8 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::record::TaskRecord;
-use crate::storage::{TaskChange, TaskStore, TaskStoreError};
 use super::time::now_ms;
+use crate::storage::{TaskChange, TaskStore, TaskStoreError};
 
 mod dir;
 
