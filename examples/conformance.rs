@@ -1059,14 +1059,8 @@ async fn main() -> io::Result<()> {
             .map_err(|e| io::Error::other(e.to_string()));
     }
     let _ = SERVER.set(server.clone());
-    common::serve_args(
-        server,
-        mcp_core::StdioOptions::default(),
-        args,
-        |options| match &redis {
-            Some(redis) => redis.http(options),
-            None => options,
-        },
-    )
+    common::serve_args(server, mcp_core::StdioOptions::default(), args, |options| {
+        options
+    })
     .await
 }

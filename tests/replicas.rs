@@ -1,6 +1,6 @@
 //! Two replicas sharing one Redis, behind nginx: the conformance fixture
-//! started twice with `--http 127.0.0.1:0 --redis URL` (tasks in a
-//! `RedisTaskStore`, notices on a `RedisNotificationBus`, legacy sessions
+//! started twice with `--http 127.0.0.1:0 --redis URL` (its `Storage` on
+//! Redis: tasks in a `RedisTaskStore`, notices on a `RedisNotificationBus`, legacy sessions
 //! in a `RedisSessionStore`), each test under a key prefix of its own.
 //!
 //! - a task started through one replica completes and is read through the

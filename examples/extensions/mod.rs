@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use mcp_core::skills::Skill;
+use mcp_core::storage::Storage;
 use mcp_core::tasks::{FileTaskStore, TaskLimits};
 use mcp_core::{mcp_tool, ErrorObject, InputRequest, InvokeContext, McpServerBuilder, McpToolDef};
 use serde_json::Value;
@@ -150,7 +151,7 @@ pub(crate) fn shared_tasks(builder: McpServerBuilder) -> std::io::Result<McpServ
         ..TaskLimits::default()
     };
     Ok(builder
-        .tasks(store)
+        .storage(Storage::memory().with_tasks(store))
         .task_limits(limits)
         .task_spawner(|task_id| {
             let exe = match std::env::current_exe() {
@@ -176,15 +177,17 @@ pub(crate) fn shared_tasks(builder: McpServerBuilder) -> std::io::Result<McpServ
         }))
 }
 
-/// A replica sharing its state through Redis (`--redis URL`): tasks in a
-/// `RedisTaskStore`, notices on a `RedisNotificationBus`, legacy sessions
-/// in a `RedisSessionStore`. For the replica tests: `MCP_REDIS_PREFIX`
+/// A replica sharing its state through Redis (`--redis URL`): a
+/// `Storage` whose tasks are in a `RedisTaskStore`, notices on a
+/// `RedisNotificationBus`, legacy sessions in a `RedisSessionStore`. Their
+/// owner is the default principal, which every replica derives alike
+/// because they share the `requestState` keys (see `state_keys` in
+/// conformance.rs). For the replica tests: `MCP_REDIS_PREFIX`
 /// sets the key prefix (one per test), `MCP_TASK_LEASE_MS` shortens the
 /// task lease (a replica is killed mid-task), `MCP_TASK_MAX_RUNNING` bounds
 /// the tasks running per principal.
 pub(crate) struct Replicated {
-    backend: mcp_core::redis::RedisBackend,
-    bus: mcp_core::redis::RedisNotificationBus,
+    storage: Storage,
 }
 
 impl Replicated {
@@ -208,17 +211,22 @@ impl Replicated {
             mcp_core::redis::DEFAULT_REDIS_TIMEOUT,
         )
         .map_err(std::io::Error::other)?;
-        let bus = backend.notification_bus();
-        if tokio::time::timeout(Duration::from_secs(5), bus.ready())
+        let storage = backend.storage();
+        let subscribed = async {
+            if let Some(bus) = storage.notices() {
+                bus.ready().await;
+            }
+        };
+        if tokio::time::timeout(Duration::from_secs(5), subscribed)
             .await
             .is_err()
         {
             eprintln!("conformance: Redis at {url} is not answering; serving anyway");
         }
-        Ok(Some(Self { backend, bus }))
+        Ok(Some(Self { storage }))
     }
 
-    /// The server's share: tasks and notices.
+    /// The server with its state in Redis.
     pub(crate) fn server(&self, builder: McpServerBuilder) -> McpServerBuilder {
         let env = |name: &str, default| {
             std::env::var(name)
@@ -234,17 +242,7 @@ impl Replicated {
                 .unwrap_or(64),
             ..TaskLimits::default()
         };
-        builder
-            .tasks(self.backend.task_store())
-            .task_limits(limits)
-            .notification_bus(self.bus.clone())
-    }
-
-    /// The HTTP transport's share: legacy sessions. Their owner is the
-    /// default principal, which every replica derives alike because they
-    /// share the `requestState` keys (see `state_keys` in conformance.rs).
-    pub(crate) fn http(&self, options: mcp_core::HttpOptions) -> mcp_core::HttpOptions {
-        options.session_store(self.backend.session_store())
+        builder.storage(self.storage.clone()).task_limits(limits)
     }
 }
 

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use mcp_core::redis::RedisBackend;
-use mcp_core::tasks::{InMemoryTaskStore, TaskStore, TaskSupport, TASKS_EXTENSION};
+use mcp_core::storage::{NotificationBus, Storage, TaskStore};
+use mcp_core::tasks::{InMemoryTaskStore, TaskSupport, TASKS_EXTENSION};
 use mcp_core::{
     CallContext, InvokeContext, McpResourceDef, McpServer, McpToolDef, Outbound, Session,
 };
@@ -85,7 +86,7 @@ fn report(name: &str, mut times: Vec<Duration>, extra: &str) {
 async fn tasks_on(name: &str, store: impl TaskStore, n: usize) {
     let server = McpServer::builder()
         .server_info("bench", "1")
-        .tasks(store)
+        .storage(Storage::memory().with_tasks(store))
         .tool(quick())
         .build()
         .expect("valid server");
@@ -124,7 +125,7 @@ async fn fan_out(redis: &RedisBackend, n: usize) {
             .resource(McpResourceDef::new("bench://r", "r", |_req, _ctx| async {
                 "r"
             }))
-            .notification_bus(bus)
+            .storage(Storage::memory().with_notices(bus))
             .build()
             .expect("valid server")
     };

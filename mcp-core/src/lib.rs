@@ -109,7 +109,6 @@ pub mod __private;
 #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
 pub mod auth;
 mod boxed;
-pub mod bus;
 mod cancel;
 #[cfg(feature = "catalog")]
 #[cfg_attr(docsrs, doc(cfg(feature = "catalog")))]
@@ -141,9 +140,8 @@ mod request_state;
 mod schema;
 mod server;
 mod session;
-#[cfg(feature = "http")]
-mod session_store;
 pub mod skills;
+pub mod storage;
 pub mod tasks;
 #[cfg(feature = "stdio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]

@@ -17,9 +17,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_core::bus::InProcessBus;
+use mcp_core::storage::{InProcessBus, Storage};
 use mcp_core::tasks::{FileTaskStore, TaskLimits};
-use mcp_core::{CallContext, McpResourceDef, McpServer, McpServerBuilder, Outbound, Session};
+use mcp_core::{CallContext, McpResourceDef, McpServer, Outbound, Session};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -45,7 +45,7 @@ fn watched_server(bus: Option<InProcessBus>) -> McpServer {
             |_req, _ctx| async { "content" },
         ));
     if let Some(bus) = bus {
-        builder = builder.notification_bus(bus);
+        builder = builder.storage(Storage::memory().with_notices(bus));
     }
     builder.build().expect("valid server")
 }
@@ -117,15 +117,17 @@ async fn without_a_bus_nothing_crosses() {
 }
 
 fn task_server(dir: &std::path::Path, limits: TaskLimits, bus: Option<InProcessBus>) -> McpServer {
-    let mut builder: McpServerBuilder = McpServer::builder()
-        .server_info("shared", "1")
-        .tasks(FileTaskStore::new(dir, 100).expect("task dir"))
-        .task_limits(limits)
-        .tool(slow(Arc::new(AtomicBool::new(false))));
+    let mut storage = Storage::memory().with_tasks(FileTaskStore::new(dir, 100).expect("task dir"));
     if let Some(bus) = bus {
-        builder = builder.notification_bus(bus);
+        storage = storage.with_notices(bus);
     }
-    builder.build().expect("valid server")
+    McpServer::builder()
+        .server_info("shared", "1")
+        .storage(storage)
+        .task_limits(limits)
+        .tool(slow(Arc::new(AtomicBool::new(false))))
+        .build()
+        .expect("valid server")
 }
 
 fn task_dir(name: &str) -> std::path::PathBuf {
@@ -187,7 +189,7 @@ async fn a_task_whose_process_stopped_renewing_its_lease_fails() {
     // them: as if the process started for the task died at once.
     let front = McpServer::builder()
         .server_info("front", "1")
-        .tasks(FileTaskStore::new(&dir, 100).expect("task dir"))
+        .storage(Storage::memory().with_tasks(FileTaskStore::new(&dir, 100).expect("task dir")))
         .task_limits(limits)
         .tool(slow(Arc::new(AtomicBool::new(false))))
         .task_spawner(|_| {})
@@ -235,7 +237,7 @@ async fn a_tool_catalog_change_on_one_server_reaches_a_listen_on_another() {
         McpServer::builder()
             .server_info("live", "1")
             .live_tools()
-            .notification_bus(bus)
+            .storage(Storage::memory().with_notices(bus))
             .build()
             .expect("valid server")
     };

@@ -1,6 +1,7 @@
 //! The crate's layering, checked on its sources: the built-in transports
-//! serve through the same door a custom transport uses, and the Redis
-//! stores depend on transport-neutral types only.
+//! serve through the same door a custom transport uses, and the storage
+//! boundary and its Redis stores depend on neither a transport nor the
+//! server.
 
 use std::path::{Path, PathBuf};
 
@@ -115,17 +116,27 @@ fn transports_reach_the_server_only_through_its_door() {
     );
 }
 
+/// What the storage boundary and its Redis implementation must not
+/// name: a transport, or the server's internals. They know the records
+/// they keep, nothing of who serves them.
+const BEYOND_STORAGE: &[&str] = &["transport::", "crate::server", "super::server"];
+
 #[test]
-fn the_redis_stores_do_not_depend_on_a_transport() {
+fn the_storage_boundary_and_redis_depend_on_no_transport_or_server() {
     let mut wrong = Vec::new();
-    for path in sources(&src().join("redis")) {
-        if code_of(&path).contains("transport::") {
-            wrong.push(path.display().to_string());
+    for dir in ["storage", "redis"] {
+        for path in sources(&src().join(dir)) {
+            let code = code_of(&path);
+            for reach in BEYOND_STORAGE {
+                if code.contains(reach) {
+                    wrong.push(format!("{}: {reach}", path.display()));
+                }
+            }
         }
     }
     assert!(
         wrong.is_empty(),
-        "redis code naming a transport:\n{}",
+        "storage code naming a transport or the server:\n{}",
         wrong.join("\n")
     );
 }

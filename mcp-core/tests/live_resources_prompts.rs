@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::HANG_GUARD;
-use mcp_core::bus::InProcessBus;
 use mcp_core::intercept::{Hook, Interceptor, Next, Request};
+use mcp_core::storage::{InProcessBus, Storage};
 use mcp_core::testing::{ClientOptions, TestClient};
 use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
 use mcp_core::{
@@ -523,13 +523,13 @@ async fn another_replica_hears_of_resource_and_prompt_changes_through_the_bus() 
     let a = McpServer::builder()
         .server_info("a", "1")
         .live_catalog()
-        .notification_bus(hub.join())
+        .storage(Storage::memory().with_notices(hub.join()))
         .build()
         .expect("builds");
     let b = McpServer::builder()
         .server_info("b", "1")
         .live_catalog()
-        .notification_bus(hub.join())
+        .storage(Storage::memory().with_notices(hub.join()))
         .build()
         .expect("builds");
     let on_b = TestClient::connect(b).await.expect("initialize");

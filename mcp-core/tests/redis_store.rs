@@ -12,10 +12,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_core::bus::{BusEvent, NotificationBus};
 use mcp_core::redis::RedisBackend;
-use mcp_core::tasks::{TaskChange, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
-use mcp_core::transport::http::{SessionRecord, SessionStore};
+use mcp_core::storage::{
+    BusEvent, BusSink, NotificationBus, SessionRecord, SessionStore, TaskChange, TaskStore,
+    TaskStoreError,
+};
+use mcp_core::tasks::{TaskRecord, TaskStatus};
 use serde_json::{json, Map, Value};
 
 const GUARD: Duration = Duration::from_secs(10);
@@ -231,10 +233,7 @@ async fn a_lapsed_lease_fails_the_task_and_a_renewed_one_does_not() {
 }
 
 /// A sink collecting what a bus delivers.
-fn collector() -> (
-    mcp_core::bus::BusSink,
-    tokio::sync::mpsc::UnboundedReceiver<BusEvent>,
-) {
+fn collector() -> (BusSink, tokio::sync::mpsc::UnboundedReceiver<BusEvent>) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     (Arc::new(move |event| drop(tx.send(event))), rx)
 }
@@ -298,5 +297,54 @@ async fn session_records_are_saved_loaded_and_removed() {
         }
     })
     .await;
+    marker.passed();
+}
+
+/// One `storage()` per replica: the three parts of two replicas' storages
+/// meet on the same keys and channel (a task, a notice, a session made
+/// through one are seen through the other).
+#[tokio::test]
+async fn two_storages_on_one_prefix_share_tasks_notices_and_sessions() {
+    let Some((redis, marker)) =
+        redis("two_storages_on_one_prefix_share_tasks_notices_and_sessions")
+    else {
+        return;
+    };
+    let (one, two) = (redis.storage(), redis.storage());
+    let part = |what: Option<&Arc<dyn TaskStore>>| Arc::clone(what.expect("a task store"));
+    let (tasks_one, tasks_two) = (part(one.tasks()), part(two.tasks()));
+    assert!(tasks_two.is_shared());
+    within(tasks_one.create(record("shared", Some(60_000))))
+        .await
+        .expect("created");
+    let seen = within(tasks_two.get("shared")).await.expect("read");
+    assert_eq!(seen.map(|t| t.owner), Some(Some("alice".to_owned())));
+
+    let (bus_one, bus_two) = (one.notices().expect("a bus"), two.notices().expect("a bus"));
+    within(async { tokio::join!(bus_one.ready(), bus_two.ready()) }).await;
+    let (sink, mut heard) = collector();
+    bus_two.attach(sink);
+    within(bus_one.publish(BusEvent::PromptsListChanged)).await;
+    assert_eq!(
+        within(heard.recv()).await,
+        Some(BusEvent::PromptsListChanged)
+    );
+
+    let (sessions_one, sessions_two) = (
+        one.sessions().expect("a session store"),
+        two.sessions().expect("a session store"),
+    );
+    let record: SessionRecord = serde_json::from_value(json!({
+        "principal": "ann", "protocol_version": null, "capabilities": null,
+        "client_info": null, "log_level": null, "subscriptions": [],
+    }))
+    .expect("a record");
+    within(sessions_one.save("s1", &record, Duration::from_secs(60)))
+        .await
+        .expect("saved");
+    assert_eq!(
+        within(sessions_two.load("s1")).await.expect("loaded"),
+        Some(record)
+    );
     marker.passed();
 }

@@ -11,7 +11,8 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionRecord, SessionStore};
+use mcp_core::storage::{SessionRecord, SessionStore, Storage};
+use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions};
 use mcp_core::{McpServer, StateKey, StateKeys};
 use raw_http::{raw, Resp};
 use serde_json::{json, Value};
@@ -45,8 +46,10 @@ fn shared_keys() -> StateKeys {
     StateKeys::new(StateKey::new("deploy", [42u8; 32]).expect("key"), vec![])
 }
 
-fn server(keys: Option<StateKeys>) -> McpServer {
-    let builder = McpServer::builder().server_info("session-owner", "1.0.0");
+fn server(keys: Option<StateKeys>, store: &Memory) -> McpServer {
+    let builder = McpServer::builder()
+        .server_info("session-owner", "1.0.0")
+        .storage(Storage::memory().with_sessions(store.clone()));
     match keys {
         Some(keys) => builder.request_state_keys(keys),
         None => builder,
@@ -56,12 +59,9 @@ fn server(keys: Option<StateKeys>) -> McpServer {
 }
 
 async fn replica(store: &Memory) -> HttpHandle {
-    serve_http(
-        server(Some(shared_keys())),
-        HttpOptions::new().session_store(store.clone()),
-    )
-    .await
-    .expect("serve")
+    serve_http(server(Some(shared_keys()), store), HttpOptions::new())
+        .await
+        .expect("serve")
 }
 
 async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> Resp {
@@ -131,8 +131,7 @@ async fn a_session_moves_to_another_replica_with_its_owner_only() {
 #[tokio::test]
 async fn a_store_without_a_shared_principal_is_refused_at_start() {
     let store = Memory::default();
-    let options = HttpOptions::new().session_store(store.clone());
-    let Err(err) = serve_http(server(None), options).await else {
+    let Err(err) = serve_http(server(None, &store), HttpOptions::new()).await else {
         panic!("a session store no replica could share was accepted");
     };
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
@@ -140,10 +139,8 @@ async fn a_store_without_a_shared_principal_is_refused_at_start() {
     assert!(text.contains("request_state_keys"), "{text}");
     assert!(text.contains("HttpOptions::principal"), "{text}");
     let hooked = serve_http(
-        server(None),
-        HttpOptions::new()
-            .session_store(store)
-            .principal(|parts| Some(format!("{:?}", parts.headers.get("x-user")?))),
+        server(None, &store),
+        HttpOptions::new().principal(|parts| Some(format!("{:?}", parts.headers.get("x-user")?))),
     )
     .await
     .expect("a principal hook is enough");

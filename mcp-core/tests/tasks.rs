@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_core::storage::Storage;
 use mcp_core::tasks::{InMemoryTaskStore, TaskLimits, TaskSupport, TASKS_EXTENSION};
 use mcp_core::{CallContext, ErrorObject, InputRequest, InvokeContext, McpServer, McpToolDef};
 use serde_json::json;
@@ -61,7 +62,7 @@ fn server_with(limits: TaskLimits) -> (McpServer, Arc<AtomicBool>) {
     let cancelled = Arc::new(AtomicBool::new(false));
     let server = McpServer::builder()
         .server_info("tasks-test", "1.0.0")
-        .tasks(InMemoryTaskStore::new(100))
+        .storage(Storage::memory().with_tasks(InMemoryTaskStore::new(100)))
         .task_limits(limits)
         .tool(slow(Arc::clone(&cancelled)))
         .tool(asker())

@@ -9,7 +9,8 @@ use common::tasks::*;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::PathBuf;
 
-use mcp_core::tasks::{FileTaskStore, TaskRecord, TaskStore};
+use mcp_core::storage::{Storage, TaskStore};
+use mcp_core::tasks::{FileTaskStore, TaskRecord};
 use mcp_core::{CallContext, McpServer};
 use serde_json::json;
 
@@ -54,7 +55,7 @@ async fn the_directory_is_created_0700_and_every_record_0600() {
         .expect("created");
     assert_eq!(mode(&dir.join("t1.json")), 0o600);
     store
-        .update("t1", mcp_core::tasks::TaskChange::Cancel)
+        .update("t1", mcp_core::storage::TaskChange::Cancel)
         .await
         .expect("updated")
         .expect("there");
@@ -129,7 +130,7 @@ async fn a_record_not_private_to_the_user_is_not_served() {
     let store = FileTaskStore::new(&dir, 100).expect("a private directory");
     let server = McpServer::builder()
         .server_info("private", "1")
-        .tasks(store.clone())
+        .storage(Storage::memory().with_tasks(store.clone()))
         .build()
         .expect("valid server");
     std::fs::write(dir.join("planted.json"), planted()).expect("planted");

@@ -11,6 +11,7 @@ use common::tasks::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use mcp_core::storage::Storage;
 use mcp_core::tasks::{FileTaskStore, TaskLimits};
 use mcp_core::{CallContext, McpServer};
 use serde_json::{json, Map};
@@ -37,7 +38,7 @@ fn shared_pair(
     let build = |spawner: Option<tokio::sync::mpsc::UnboundedSender<String>>| {
         let mut builder = McpServer::builder()
             .server_info("shared", "1.0.0")
-            .tasks(FileTaskStore::new(&dir, 100).expect("task dir"))
+            .storage(Storage::memory().with_tasks(FileTaskStore::new(&dir, 100).expect("task dir")))
             .task_limits(limits)
             .tool(slow(Arc::clone(&cancelled)))
             .tool(asker());

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use super::RedisBackend;
-use crate::bus::{BusEvent, BusSink, NotificationBus};
+use crate::storage::{BusEvent, BusSink, NotificationBus};
 
 /// The largest message taken from the channel (a notice is small; a
 /// larger payload is not ours and is dropped unread).
@@ -69,16 +69,6 @@ impl RedisNotificationBus {
         });
         tokio::spawn(subscribe(Arc::downgrade(&shared)));
         Self { shared }
-    }
-
-    /// Completes once the subscriber is subscribed (notices of other
-    /// replicas reach this one from then on); at once if it is.
-    ///
-    /// # Cancel safety
-    /// Cancel-safe: it only waits.
-    pub async fn ready(&self) {
-        let mut rx = self.shared.subscribed.subscribe();
-        let _ = rx.wait_for(|on| *on).await;
     }
 
     /// True while the subscriber is subscribed.
@@ -159,6 +149,13 @@ impl NotificationBus for RedisNotificationBus {
         if let Err(e) = sent {
             tracing::warn!(error = %e, "notification bus: a notice was not published");
         }
+    }
+
+    /// Completes once the subscriber is subscribed (notices of other
+    /// replicas reach this one from then on); at once if it is.
+    async fn ready(&self) {
+        let mut rx = self.shared.subscribed.subscribe();
+        let _ = rx.wait_for(|on| *on).await;
     }
 
     fn attach(&self, sink: BusSink) {

@@ -1,16 +1,19 @@
 //! State shared by the replicas of one deployment, on Redis (feature
-//! `redis`): tasks, notices and legacy session metadata.
+//! `redis`): the three parts of a [`Storage`](crate::storage::Storage)
+//! (tasks, notices and legacy session metadata), implemented on the
+//! [storage traits](crate::storage) alone, knowing no transport.
 //!
-//! One [`RedisBackend`] (a URL and a key prefix) hands out:
+//! One [`RedisBackend`] (a URL and a key prefix) hands out all three at
+//! once ([`RedisBackend::storage`]), or each apart:
 //!
 //! | what | type | keys |
 //! |---|---|---|
-//! | tasks ([`TaskStore`](crate::tasks::TaskStore)) | [`RedisTaskStore`] | `{prefix}task:{id}` (a hash: `v` version, `rec` JSON record, `PEXPIRE` = the task's TTL), `{prefix}tasks` (a sorted set of ids by expiry, bounding how many live) |
-//! | notices ([`NotificationBus`](crate::bus::NotificationBus)) | [`RedisNotificationBus`] | pub/sub channel `{prefix}bus` |
-//! | legacy sessions ([`SessionStore`](crate::transport::http::SessionStore), with `http`) | `RedisSessionStore` | `{prefix}session:{id}` (JSON, `PEXPIRE` = the session's idle TTL) |
+//! | tasks ([`TaskStore`](crate::storage::TaskStore)) | [`RedisTaskStore`] | `{prefix}task:{id}` (a hash: `v` version, `rec` JSON record, `PEXPIRE` = the task's TTL), `{prefix}tasks` (a sorted set of ids by expiry, bounding how many live) |
+//! | notices ([`NotificationBus`](crate::storage::NotificationBus)) | [`RedisNotificationBus`] | pub/sub channel `{prefix}bus` |
+//! | legacy sessions ([`SessionStore`](crate::storage::SessionStore)) | [`RedisSessionStore`] | `{prefix}session:{id}` (JSON, `PEXPIRE` = the session's idle TTL) |
 //!
 //! **Atomicity.** Every task change is read–apply–compare-and-set: the
-//! record is read with its version, [`TaskChange::apply`](crate::tasks::TaskChange::apply)
+//! record is read with its version, [`TaskChange::apply`](crate::storage::TaskChange::apply)
 //! runs here (one set of rules for every store), and a Lua script writes
 //! the new record only if the version is still the one read (else the
 //! change is applied again to the newer record, a bounded number of
@@ -27,8 +30,8 @@
 //! calls are served as usual, notices stay in their process, and the
 //! connection comes back by itself once Redis answers again.
 //!
-//! **What a legacy session keeps across replicas** (`RedisSessionStore`,
-//! given to [`HttpOptions::session_store`](crate::HttpOptions::session_store)):
+//! **What a legacy session keeps across replicas** ([`RedisSessionStore`],
+//! the sessions of [`RedisBackend::storage`]):
 //! its id, principal, negotiated protocol version, the client's
 //! capabilities and info, its `logging/setLevel` level and its resource
 //! subscriptions. What does not survive its replica: requests in flight
@@ -43,7 +46,6 @@
 //! bus.
 
 mod bus;
-#[cfg(feature = "http")]
 mod sessions;
 mod task_store;
 
@@ -54,8 +56,6 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 pub use bus::RedisNotificationBus;
-#[cfg(feature = "http")]
-#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use sessions::RedisSessionStore;
 pub use task_store::RedisTaskStore;
 
@@ -88,8 +88,7 @@ pub const DEFAULT_REDIS_PREFIX: &str = "mcp:";
 /// let redis = RedisBackend::open("redis://127.0.0.1:6379/")?;
 /// let server = McpServer::builder()
 ///     .server_info("jobs", "1.0.0")
-///     .tasks(redis.task_store())
-///     .notification_bus(redis.notification_bus())
+///     .storage(redis.storage())
 ///     .build()?;
 /// # let _ = server; Ok(()) }
 /// ```
@@ -176,11 +175,25 @@ impl RedisBackend {
         RedisNotificationBus::start(self.clone())
     }
 
-    /// A store of legacy session metadata on this Redis (with `http`).
-    #[cfg(feature = "http")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+    /// A store of legacy session metadata on this Redis.
     pub fn session_store(&self) -> RedisSessionStore {
         RedisSessionStore::new(self.clone())
+    }
+
+    /// All three parts of a [`Storage`](crate::storage::Storage) on this
+    /// Redis, over its one connection (plus the bus's pub/sub one): the
+    /// [`task_store`](Self::task_store), the
+    /// [`notification_bus`](Self::notification_bus) and the
+    /// [`session_store`](Self::session_store). Give every replica the same
+    /// URL and prefix.
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime (the bus's subscriber task needs one).
+    pub fn storage(&self) -> crate::storage::Storage {
+        crate::storage::Storage::memory()
+            .with_tasks(self.task_store())
+            .with_notices(self.notification_bus())
+            .with_sessions(self.session_store())
     }
 
     pub(crate) fn key(&self, kind: &str, id: &str) -> String {
@@ -193,6 +206,6 @@ impl RedisBackend {
 }
 
 /// A Redis failure as the stores report it.
-pub(crate) fn unavailable(e: &redis::RedisError) -> crate::tasks::TaskStoreError {
-    crate::tasks::TaskStoreError::Unavailable(e.to_string())
+pub(crate) fn unavailable(e: &redis::RedisError) -> crate::storage::TaskStoreError {
+    crate::storage::TaskStoreError::Unavailable(e.to_string())
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::RedisBackend;
-use crate::session_store::{SessionRecord, SessionStore};
+use crate::storage::{SessionRecord, SessionStore};
 
 /// The largest session record kept (a client's capabilities and info
 /// are small; a larger record is not saved, so that session stays on its
@@ -14,9 +14,9 @@ const MAX_RECORD_BYTES: usize = 256 * 1024;
 
 /// A [`SessionStore`] on a [`RedisBackend`]: one JSON value per session
 /// under `{prefix}session:{id}`, expiring with the session's idle TTL
-/// (each save renews it). Give it to
-/// [`HttpOptions::session_store`](crate::HttpOptions::session_store) on
-/// every replica.
+/// (each save renews it). Give it to every replica's
+/// [`Storage`](crate::storage::Storage) (as [`RedisBackend::storage`]
+/// does).
 #[derive(Debug, Clone)]
 pub struct RedisSessionStore {
     redis: RedisBackend,

@@ -4,8 +4,9 @@ use async_trait::async_trait;
 use redis::Script;
 
 use super::{unavailable, RedisBackend};
+use crate::storage::{TaskChange, TaskStore, TaskStoreError};
 use crate::tasks::time::now_ms;
-use crate::tasks::{TaskChange, TaskRecord, TaskStore, TaskStoreError};
+use crate::tasks::TaskRecord;
 
 /// Creates a task unless as many as allowed live: drops expired ids from
 /// the index, checks its size, writes the hash and its TTL.

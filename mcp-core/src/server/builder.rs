@@ -472,7 +472,7 @@ impl McpServerBuilder {
                 #[cfg(feature = "metrics")]
                 count_sessions: self.count_sessions,
                 tool_timeout: self.tool_timeout,
-                bus: ext.bus,
+                storage: ext.storage,
             }),
         };
         super::fanout::attach(&server);

@@ -6,24 +6,27 @@ use std::sync::Arc;
 use super::builder::{BuildError, McpServerBuilder};
 
 impl McpServerBuilder {
-    /// Offers the tasks extension (`io.modelcontextprotocol/tasks`,
-    /// 2026-07-28) with the tasks kept in `store` (see [`crate::tasks`]).
-    /// Without this call the extension is offered, with an
-    /// [`InMemoryTaskStore`](crate::tasks::InMemoryTaskStore), as soon as a
-    /// tool declares task support.
+    /// Keeps this server's shared state in `storage` (see
+    /// [`crate::storage`]): where tasks live, how notices reach the other
+    /// replicas, where legacy HTTP sessions are shared. Default
+    /// [`Storage::memory`](crate::storage::Storage::memory): everything in
+    /// this process. With a task store the tasks extension is offered even
+    /// when no tool supports tasks.
     ///
     /// ```
-    /// use mcp_core::{McpServer, tasks::InMemoryTaskStore};
+    /// use mcp_core::storage::Storage;
+    /// use mcp_core::tasks::InMemoryTaskStore;
+    /// use mcp_core::McpServer;
     ///
     /// let server = McpServer::builder()
     ///     .server_info("jobs", "1.0.0")
-    ///     .tasks(InMemoryTaskStore::new(1_000))
+    ///     .storage(Storage::memory().with_tasks(InMemoryTaskStore::new(1_000)))
     ///     .build()
     ///     .expect("valid server");
     /// # let _ = server;
     /// ```
-    pub fn tasks(mut self, store: impl crate::tasks::TaskStore) -> Self {
-        self.ext.task_store = Some(Arc::new(store));
+    pub fn storage(mut self, storage: crate::storage::Storage) -> Self {
+        self.ext.storage = storage;
         self
     }
 
@@ -44,17 +47,6 @@ impl McpServerBuilder {
     /// runs again from its start there, as on a round-trip retry.
     pub fn task_spawner(mut self, spawn: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.ext.task_spawner = Some(Arc::new(spawn));
-        self
-    }
-
-    /// Shares this server's notices with the other replicas of a
-    /// deployment through `bus` (see [`crate::bus`]): a
-    /// [`notify_resource_updated`](crate::McpServer::notify_resource_updated),
-    /// a change of a live tool catalog or of a task made here reaches the
-    /// listeners held by the other replicas, and theirs reach the ones held
-    /// here. Without it notices stay in this process.
-    pub fn notification_bus(mut self, bus: impl crate::bus::NotificationBus) -> Self {
-        self.ext.bus = Some(Arc::new(bus));
         self
     }
 

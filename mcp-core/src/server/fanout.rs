@@ -1,4 +1,4 @@
-//! Notices from the other replicas ([`crate::bus`]): each is delivered to
+//! Notices from the other replicas ([`crate::storage::NotificationBus`]): each is delivered to
 //! the listeners of this process as if it had been made here (and is not
 //! published again).
 
@@ -6,12 +6,12 @@ use std::sync::{Arc, Weak};
 
 use super::registry::ListKind;
 use super::{Inner, McpServer};
-use crate::bus::{BusEvent, BusSink};
+use crate::storage::{BusEvent, BusSink};
 
 /// Installs this server's sink on its bus, when it has one. The sink holds
 /// the server weakly: a dropped server takes no more notices.
 pub(super) fn attach(server: &McpServer) {
-    if let Some(bus) = &server.inner.bus {
+    if let Some(bus) = server.inner.storage.notices() {
         bus.attach(sink(Arc::downgrade(&server.inner)));
     }
 }

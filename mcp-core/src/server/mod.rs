@@ -159,8 +159,8 @@ pub(crate) struct Inner {
     pub(crate) count_sessions: bool,
     /// The default call time limit of tools (also of tools added live).
     pub(crate) tool_timeout: Option<std::time::Duration>,
-    /// The bus to the other replicas, when one was given.
-    pub(crate) bus: Option<Arc<dyn crate::bus::NotificationBus>>,
+    /// Where the server keeps its shared state (tasks, notices, sessions).
+    pub(crate) storage: crate::storage::Storage,
 }
 
 impl fmt::Debug for McpServer {
@@ -207,7 +207,7 @@ impl McpServer {
     /// Tells every subscriber of `uri` (a legacy `resources/subscribe`, or a
     /// 2026-07-28 listen naming it or a URI above it) that it changed.
     /// Returns how many subscribers of this process were notified; with a
-    /// [`notification_bus`](crate::McpServerBuilder::notification_bus) the
+    /// notification bus in its [`Storage`](crate::storage::Storage) the
     /// other replicas are told too (their subscribers are not counted).
     ///
     /// # Cancel safety
@@ -215,8 +215,8 @@ impl McpServer {
     /// replicas, unnotified.
     pub async fn notify_resource_updated(&self, uri: &str) -> usize {
         let sent = self.inner.subscriptions.notify_updated(uri).await;
-        if let Some(bus) = &self.inner.bus {
-            bus.publish(crate::bus::BusEvent::ResourceUpdated {
+        if let Some(bus) = self.inner.storage.notices() {
+            bus.publish(crate::storage::BusEvent::ResourceUpdated {
                 uri: uri.to_owned(),
             })
             .await;
@@ -297,6 +297,15 @@ impl McpServer {
                 "tools/call ended without a tool result",
             )),
         }
+    }
+}
+
+impl McpServer {
+    /// Where this server keeps the state it shares across calls and
+    /// replicas (given to [`McpServerBuilder::storage`](crate::McpServerBuilder::storage)).
+    /// A transport reads its legacy session store here.
+    pub fn storage(&self) -> &crate::storage::Storage {
+        &self.inner.storage
     }
 }
 

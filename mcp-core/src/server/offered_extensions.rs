@@ -14,11 +14,10 @@ use crate::handler::tool::McpToolDef;
 /// What the builder was told about the extensions.
 #[derive(Default)]
 pub(crate) struct ExtensionConfig {
-    pub(super) task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
+    pub(super) storage: crate::storage::Storage,
     pub(super) task_limits: Option<crate::tasks::TaskLimits>,
     pub(super) task_spawner: Option<TaskSpawner>,
     pub(super) skills: Vec<crate::skills::Skill>,
-    pub(super) bus: Option<Arc<dyn crate::bus::NotificationBus>>,
 }
 
 /// The extensions of a built server.
@@ -32,8 +31,8 @@ pub(super) struct Built {
     pub(super) resources: Vec<McpResourceDef>,
     /// `{"extensions": {...}}` for the capabilities (empty without any).
     pub(super) capabilities: Map<String, Value>,
-    /// The bus to the other replicas.
-    pub(super) bus: Option<Arc<dyn crate::bus::NotificationBus>>,
+    /// Where the server keeps its shared state.
+    pub(super) storage: crate::storage::Storage,
 }
 
 impl ExtensionConfig {
@@ -41,17 +40,17 @@ impl ExtensionConfig {
         let wants_tasks = tools
             .iter()
             .any(|t| t.task_support() != crate::tasks::TaskSupport::Forbidden);
-        let store = match self.task_store {
-            Some(store) => Some(store),
+        let store = match self.storage.tasks() {
+            Some(store) => Some(Arc::clone(store)),
             None if wants_tasks => Some(Arc::new(crate::tasks::InMemoryTaskStore::default())
-                as Arc<dyn crate::tasks::TaskStore>),
+                as Arc<dyn crate::storage::TaskStore>),
             None => None,
         };
         let limits = self.task_limits.unwrap_or_default();
         let spawner = self.task_spawner;
-        let bus = self.bus;
-        let tasks = store
-            .map(|store| Arc::new(TaskEngine::new(store, limits, spawner).with_bus(bus.clone())));
+        let bus = self.storage.notices().cloned();
+        let tasks =
+            store.map(|store| Arc::new(TaskEngine::new(store, limits, spawner).with_bus(bus)));
         let skills = (!self.skills.is_empty()).then(|| Arc::new(SkillCatalog::new(&self.skills)));
         let mut extensions = Map::new();
         if tasks.is_some() {
@@ -75,7 +74,7 @@ impl ExtensionConfig {
             skills,
             resources: super::skills::resources(&self.skills),
             capabilities,
-            bus,
+            storage: self.storage,
         }
     }
 }

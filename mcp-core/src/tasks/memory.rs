@@ -8,15 +8,16 @@ use async_trait::async_trait;
 use tokio::time::Instant;
 
 use super::record::TaskRecord;
-use super::store::{TaskChange, TaskStore, TaskStoreError};
 use super::time::now_ms;
+use crate::storage::{TaskChange, TaskStore, TaskStoreError};
 
 /// Tasks kept in this process's memory: a task is only found on the
 /// replica that created it. Expired tasks are dropped when they are next
 /// looked up, and swept whenever the store is full.
 ///
 /// ```
-/// use mcp_core::tasks::{InMemoryTaskStore, TaskRecord, TaskStore};
+/// use mcp_core::storage::TaskStore;
+/// use mcp_core::tasks::{InMemoryTaskStore, TaskRecord};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let store = InMemoryTaskStore::new(100);

@@ -11,15 +11,16 @@
 //! - [`TaskSupport`]: what a tool declares (`#[mcp_tool(task = "optional")]`
 //!   or [`McpToolDef::with_task_support`](crate::McpToolDef::with_task_support)).
 //! - [`TaskRecord`]: one task as its store keeps it.
-//! - [`TaskStore`]: where tasks live, keyed by task id, with TTL expiry;
+//! - [`TaskStore`](crate::storage::TaskStore) (in [`crate::storage`]):
+//!   where tasks live, keyed by task id, with TTL expiry;
 //!   [`InMemoryTaskStore`] is the default; [`FileTaskStore`] shares tasks
 //!   between the server processes of one machine. The trait is async and every
-//!   change is one [`TaskChange`] applied to one key, so a store shared by
+//!   change is one [`TaskChange`](crate::storage::TaskChange) applied to one key, so a store shared by
 //!   several replicas (Redis) can implement it.
 //! - [`TaskLimits`]: the bounds a server keeps (tasks per principal, sizes).
 //!
 //! **A task whose process died.** On a store other processes share
-//! ([`TaskStore::is_shared`]: [`FileTaskStore`], the `redis` feature's
+//! ([`TaskStore::is_shared`](crate::storage::TaskStore::is_shared): [`FileTaskStore`], the `redis` feature's
 //! `RedisTaskStore`) each running task holds a lease
 //! ([`TaskRecord::lease_until_ms`]) that the process running it renews
 //! every third of [`TaskLimits::lease_ms`]; a `tasks/*` request that finds
@@ -29,19 +30,18 @@
 //! with the process that runs them.
 //!
 //! The server side (running the tool as a task, the `tasks/*` methods) is
-//! in the server pipeline; enable it with
-//! [`McpServerBuilder::tasks`](crate::McpServerBuilder::tasks).
+//! in the server pipeline; it is offered as soon as a tool supports tasks,
+//! or when the server's [`Storage`](crate::storage::Storage) holds a task
+//! store ([`Storage::with_tasks`](crate::storage::Storage::with_tasks)).
 
 mod file;
 mod memory;
 mod record;
-mod store;
 pub(crate) mod time;
 
 pub use file::FileTaskStore;
 pub use memory::InMemoryTaskStore;
 pub use record::{TaskRecord, TaskStatus, TaskSupport};
-pub use store::{TaskChange, TaskStore, TaskStoreError};
 
 /// The extension's identifier, as it appears under `extensions` in
 /// capabilities.
@@ -64,7 +64,7 @@ pub struct TaskLimits {
     /// The largest `inputResponses` a `tasks/update` may carry, in bytes
     /// (as serialized JSON).
     pub max_input_bytes: usize,
-    /// On a shared store ([`TaskStore::is_shared`]): how long a running
+    /// On a shared store ([`TaskStore::is_shared`](crate::storage::TaskStore::is_shared)): how long a running
     /// task's lease lasts, in milliseconds. Its process renews it every
     /// third of that; a task whose process died is `failed` at most this
     /// long (plus one poll) after its last renewal, on the next read.

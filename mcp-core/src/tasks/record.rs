@@ -66,7 +66,7 @@ impl TaskStatus {
     }
 }
 
-/// One task, as a [`TaskStore`](super::TaskStore) keeps it.
+/// One task, as a [`TaskStore`](crate::storage::TaskStore) keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
     /// The server-minted id (unguessable).
@@ -100,8 +100,8 @@ pub struct TaskRecord {
     pub request: Option<Value>,
     /// While the task runs on a shared store: the time (milliseconds since
     /// the Unix epoch) until which the process running it vouches for it.
-    /// That process renews it ([`TaskChange::Lease`](super::TaskChange::Lease)); once it has
-    /// passed, the task is failed ([`TaskChange::Orphaned`](super::TaskChange::Orphaned)) as its
+    /// That process renews it ([`TaskChange::Lease`](crate::storage::TaskChange::Lease)); once it has
+    /// passed, the task is failed ([`TaskChange::Orphaned`](crate::storage::TaskChange::Orphaned)) as its
     /// process is gone. `None`: no lease (an in-process store, where the
     /// task dies with the store).
     #[serde(default)]

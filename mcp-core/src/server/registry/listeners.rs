@@ -174,8 +174,8 @@ impl McpServer {
     /// that `kind`'s part changed; how many listeners here took it.
     pub(crate) async fn list_changed(&self, kind: ListKind) -> usize {
         let sent = self.inner.list_listeners.changed(kind).await;
-        if let Some(bus) = &self.inner.bus {
-            use crate::bus::BusEvent;
+        if let Some(bus) = self.inner.storage.notices() {
+            use crate::storage::BusEvent;
             let event = match kind {
                 ListKind::Tools => BusEvent::ToolsListChanged,
                 ListKind::Resources => BusEvent::ResourcesListChanged,

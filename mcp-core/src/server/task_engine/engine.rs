@@ -7,7 +7,8 @@ use tokio::sync::Notify;
 
 use crate::cancel::CancelToken;
 use crate::protocol::ErrorObject;
-use crate::tasks::{TaskLimits, TaskStore, TaskStoreError};
+use crate::storage::{TaskStore, TaskStoreError};
+use crate::tasks::TaskLimits;
 
 /// The tasks of one server: where they are kept, the bounds, and the
 /// tasks whose tool runs in this process (their cancellation token and
@@ -22,7 +23,7 @@ pub(crate) struct TaskEngine {
     /// The listens watching tasks (`notifications/tasks`).
     pub(crate) watchers: super::notify::Watchers,
     /// Tells the other replicas of each change, when set.
-    bus: Option<Arc<dyn crate::bus::NotificationBus>>,
+    bus: Option<Arc<dyn crate::storage::NotificationBus>>,
 }
 
 /// Starts a stored task somewhere else (another process), by id.
@@ -58,7 +59,10 @@ impl TaskEngine {
     }
 
     /// The same, telling `bus` of every change.
-    pub(crate) fn with_bus(mut self, bus: Option<Arc<dyn crate::bus::NotificationBus>>) -> Self {
+    pub(crate) fn with_bus(
+        mut self,
+        bus: Option<Arc<dyn crate::storage::NotificationBus>>,
+    ) -> Self {
         self.bus = bus;
         self
     }
@@ -100,7 +104,7 @@ impl TaskEngine {
         }
         let task_id = record.task_id.clone();
         Ok(self
-            .apply(&task_id, crate::tasks::TaskChange::Orphaned(now))
+            .apply(&task_id, crate::storage::TaskChange::Orphaned(now))
             .await?
             .unwrap_or(record))
     }
@@ -147,7 +151,7 @@ impl TaskEngine {
     pub(crate) async fn apply(
         &self,
         task_id: &str,
-        change: crate::tasks::TaskChange,
+        change: crate::storage::TaskChange,
     ) -> Result<Option<crate::tasks::TaskRecord>, ErrorObject> {
         let record = self
             .store
@@ -157,7 +161,7 @@ impl TaskEngine {
         if let Some(record) = &record {
             self.watchers.changed(record).await;
             if let Some(bus) = &self.bus {
-                bus.publish(crate::bus::BusEvent::TaskChanged {
+                bus.publish(crate::storage::BusEvent::TaskChanged {
                     task_id: task_id.to_owned(),
                 })
                 .await;

@@ -9,7 +9,8 @@ use super::engine::{store_error, TaskEngine};
 use super::{declared, missing_extension, wire};
 use crate::protocol::ErrorObject;
 use crate::server::request_facts::RequestFacts;
-use crate::tasks::{TaskChange, TaskRecord};
+use crate::storage::TaskChange;
+use crate::tasks::TaskRecord;
 
 /// The task a request names, checked: its id's shape, the extension, the
 /// owner.

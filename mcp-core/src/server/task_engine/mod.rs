@@ -99,7 +99,7 @@ impl crate::McpServer {
         // An error before the tool ran (the request no longer passes):
         // the task fails with it.
         if let Some(error) = reply.as_ref().and_then(|r| r.get("error")) {
-            let change = crate::tasks::TaskChange::Fail(error.clone());
+            let change = crate::storage::TaskChange::Fail(error.clone());
             engine
                 .store
                 .update(task_id, change)

@@ -1,7 +1,7 @@
 //! Task status notifications (`notifications/tasks`): a
 //! `subscriptions/listen` naming task ids (`notifications.taskIds`) hears of
 //! each change to those tasks made in this process, and, with a
-//! [notification bus](crate::bus), of those made by the other replicas
+//! [notification bus](crate::storage::NotificationBus), of those made by the other replicas
 //! (without one, their changes are seen by polling `tasks/get`).
 
 use std::collections::HashMap;

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::engine::{store_error, Running, TaskEngine};
 use crate::context::interrupt::{Interrupt, Requester, RoundTripRequester};
 use crate::protocol::ErrorObject;
-use crate::tasks::TaskChange;
+use crate::storage::TaskChange;
 
 /// The task a call became.
 pub(crate) struct TaskLink {

@@ -27,8 +27,9 @@ use crate::protocol::{CallToolResult, ErrorObject};
 use crate::server::outcome::{Answer, Stop};
 use crate::server::request_facts::RequestFacts;
 use crate::server::McpServer;
+use crate::storage::TaskChange;
 use crate::tasks::time::now_ms;
-use crate::tasks::{TaskChange, TaskRecord, TaskSupport};
+use crate::tasks::{TaskRecord, TaskSupport};
 use crate::BoxFuture;
 
 type Work = CatchPanic<BoxFuture<CallToolResult>>;

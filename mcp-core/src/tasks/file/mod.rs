@@ -7,8 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::record::TaskRecord;
-use super::store::{TaskChange, TaskStore, TaskStoreError};
 use super::time::now_ms;
+use crate::storage::{TaskChange, TaskStore, TaskStoreError};
 
 mod dir;
 
@@ -46,7 +46,8 @@ use dir::TaskDir;
 /// made of `A-Z a-z 0-9 _ -` (any other id is simply unknown).
 ///
 /// ```
-/// use mcp_core::tasks::{FileTaskStore, TaskRecord, TaskStore};
+/// use mcp_core::storage::TaskStore;
+/// use mcp_core::tasks::{FileTaskStore, TaskRecord};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let dir = std::env::temp_dir().join(format!("doc-tasks-{}", std::process::id()));

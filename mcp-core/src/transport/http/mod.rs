@@ -164,5 +164,4 @@ pub use options::{
 };
 pub use server::{serve_http, HttpHandle};
 pub use service::McpHttpService;
-pub use session_store::{SessionRecord, SessionStore};
 pub use sse::McpBody;

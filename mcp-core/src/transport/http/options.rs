@@ -162,10 +162,6 @@ pub struct HttpOptions {
     /// so replicas given the same keys agree (no header: anonymous). A
     /// resource server's verified token decides instead.
     pub principal: Option<Arc<PrincipalFn>>,
-    /// Where legacy session metadata is shared with the other replicas
-    /// (default none: a session lives in the process that created it). See
-    /// [`session_store`](Self::session_store).
-    pub session_store: Option<Arc<dyn super::SessionStore>>,
     /// How long a client may take to send a request's headers (default 10 s).
     /// The clock runs whenever the connection has no request in flight (from
     /// its accept, and from each response handed over); when it runs out the
@@ -253,7 +249,6 @@ impl Default for HttpOptions {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             sessions: Some(SessionOptions::default()),
             principal: None,
-            session_store: None,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             keep_alive_timeout: Duration::from_secs(5),
@@ -286,7 +281,6 @@ impl fmt::Debug for HttpOptions {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("sessions", &self.sessions)
             .field("principal", &self.principal.is_some())
-            .field("session_store", &self.session_store.is_some())
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("keep_alive_timeout", &self.keep_alive_timeout)
@@ -475,23 +469,6 @@ impl HttpOptions {
         F: Fn(&Parts) -> Option<String> + Send + Sync + 'static,
     {
         self.principal = Some(Arc::new(principal));
-        self
-    }
-
-    /// Shares legacy session metadata through `store`, so that a session
-    /// created on one replica is served by another (after the first one
-    /// stopped, or when the balancer moves the client); see
-    /// [`SessionRecord`](super::SessionRecord) for what survives. Another
-    /// replica serves a session only to its principal, so every replica
-    /// must derive principals alike: the default principal does when the
-    /// replicas share [`request_state_keys`](crate::McpServerBuilder::request_state_keys)
-    /// (which they need anyway for `requestState`); a
-    /// [`principal`](Self::principal) hook or a resource server does by
-    /// itself. With none of the three, [`serve_http`](super::serve_http)
-    /// refuses the options and names this fix.
-    #[must_use]
-    pub fn session_store(mut self, store: impl super::SessionStore) -> Self {
-        self.session_store = Some(Arc::new(store));
         self
     }
 

@@ -63,12 +63,13 @@ impl DefaultPrincipal {
 /// the server's `requestState` keys are the per-process default), so a
 /// session with an `Authorization` header would be unknown (`404`) on
 /// every other replica and after a restart.
-pub(crate) fn unshareable(options: &HttpOptions, keys: &StateKeys) -> Option<String> {
+pub(crate) fn unshareable(options: &HttpOptions, server: &crate::McpServer) -> Option<String> {
+    let keys: &StateKeys = server.state_keys();
     #[cfg(feature = "auth")]
     let verified = options.resource_server.is_some();
     #[cfg(not(feature = "auth"))]
     let verified = false;
-    let shared = options.session_store.is_some() && options.sessions.is_some();
+    let shared = server.storage().sessions().is_some() && options.sessions.is_some();
     (shared && !verified && options.principal.is_none() && keys.is_per_process()).then(|| {
         "a session store shares sessions between replicas, but each would bind them to \
          a principal of its own (the default principal is keyed by the requestState keys, \

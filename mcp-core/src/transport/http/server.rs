@@ -69,8 +69,8 @@ impl HttpHandle {
 /// - `InvalidInput` when `host` is not loopback and neither
 ///   [`HttpOptions::authorize`] nor [`HttpOptions::allow_request`] is set,
 ///   or when it does not resolve;
-/// - `InvalidInput` when a [session store](HttpOptions::session_store) is
-///   set but sessions would be bound to a principal of this process only:
+/// - `InvalidInput` when the server's [`Storage`](crate::storage::Storage)
+///   shares sessions ([`with_sessions`](crate::storage::Storage::with_sessions)) but sessions would be bound to a principal of this process only:
 ///   no [`HttpOptions::principal`] hook, no resource server, and the
 ///   server's per-process default `requestState` keys (give every replica
 ///   the same [`request_state_keys`](crate::McpServerBuilder::request_state_keys));
@@ -79,7 +79,7 @@ impl HttpHandle {
 /// # Cancel safety
 /// Dropping the future before it completes closes the listener it bound.
 pub async fn serve_http(server: McpServer, options: HttpOptions) -> io::Result<HttpHandle> {
-    if let Some(why) = super::principal::unshareable(&options, server.state_keys()) {
+    if let Some(why) = super::principal::unshareable(&options, &server) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("serve_http: {why}"),

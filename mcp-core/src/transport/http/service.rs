@@ -103,7 +103,7 @@ impl McpHttpService {
     /// replica could share are logged as an error
     /// ([`serve_http`](super::serve_http) refuses them).
     pub fn new(server: McpServer, options: HttpOptions) -> Self {
-        if let Some(why) = unshareable(&options, server.state_keys()) {
+        if let Some(why) = unshareable(&options, &server) {
             tracing::error!("{why}");
         }
         let default_principal = DefaultPrincipal::new(server.state_keys());
@@ -271,7 +271,7 @@ impl McpHttpService {
         // With a session store: the session a request names (its saves
         // settle before the response), and a DELETE's (forgotten by the
         // store once deleted here). Boxed: most servers have no store.
-        let stored = opts.session_store.is_some().then(|| {
+        let stored = self.shared.server.storage().sessions().is_some().then(|| {
             let named = parts.headers.get(&SESSION_NAME).cloned();
             let deleting = (parts.method == Method::DELETE)
                 .then(|| named.clone())
@@ -326,12 +326,11 @@ impl McpHttpService {
         named: Option<HttpHeaderValue>,
         deleting: Option<HttpHeaderValue>,
     ) -> Response<McpBody> {
-        let opts = &self.shared.options;
         if let Some(table) = &self.shared.sessions {
             let minted = response.headers().get(&SESSION_NAME);
             super::session_store::settle(table, named.as_ref().or(minted)).await;
         }
-        if let (Some(store), Some(id)) = (&opts.session_store, &deleting) {
+        if let (Some(store), Some(id)) = (self.shared.server.storage().sessions(), &deleting) {
             if response.status() == StatusCode::NO_CONTENT {
                 super::session_store::forget(store, id.to_str().unwrap_or_default()).await;
             }
@@ -364,7 +363,7 @@ impl McpHttpService {
         let opts = &self.shared.options;
         Some(super::session_store::Sharing {
             server: &self.shared.server,
-            store: opts.session_store.as_ref()?,
+            store: self.shared.server.storage().sessions()?,
             ttl: opts.sessions.as_ref()?.ttl,
         })
     }

@@ -1,5 +1,5 @@
 //! Legacy session metadata shared by the replicas of a deployment
-//! ([`SessionStore`], [`HttpOptions::session_store`](super::HttpOptions::session_store)).
+//! ([`SessionStore`], in the server's [`Storage`](crate::storage::Storage)).
 //!
 //! A 2025-era session lives in the table of the replica that created it.
 //! With a store, its metadata is saved there when it is created and each
@@ -21,7 +21,7 @@ use crate::context::Outbound;
 use crate::protocol::{ClientInfo, LoggingLevel, SUPPORTED_PROTOCOL_VERSIONS};
 use crate::session::Session;
 
-pub use crate::session_store::{SessionRecord, SessionStore};
+use crate::storage::{SessionRecord, SessionStore};
 
 /// The longest session id looked up in the store (ours are 64 bytes).
 const MAX_ID_BYTES: usize = 128;

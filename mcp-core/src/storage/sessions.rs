@@ -1,7 +1,7 @@
 //! Where legacy session metadata is shared between the replicas of a
 //! deployment: the [`SessionStore`] trait and its [`SessionRecord`].
-//! Transport-neutral, so that a store (the `redis` feature's) depends on
-//! these types only, never on the HTTP transport that saves and restores
+//! Transport-neutral: a store (the `redis` feature's) depends on these
+//! types only, never on the HTTP transport that saves and restores
 //! sessions with them.
 
 use std::time::Duration;
@@ -37,7 +37,8 @@ pub struct SessionRecord {
 }
 
 /// Where legacy session metadata is shared (the `redis` feature's
-/// `RedisSessionStore`, or your own). Errors are strings for the log: a
+/// `RedisSessionStore`, or your own); part of a
+/// [`Storage`](super::Storage). Errors are strings for the log: a
 /// failing store only costs the sessions their survival, never a request.
 #[async_trait]
 pub trait SessionStore: Send + Sync + 'static {

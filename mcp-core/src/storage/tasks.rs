@@ -5,7 +5,7 @@ use std::fmt;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-use super::record::{TaskRecord, TaskStatus};
+use crate::tasks::{TaskRecord, TaskStatus};
 
 /// One change to one task, applied atomically by the store (a shared store
 /// runs it as one transaction on the task's key). A change to a terminal
@@ -148,7 +148,7 @@ impl fmt::Display for TaskStoreError {
 
 impl std::error::Error for TaskStoreError {}
 
-/// Where tasks live: keyed by task id, each expiring `ttl_ms` after its
+/// Where tasks live (part of a [`Storage`](super::Storage)): keyed by task id, each expiring `ttl_ms` after its
 /// creation. The server checks ownership (a task of another principal is
 /// never shown); the store only keeps records.
 ///

@@ -1,25 +1,5 @@
-//! The notification bus: server-wide notices shared by the replicas of one
-//! deployment.
-//!
-//! A server's notices (a resource changed, its tool, resource or prompt
-//! list changed, a task changed) reach the listeners held by the process that made them. With
-//! several replicas behind a load balancer, a `subscriptions/listen` held
-//! by replica B must also hear of a
-//! [`notify_resource_updated`](crate::McpServer::notify_resource_updated)
-//! made on replica A. A [`NotificationBus`] carries each notice to the
-//! other replicas, which deliver it to their own listeners as if it had
-//! been made there.
-//!
-//! Give a server one with
-//! [`McpServerBuilder::notification_bus`](crate::McpServerBuilder::notification_bus).
-//! Without one (the default) notices stay in their process and nothing in
-//! the request path changes. [`InProcessBus`] links servers of one process
-//! (tests, or several servers on one runtime); the `redis` feature's
-//! `RedisNotificationBus` links processes through Redis pub/sub.
-//!
-//! The bus is best effort, like the notifications themselves: a notice
-//! published while the bus is down is lost (a listener re-reads what it
-//! watches when it reconnects).
+//! [`NotificationBus`]: server-wide notices shared by the replicas of one
+//! deployment, and [`InProcessBus`], the bus of servers in one process.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -64,8 +44,26 @@ pub enum BusEvent {
 /// task; it returns at once (delivery runs on a task of its own).
 pub type BusSink = Arc<dyn Fn(BusEvent) + Send + Sync>;
 
-/// Carries notices between the replicas of a deployment (see the
-/// [module docs](self)).
+/// Carries notices between the replicas of a deployment.
+///
+/// A server's notices (a resource changed, its tool, resource or prompt
+/// list changed, a task changed) reach the listeners held by the process
+/// that made them. With several replicas behind a load balancer, a
+/// `subscriptions/listen` held by replica B must also hear of a
+/// [`notify_resource_updated`](crate::McpServer::notify_resource_updated)
+/// made on replica A. A bus carries each notice to the other replicas,
+/// which deliver it to their own listeners as if it had been made there.
+///
+/// Give a server one in its [`Storage`](super::Storage)
+/// ([`Storage::with_notices`](super::Storage::with_notices)). Without one
+/// (the default) notices stay in their process and nothing in the request
+/// path changes. [`InProcessBus`] links servers of one process (tests, or
+/// several servers on one runtime); the `redis` feature's
+/// `RedisNotificationBus` links processes through Redis pub/sub.
+///
+/// The bus is best effort, like the notifications themselves: a notice
+/// published while the bus is down is lost (a listener re-reads what it
+/// watches when it reconnects).
 #[async_trait]
 pub trait NotificationBus: Send + Sync + 'static {
     /// Sends `event` to the other replicas (never back to this one). A
@@ -79,6 +77,14 @@ pub trait NotificationBus: Send + Sync + 'static {
     /// by [`McpServerBuilder::build`](crate::McpServerBuilder::build).
     /// Events arriving before it are dropped.
     fn attach(&self, sink: BusSink);
+
+    /// Completes once notices of other replicas reach this one (a bus that
+    /// subscribes to a shared channel: once it has subscribed). Default:
+    /// at once. A replica may wait on it before announcing itself.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: it only waits.
+    async fn ready(&self) {}
 }
 
 /// A bus linking servers in one process: each server gets a member
@@ -87,12 +93,13 @@ pub trait NotificationBus: Send + Sync + 'static {
 /// what it publishes reaches every member.
 ///
 /// ```
-/// use mcp_core::bus::InProcessBus;
+/// use mcp_core::storage::{InProcessBus, Storage};
 /// use mcp_core::McpServer;
 ///
 /// let hub = InProcessBus::new();
-/// let a = McpServer::builder().server_info("a", "1").notification_bus(hub.join()).build();
-/// let b = McpServer::builder().server_info("b", "1").notification_bus(hub.join()).build();
+/// let on = |bus| Storage::memory().with_notices(bus);
+/// let a = McpServer::builder().server_info("a", "1").storage(on(hub.join())).build();
+/// let b = McpServer::builder().server_info("b", "1").storage(on(hub.join())).build();
 /// assert!(a.is_ok() && b.is_ok());
 /// ```
 #[derive(Clone, Default)]
