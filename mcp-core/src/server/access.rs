@@ -123,10 +123,10 @@ impl McpServer {
             })
         };
         let resource = |uri: &str, template: bool| -> Result<(), Denied> {
-            if !inner.resources.scoped() {
+            if !inner.registry.resources.scoped() {
                 return Ok(());
             }
-            let catalog = inner.resources.snapshot();
+            let catalog = inner.registry.resources.snapshot();
             // A completion names a template by its own text.
             let def = template
                 .then(|| catalog.templates.iter().find(|t| t.key() == uri))
@@ -140,10 +140,10 @@ impl McpServer {
             }
         };
         let prompt = |name: &str| -> Result<(), Denied> {
-            if !inner.prompts.scoped() {
+            if !inner.registry.prompts.scoped() {
                 return Ok(());
             }
-            let catalog = inner.prompts.snapshot();
+            let catalog = inner.registry.prompts.snapshot();
             match catalog.prompts.get(name) {
                 Some(p) if !granted(p.scopes()) => deny(format!("prompt `{name}`"), p.scopes()),
                 _ => Ok(()),
@@ -152,10 +152,10 @@ impl McpServer {
         match names(route) {
             Names::Nothing => Ok(()),
             Names::Tool => {
-                let Some(name) = name().filter(|_| inner.tools.scoped()) else {
+                let Some(name) = name().filter(|_| inner.registry.tools.scoped()) else {
                     return Ok(());
                 };
-                let catalog = inner.tools.snapshot();
+                let catalog = inner.registry.tools.snapshot();
                 match catalog.tools.get(name) {
                     Some(t) if !granted(t.scopes()) => deny(format!("tool `{name}`"), t.scopes()),
                     _ => Ok(()),
@@ -190,13 +190,14 @@ impl McpServer {
     /// `scopes_supported`). A live catalog's tools count as they are now.
     pub fn declared_scopes(&self) -> Vec<String> {
         let inner = &self.inner;
-        let catalog = inner.tools.snapshot();
+        let catalog = inner.registry.tools.snapshot();
         let mut all: Vec<String> = catalog
             .tools
             .iter()
             .flat_map(|t| t.scopes().iter().cloned())
             .chain(
                 inner
+                    .registry
                     .resources
                     .snapshot()
                     .iter()
@@ -204,6 +205,7 @@ impl McpServer {
             )
             .chain(
                 inner
+                    .registry
                     .prompts
                     .snapshot()
                     .prompts
@@ -222,7 +224,9 @@ impl McpServer {
     #[inline]
     pub(crate) fn has_scoped_items(&self) -> bool {
         let inner = &self.inner;
-        inner.tools.scoped() || inner.resources.scoped() || inner.prompts.scoped()
+        inner.registry.tools.scoped()
+            || inner.registry.resources.scoped()
+            || inner.registry.prompts.scoped()
     }
 
     #[cfg_attr(not(feature = "http"), allow(dead_code))]

@@ -302,7 +302,7 @@ impl SubscriptionsHandle {
     /// The URIs `session` is subscribed to; `None` once the server is gone.
     pub(crate) fn legacy_uris(&self, session: &Session) -> Option<Vec<String>> {
         let inner = self.0.upgrade()?;
-        Some(inner.subscriptions.legacy_uris(session))
+        Some(inner.features.subscriptions.legacy_uris(session))
     }
 }
 
@@ -322,10 +322,19 @@ impl McpServer {
         uris: &[String],
     ) {
         for uri in uris {
-            let _ = self
-                .inner
-                .subscriptions
-                .set_legacy(session, Some(outbound), uri, true);
+            let _ =
+                self.inner
+                    .features
+                    .subscriptions
+                    .set_legacy(session, Some(outbound), uri, true);
         }
     }
+}
+
+/// The optional features' state: completion, resource subscriptions.
+pub(crate) struct Features {
+    pub(crate) completer: Option<Completer>,
+    /// `resources/subscribe` is offered.
+    pub(crate) resource_subscriptions: bool,
+    pub(crate) subscriptions: Subscriptions,
 }

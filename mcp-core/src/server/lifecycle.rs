@@ -14,10 +14,27 @@ use super::McpServer;
 use crate::context::interrupt::Channel;
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{
-    negotiate_version, ClientCapabilities, ClientInfo, Era, ErrorObject, Implementation,
-    LoggingLevel, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS,
+    negotiate_version, CacheHint, ClientCapabilities, ClientInfo, Era, ErrorObject, Implementation,
+    LoggingLevel, ServerCapabilities, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS,
 };
 use crate::session::Session;
+
+/// What the lifecycle stage answers from: who the server is, what it
+/// offers, and the settings of the eras' own methods.
+pub(crate) struct Lifecycle {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) capabilities: ServerCapabilities,
+    /// The same, as `initialize` and `server/discover` send it.
+    pub(crate) capabilities_json: Value,
+    pub(crate) server_info_json: Arc<Value>,
+    /// The same, serialized once: written verbatim into typed results.
+    pub(crate) server_info_raw: Arc<super::encode::ServerInfoRaw>,
+    pub(crate) discover_cache: CacheHint,
+    pub(crate) logging: bool,
+    /// How long a client has to answer a server→client request (legacy).
+    pub(crate) client_request_timeout: std::time::Duration,
+}
 
 impl McpServer {
     /// Answers the methods that need no handler and no registration for
@@ -79,9 +96,15 @@ impl McpServer {
         let inner = &self.inner;
         let mut result = Map::with_capacity(4);
         result.insert("protocolVersion".into(), Value::String(version.to_owned()));
-        result.insert("capabilities".into(), inner.capabilities_json.clone());
-        result.insert("serverInfo".into(), (*inner.server_info_json).clone());
-        if let Some(instructions) = &inner.instructions {
+        result.insert(
+            "capabilities".into(),
+            inner.lifecycle.capabilities_json.clone(),
+        );
+        result.insert(
+            "serverInfo".into(),
+            (*inner.lifecycle.server_info_json).clone(),
+        );
+        if let Some(instructions) = &inner.lifecycle.instructions {
             result.insert("instructions".into(), Value::String(instructions.clone()));
         }
         Ok(Value::Object(result))
@@ -95,11 +118,14 @@ impl McpServer {
             "supportedVersions".into(),
             Value::from(MODERN_PROTOCOL_VERSIONS.to_vec()),
         );
-        result.insert("capabilities".into(), inner.capabilities_json.clone());
-        if let Some(instructions) = &inner.instructions {
+        result.insert(
+            "capabilities".into(),
+            inner.lifecycle.capabilities_json.clone(),
+        );
+        if let Some(instructions) = &inner.lifecycle.instructions {
             result.insert("instructions".into(), Value::String(instructions.clone()));
         }
-        inner.discover_cache.apply(&mut result);
+        inner.lifecycle.discover_cache.apply(&mut result);
         self.decorate(&mut result);
         Value::Object(result)
     }
@@ -116,7 +142,7 @@ impl McpServer {
         if let Value::Object(meta) = meta {
             meta.insert(
                 meta_keys::SERVER_INFO.into(),
-                (*self.inner.server_info_json).clone(),
+                (*self.inner.lifecycle.server_info_json).clone(),
             );
         }
     }
@@ -135,7 +161,7 @@ impl McpServer {
                     Some(outbound) => Channel::Legacy {
                         session: facts.session.clone(),
                         outbound: Arc::clone(outbound),
-                        timeout: self.inner.client_request_timeout,
+                        timeout: self.inner.lifecycle.client_request_timeout,
                     },
                     None => Channel::None,
                 },
@@ -152,7 +178,7 @@ impl McpServer {
     /// The lowest log level a handler of this request may send; `None`
     /// when the server offers no logging or a modern request named none.
     pub(crate) fn log_threshold(&self, facts: &RequestFacts) -> Option<LoggingLevel> {
-        if !self.inner.logging {
+        if !self.inner.lifecycle.logging {
             return None;
         }
         match &facts.era {

@@ -68,14 +68,14 @@ impl McpServer {
         params: Map<String, Value>,
         ext: Extensions,
     ) -> Result<Result<Answer, Stop>, (Map<String, Value>, Extensions)> {
-        let chains = &self.inner.entry_chains;
+        let chains = &self.inner.chains.entry_chains;
         let field = |key: &str| params.get(key).and_then(Value::as_str);
         let chain = match route {
             Route::PromptsGet if !chains.prompts.is_empty() => {
                 field("name").and_then(|name| chains.prompts.get(name))
             }
             Route::ResourcesRead if !chains.resources.is_empty() => {
-                let catalog = self.inner.resources.snapshot();
+                let catalog = self.inner.registry.resources.snapshot();
                 field("uri")
                     .and_then(|uri| catalog.find(uri))
                     .and_then(|(def, _)| chains.resources.get(def.key()))
@@ -116,4 +116,16 @@ impl Method for EntryMethod<'_> {
             self.0.json_answer(facts, json).into()
         })
     }
+}
+
+/// The interceptor chains a request may run through: the server's, a
+/// tool's own, a mounted entry's own.
+pub(crate) struct Chains {
+    /// The server's interceptors, outermost first.
+    pub(crate) interceptors: Chain,
+    /// The tools that have interceptors of their own, and theirs.
+    pub(crate) tool_chains: HashMap<String, Chain>,
+    /// The resources (by URI or template) and prompts (by name) that have
+    /// interceptors of their own (a mounted server's), and theirs.
+    pub(crate) entry_chains: EntryChains,
 }

@@ -75,7 +75,7 @@ impl McpServer {
         };
         // With interceptors, `initialize` and `server/discover` run through
         // them (see `run::dispatch`); everything else here is answered now.
-        let intercepted = !self.inner.interceptors.is_empty()
+        let intercepted = !self.inner.chains.interceptors.is_empty()
             && matches!(
                 (&era, &*parts.method),
                 (Era::Legacy, "initialize") | (Era::Modern(_), "server/discover")

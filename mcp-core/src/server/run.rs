@@ -87,7 +87,7 @@ impl McpServer {
         mut params: Map<String, Value>,
         held: Held,
     ) -> Result<Answer, Stop> {
-        let chain = &self.inner.interceptors;
+        let chain = &self.inner.chains.interceptors;
         let extensions = scope.ctx.extensions.clone();
         if chain.is_empty() {
             let route = route(&self.inner, &scope.method, &scope.era)?;
@@ -138,7 +138,7 @@ impl McpServer {
                     .tools_call(scope, params, Held::default(), ext, false)
                     .await;
             }
-            Route::ToolsList => match &self.inner.tools.snapshot().listing {
+            Route::ToolsList => match &self.inner.registry.tools.snapshot().listing {
                 Some(listing) => {
                     methods::check_cursor(&params)?;
                     return Ok(Answer::ToolListing(ToolListing(std::sync::Arc::clone(
@@ -162,7 +162,7 @@ impl McpServer {
                 // A mounted server's own interceptors for the entry, if any
                 // (boxed: their state stays out of every other request's
                 // future).
-                let (params, ext) = if self.inner.entry_chains.is_empty() {
+                let (params, ext) = if self.inner.chains.entry_chains.is_empty() {
                     (params, ext)
                 } else {
                     match Box::pin(self.run_entry_chain(scope, route, params, ext)).await {
@@ -189,7 +189,7 @@ impl McpServer {
             Route::SkillsGet => super::skills::get(self, scope, &params)?,
             Route::DirectoryRead => super::skills::directory_read(self, scope, &params)?,
             Route::TasksGet | Route::TasksUpdate | Route::TasksCancel => {
-                let Some(engine) = &self.inner.tasks else {
+                let Some(engine) = &self.inner.extensions.tasks else {
                     return Err(ErrorObject::method_not_found(&scope.method).into());
                 };
                 // Boxed: their state stays out of every other request's future.
@@ -239,7 +239,7 @@ impl McpServer {
             let route = Route::ToolsCall;
             self.check_named_scopes(route, Some(&params), held.name.as_deref(), Some(&ext))
                 .map_err(ErrorObject::from)?;
-            let chains = &self.inner.tool_chains;
+            let chains = &self.inner.chains.tool_chains;
             let name = held
                 .name
                 .as_deref()
@@ -280,18 +280,23 @@ impl McpServer {
         let (key, items, cache) = match route {
             Route::PromptsList => (
                 "prompts",
-                inner.prompts.snapshot().listing.clone(),
-                inner.prompt_list_cache,
+                inner.registry.prompts.snapshot().listing.clone(),
+                inner.registry.prompt_list_cache,
             ),
             Route::ResourcesList => (
                 "resources",
-                inner.resources.snapshot().listing.clone(),
-                inner.resource_list_cache,
+                inner.registry.resources.snapshot().listing.clone(),
+                inner.registry.resource_list_cache,
             ),
             _ => (
                 "resourceTemplates",
-                inner.resources.snapshot().templates_listing.clone(),
-                inner.resource_list_cache,
+                inner
+                    .registry
+                    .resources
+                    .snapshot()
+                    .templates_listing
+                    .clone(),
+                inner.registry.resource_list_cache,
             ),
         };
         Some(Listing {
@@ -319,19 +324,24 @@ impl McpServer {
                 items,
                 modern: modern.then(|| {
                     (
-                        std::sync::Arc::clone(&inner.server_info_raw),
-                        inner.list_cache,
+                        std::sync::Arc::clone(&inner.lifecycle.server_info_raw),
+                        inner.registry.list_cache,
                     )
                 }),
             },
             Outcome::Answer(Answer::Listing(Listing { key, items, cache })) => Body::Listing {
                 key,
                 items,
-                modern: modern.then(|| (std::sync::Arc::clone(&inner.server_info_raw), cache)),
+                modern: modern.then(|| {
+                    (
+                        std::sync::Arc::clone(&inner.lifecycle.server_info_raw),
+                        cache,
+                    )
+                }),
             },
             Outcome::Answer(Answer::Tool(result)) => Body::Tool {
                 result,
-                modern: modern.then(|| std::sync::Arc::clone(&inner.server_info_raw)),
+                modern: modern.then(|| std::sync::Arc::clone(&inner.lifecycle.server_info_raw)),
             },
             Outcome::InputRequired(result) => Body::Json(Value::Object(result)),
             Outcome::Error(e) => Body::Error(e),

@@ -35,7 +35,7 @@ pub(crate) async fn complete(
     ext: Extensions,
 ) -> Result<Value, Stop> {
     let request = completion_request(params)?;
-    let Some(complete) = &server.inner.completer else {
+    let Some(complete) = &server.inner.features.completer else {
         return Err(ErrorObject::method_not_found(&facts.method).into());
     };
     let round = server.no_round_trip(facts);
@@ -55,9 +55,11 @@ pub(crate) fn subscribe(
     let uri = params.get("uri").and_then(Value::as_str).ok_or_else(|| {
         ErrorObject::invalid_params(format!("{} requires a string `uri`", facts.method))
     })?;
-    server
-        .inner
-        .subscriptions
-        .set_legacy(&facts.session, facts.ctx.outbound.as_ref(), uri, on)?;
+    server.inner.features.subscriptions.set_legacy(
+        &facts.session,
+        facts.ctx.outbound.as_ref(),
+        uri,
+        on,
+    )?;
     Ok(Value::Object(Map::new()))
 }

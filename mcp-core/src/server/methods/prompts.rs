@@ -20,12 +20,12 @@ pub(crate) fn list(
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let catalog = server.inner.prompts.snapshot();
+    let catalog = server.inner.registry.prompts.snapshot();
     let items = catalog.prompts.iter();
     let items = items
         .filter(|p| scopes_allowed(ext, p.scopes()))
         .map(|p| to_json(p.prompt()));
-    let kind = ("prompts", server.inner.prompt_list_cache);
+    let kind = ("prompts", server.inner.registry.prompt_list_cache);
     listing(facts, params, kind, items)
 }
 
@@ -44,7 +44,7 @@ pub(crate) async fn get(
     };
     // The catalog version this request started with, even if a live
     // catalog changes while it runs.
-    let catalog = server.inner.prompts.snapshot();
+    let catalog = server.inner.registry.prompts.snapshot();
     let prompt = catalog
         .prompts
         .get(&name)

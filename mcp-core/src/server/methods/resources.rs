@@ -19,10 +19,10 @@ pub(crate) fn list(
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let catalog = server.inner.resources.snapshot();
+    let catalog = server.inner.registry.resources.snapshot();
     let items = catalog.resources.iter();
     let items = items.filter(|r| scopes_allowed(ext, r.scopes()));
-    let kind = ("resources", server.inner.resource_list_cache);
+    let kind = ("resources", server.inner.registry.resource_list_cache);
     listing(
         facts,
         params,
@@ -38,11 +38,14 @@ pub(crate) fn templates(
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let catalog = server.inner.resources.snapshot();
+    let catalog = server.inner.registry.resources.snapshot();
     let items = catalog.templates.iter();
     let items = items.filter(|r| scopes_allowed(ext, r.scopes()));
     let items = items.filter_map(|r| r.resource_template().map(to_json));
-    let kind = ("resourceTemplates", server.inner.resource_list_cache);
+    let kind = (
+        "resourceTemplates",
+        server.inner.registry.resource_list_cache,
+    );
     listing(facts, params, kind, items)
 }
 
@@ -63,7 +66,7 @@ pub(crate) async fn read(
     };
     // The catalog version this read started with, even if a live catalog
     // changes while it runs.
-    let catalog = server.inner.resources.snapshot();
+    let catalog = server.inner.registry.resources.snapshot();
     let (def, vars) = catalog.find(&uri).ok_or_else(|| {
         ErrorObject::invalid_params(format!("Unknown resource: {uri}"))
             .with_data(serde_json::json!({ "uri": uri }))

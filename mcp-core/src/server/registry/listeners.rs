@@ -164,16 +164,16 @@ impl McpServer {
     pub(crate) fn is_live(&self, kind: ListKind) -> bool {
         let inner = &self.inner;
         match kind {
-            ListKind::Tools => inner.tools.is_live(),
-            ListKind::Resources => inner.resources.is_live(),
-            ListKind::Prompts => inner.prompts.is_live(),
+            ListKind::Tools => inner.registry.tools.is_live(),
+            ListKind::Resources => inner.registry.resources.is_live(),
+            ListKind::Prompts => inner.registry.prompts.is_live(),
         }
     }
 
     /// Tells the listeners here, and the other replicas through the bus,
     /// that `kind`'s part changed; how many listeners here took it.
     pub(crate) async fn list_changed(&self, kind: ListKind) -> usize {
-        let sent = self.inner.list_listeners.changed(kind).await;
+        let sent = self.inner.registry.list_listeners.changed(kind).await;
         if let Some(bus) = &self.inner.bus {
             use crate::bus::BusEvent;
             let event = match kind {
@@ -198,12 +198,13 @@ impl McpServer {
         outbound: Option<&Arc<dyn Outbound>>,
     ) {
         #[cfg(feature = "metrics")]
-        if self.inner.count_sessions {
+        if self.inner.registry.count_sessions {
             crate::server::intercept::count_session(session);
         }
         let live = ListKind::ALL.iter().any(|k| self.is_live(*k));
         if let (true, Some(outbound)) = (live, outbound) {
             self.inner
+                .registry
                 .list_listeners
                 .add(session, outbound, None, Kinds::ALL);
         }

@@ -81,7 +81,7 @@ impl McpServer {
     /// only skips notifying the remaining clients.
     pub async fn add_prompt(&self, prompt: impl Into<McpPromptDef>) -> Result<usize, BuildError> {
         let prompt = prompt.into();
-        if !self.inner.prompts.is_live() {
+        if !self.inner.registry.prompts.is_live() {
             return Err(BuildError::CatalogNotLive);
         }
         self.check_state(
@@ -90,6 +90,7 @@ impl McpServer {
         )?;
         let name = prompt.name().to_owned();
         self.inner
+            .registry
             .prompts
             .change(|current| {
                 let mut prompts = current.prompts.clone();
@@ -110,6 +111,7 @@ impl McpServer {
     /// As for [`add_prompt`](Self::add_prompt).
     pub async fn remove_prompt(&self, name: &str) -> Option<usize> {
         self.inner
+            .registry
             .prompts
             .change(|current| {
                 let mut prompts = current.prompts.clone();

@@ -146,11 +146,12 @@ impl McpServer {
         resource: impl Into<McpResourceDef>,
     ) -> Result<usize, BuildError> {
         let def = resource.into();
-        if !self.inner.resources.is_live() {
+        if !self.inner.registry.resources.is_live() {
             return Err(BuildError::CatalogNotLive);
         }
         self.check_state(&format!("resource `{}`", def.key()), &def.required_state)?;
         self.inner
+            .registry
             .resources
             .change(|current| {
                 let mut resources = current.resources.clone();
@@ -172,6 +173,7 @@ impl McpServer {
     /// As for [`add_resource`](Self::add_resource).
     pub async fn remove_resource(&self, uri: &str) -> Option<usize> {
         self.inner
+            .registry
             .resources
             .change(|current| {
                 let mut resources = current.resources.clone();
@@ -208,6 +210,7 @@ impl McpServer {
     /// As for [`add_resource`](Self::add_resource).
     pub async fn remove_resource_template(&self, template: &str) -> Option<usize> {
         self.inner
+            .registry
             .resources
             .change(|current| {
                 let Some(at) = current.templates.iter().position(|t| t.key() == template) else {

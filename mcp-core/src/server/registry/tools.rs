@@ -62,13 +62,14 @@ impl McpServer {
     /// only skips notifying the remaining clients.
     pub async fn add_tool(&self, tool: impl Into<McpToolDef>) -> Result<usize, BuildError> {
         let mut tool = tool.into();
-        tool.default_timeout(self.inner.tool_timeout);
-        if !self.inner.tools.is_live() {
+        tool.default_timeout(self.inner.registry.tool_timeout);
+        if !self.inner.registry.tools.is_live() {
             return Err(BuildError::CatalogNotLive);
         }
         self.check_state(&format!("tool `{}`", tool.name()), &tool.required_state)?;
         let name = tool.name().to_owned();
         self.inner
+            .registry
             .tools
             .change(|current| {
                 let mut tools = current.tools.clone();
@@ -89,6 +90,7 @@ impl McpServer {
     /// As for [`add_tool`](Self::add_tool).
     pub async fn remove_tool(&self, name: &str) -> Option<usize> {
         self.inner
+            .registry
             .tools
             .change(|current| {
                 let mut tools = current.tools.clone();
