@@ -10,7 +10,6 @@ use serde_json::{Map, Value};
 
 use super::request_facts::RequestFacts;
 use super::round_trip::RoundTrip;
-use super::McpServer;
 use crate::context::interrupt::Channel;
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{
@@ -36,12 +35,12 @@ pub(crate) struct Lifecycle {
     pub(crate) client_request_timeout: std::time::Duration,
 }
 
-impl McpServer {
+impl Lifecycle {
     /// Answers the methods that need no handler and no registration for
     /// their era (`initialize`, `ping`, `server/discover`, removed methods);
     /// `None` for everything else.
     #[inline]
-    pub(crate) fn answer_lifecycle(
+    pub(crate) fn answer(
         &self,
         era: &Era,
         method: &str,
@@ -93,18 +92,11 @@ impl McpServer {
             capabilities,
             implementation,
         });
-        let inner = &self.inner;
         let mut result = Map::with_capacity(4);
         result.insert("protocolVersion".into(), Value::String(version.to_owned()));
-        result.insert(
-            "capabilities".into(),
-            inner.lifecycle.capabilities_json.clone(),
-        );
-        result.insert(
-            "serverInfo".into(),
-            (*inner.lifecycle.server_info_json).clone(),
-        );
-        if let Some(instructions) = &inner.lifecycle.instructions {
+        result.insert("capabilities".into(), self.capabilities_json.clone());
+        result.insert("serverInfo".into(), (*self.server_info_json).clone());
+        if let Some(instructions) = &self.instructions {
             result.insert("instructions".into(), Value::String(instructions.clone()));
         }
         Ok(Value::Object(result))
@@ -112,20 +104,16 @@ impl McpServer {
 
     /// `server/discover` (2026-07-28).
     fn discover(&self) -> Value {
-        let inner = &self.inner;
         let mut result = Map::new();
         result.insert(
             "supportedVersions".into(),
             Value::from(MODERN_PROTOCOL_VERSIONS.to_vec()),
         );
-        result.insert(
-            "capabilities".into(),
-            inner.lifecycle.capabilities_json.clone(),
-        );
-        if let Some(instructions) = &inner.lifecycle.instructions {
+        result.insert("capabilities".into(), self.capabilities_json.clone());
+        if let Some(instructions) = &self.instructions {
             result.insert("instructions".into(), Value::String(instructions.clone()));
         }
-        inner.lifecycle.discover_cache.apply(&mut result);
+        self.discover_cache.apply(&mut result);
         self.decorate(&mut result);
         Value::Object(result)
     }
@@ -142,7 +130,7 @@ impl McpServer {
         if let Value::Object(meta) = meta {
             meta.insert(
                 meta_keys::SERVER_INFO.into(),
-                (*self.inner.lifecycle.server_info_json).clone(),
+                (*self.server_info_json).clone(),
             );
         }
     }
@@ -161,7 +149,7 @@ impl McpServer {
                     Some(outbound) => Channel::Legacy {
                         session: facts.session.clone(),
                         outbound: Arc::clone(outbound),
-                        timeout: self.inner.lifecycle.client_request_timeout,
+                        timeout: self.client_request_timeout,
                     },
                     None => Channel::None,
                 },
@@ -178,7 +166,7 @@ impl McpServer {
     /// The lowest log level a handler of this request may send; `None`
     /// when the server offers no logging or a modern request named none.
     pub(crate) fn log_threshold(&self, facts: &RequestFacts) -> Option<LoggingLevel> {
-        if !self.inner.lifecycle.logging {
+        if !self.logging {
             return None;
         }
         match &facts.era {

@@ -213,6 +213,13 @@ impl McpServer {
         self.inner.features.subscriptions.len()
     }
 
+    /// Every scope a tool, resource or prompt of this server declares,
+    /// sorted, without repeats (what a resource server publishes as
+    /// `scopes_supported`). A live catalog's tools count as they are now.
+    pub fn declared_scopes(&self) -> Vec<String> {
+        self.inner.registry.declared_scopes()
+    }
+
     /// The tool descriptors `tools/list` returns (before `visible`
     /// filtering), as the catalog holds them now.
     pub fn list_tools(&self) -> Vec<Tool> {
@@ -279,5 +286,31 @@ impl McpServer {
     /// The tools' catalog.
     pub(crate) fn tools(&self) -> &registry::Tools {
         &self.inner.registry.tools
+    }
+
+    /// True when a tool, resource or prompt declares scopes (a transport
+    /// checks requests only then).
+    #[inline]
+    pub(crate) fn has_scoped_items(&self) -> bool {
+        self.inner.registry.has_scoped_items()
+    }
+
+    /// The registry's scope check (`access.rs`) for a transport that
+    /// refuses before dispatch (HTTP's 403), by method name; a method
+    /// this server does not know names nothing.
+    pub(crate) fn check_scopes_of(
+        &self,
+        method: &str,
+        params: Option<&Map<String, Value>>,
+        name: Option<&str>,
+        ext: Option<&crate::context::Extensions>,
+    ) -> Result<(), ScopeDenied> {
+        match route::by_name(method) {
+            Some(route) => self
+                .inner
+                .registry
+                .check_named_scopes(route, params, name, ext),
+            None => Ok(()),
+        }
     }
 }

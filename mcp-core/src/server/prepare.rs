@@ -83,7 +83,9 @@ impl McpServer {
         let answered = if intercepted {
             None
         } else {
-            self.answer_lifecycle(&era, &parts.method, &parts.params, &session)
+            self.inner
+                .lifecycle
+                .answer(&era, &parts.method, &parts.params, &session)
         };
         if let Some(result) = answered {
             if result.is_ok() && parts.method == "initialize" {

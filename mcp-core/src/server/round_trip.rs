@@ -213,7 +213,7 @@ impl McpServer {
             }
             (None, None) => None,
         };
-        let (client, channel) = self.client_and_channel(facts, round);
+        let (client, channel) = self.inner.lifecycle.client_and_channel(facts, round);
         let can_elicit = client
             .as_deref()
             .is_some_and(|c| c.capabilities.supports_form_elicitation());
@@ -233,7 +233,7 @@ impl McpServer {
             channel,
             modern: facts.is_modern(),
             no_round_trip: facts.is_modern() && round.identity.is_none(),
-            log_threshold: self.log_threshold(facts),
+            log_threshold: self.inner.lifecycle.log_threshold(facts),
         };
         Ok(InvokeContext::with_parts(facts.token().clone(), parts))
     }
@@ -287,7 +287,7 @@ impl RoundTrip<'_> {
                 result.insert("resultType".into(), Value::String("input_required".into()));
                 result.insert("inputRequests".into(), Value::Object(requests));
                 result.insert("requestState".into(), Value::String(state));
-                self.server.decorate(&mut result);
+                self.server.inner.lifecycle.decorate(&mut result);
                 Stop::InputRequired(result)
             }
             (Interruption::Input(_), None) => Stop::Error(ErrorObject::internal(

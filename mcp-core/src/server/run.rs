@@ -129,7 +129,9 @@ impl McpServer {
         // after the interceptors (which may have changed what it names);
         // `tools_call` checks a tool's itself.
         if route != Route::ToolsCall {
-            self.check_named_scopes(route, Some(&params), None, Some(&ext))
+            self.inner
+                .registry
+                .check_named_scopes(route, Some(&params), None, Some(&ext))
                 .map_err(ErrorObject::from)?;
         }
         let json = match route {
@@ -208,7 +210,9 @@ impl McpServer {
             }
             Route::Initialize | Route::Discover => {
                 let answer =
-                    self.answer_lifecycle(&scope.era, &scope.method, &params, &scope.session);
+                    self.inner
+                        .lifecycle
+                        .answer(&scope.era, &scope.method, &params, &scope.session);
                 if route == Route::Initialize && answer.as_ref().is_some_and(Result::is_ok) {
                     self.listen_for_list_changes(&scope.session, scope.ctx.outbound.as_ref());
                 }
@@ -237,7 +241,9 @@ impl McpServer {
     ) -> Result<Answer, Stop> {
         if !chained {
             let route = Route::ToolsCall;
-            self.check_named_scopes(route, Some(&params), held.name.as_deref(), Some(&ext))
+            self.inner
+                .registry
+                .check_named_scopes(route, Some(&params), held.name.as_deref(), Some(&ext))
                 .map_err(ErrorObject::from)?;
             let chains = &self.inner.chains.tool_chains;
             let name = held
@@ -268,7 +274,7 @@ impl McpServer {
     ) -> Result<Answer, Stop> {
         let mut json = json?;
         if let (true, Value::Object(map)) = (scope.is_modern(), &mut json) {
-            self.decorate(map);
+            self.inner.lifecycle.decorate(map);
         }
         Ok(Answer::Json(json))
     }

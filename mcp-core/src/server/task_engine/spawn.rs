@@ -108,7 +108,7 @@ pub(crate) async fn call(
         return Err(store_error(&e).into());
     }
     let mut answer = wire::create_result(&record);
-    server.decorate(&mut answer);
+    server.inner.lifecycle.decorate(&mut answer);
     match first {
         Poll::Ready(done) => {
             settle(engine, &task_id, outcome_change(done)).await;
