@@ -220,6 +220,30 @@ impl McpServer {
         self.inner.registry.declared_scopes()
     }
 
+    /// Whether `kind`'s part of the catalog is live.
+    pub(crate) fn is_live(&self, kind: registry::ListKind) -> bool {
+        self.inner.registry.is_live(kind)
+    }
+
+    /// Tells the listeners here, and the other replicas through the bus,
+    /// that `kind`'s part changed; how many listeners here took it.
+    pub(crate) async fn list_changed(&self, kind: registry::ListKind) -> usize {
+        let bus = self.inner.bus.as_ref();
+        self.inner.registry.list_changed(kind, bus).await
+    }
+
+    /// A legacy session initialized: it hears of changes to the live
+    /// parts of the catalog (see `Registry::listen_for_list_changes`).
+    pub(crate) fn listen_for_list_changes(
+        &self,
+        session: &Session,
+        outbound: Option<&Arc<dyn crate::context::Outbound>>,
+    ) {
+        self.inner
+            .registry
+            .listen_for_list_changes(session, outbound);
+    }
+
     /// The tool descriptors `tools/list` returns (before `visible`
     /// filtering), as the catalog holds them now.
     pub fn list_tools(&self) -> Vec<Tool> {
