@@ -307,6 +307,25 @@ impl McpServer {
         &self.inner.state_keys
     }
 
+    /// The handle to this server's subscriptions a saved session keeps.
+    pub(crate) fn subscriptions_handle(&self) -> SubscriptionsHandle {
+        SubscriptionsHandle(Arc::downgrade(&self.inner))
+    }
+
+    /// Puts back a restored session's legacy subscriptions (past the
+    /// per-session cap, the rest are dropped as a client's would be).
+    pub(crate) fn restore_subscriptions(
+        &self,
+        session: &Session,
+        outbound: &Arc<dyn crate::context::Outbound>,
+        uris: &[String],
+    ) {
+        self.inner
+            .features
+            .subscriptions
+            .restore_legacy(session, outbound, uris);
+    }
+
     /// The tools' catalog.
     pub(crate) fn tools(&self) -> &registry::Tools {
         &self.inner.registry.tools

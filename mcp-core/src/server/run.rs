@@ -167,7 +167,11 @@ impl McpServer {
                 let (params, ext) = if self.inner.chains.entry_chains.is_empty() {
                     (params, ext)
                 } else {
-                    match Box::pin(self.run_entry_chain(scope, route, params, ext)).await {
+                    match Box::pin(super::mount_chains::run_entry_chain(
+                        self, scope, route, params, ext,
+                    ))
+                    .await
+                    {
                         Ok(answer) => return answer,
                         Err(unchanged) => unchanged,
                     }
