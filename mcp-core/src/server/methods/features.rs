@@ -1,6 +1,7 @@
 //! The optional features' methods: `logging/setLevel`,
 //! `completion/complete`, `resources/subscribe` and `resources/unsubscribe`.
 
+use crate::server::round_trip::{invoke_context, RoundTrip};
 use serde_json::{Map, Value};
 
 use crate::context::Extensions;
@@ -38,8 +39,15 @@ pub(crate) async fn complete(
     let Some(complete) = &server.inner.features.completer else {
         return Err(ErrorObject::method_not_found(&facts.method).into());
     };
-    let round = server.no_round_trip(facts);
-    let ctx = server.invoke_context(facts, params, &round, ext)?;
+    let round = RoundTrip::none(&server.inner.lifecycle, &server.inner.state_keys, facts);
+    let ctx = invoke_context(
+        &server.inner.lifecycle,
+        &server.inner.state,
+        facts,
+        params,
+        &round,
+        ext,
+    )?;
     let work = catch_panic(complete(request, ctx));
     let values = round.run(work).await?.map_err(panic_error)??;
     Ok(completion_result(values))

@@ -1,5 +1,6 @@
 //! `prompts/list` and `prompts/get`.
 
+use crate::server::round_trip::{invoke_context, RoundTrip};
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
@@ -59,8 +60,23 @@ pub(crate) async fn get(
         .cloned()
         .unwrap_or_default();
     let args = prompt_args(raw_args)?;
-    let round = server.round_trip(facts, &name, &binding_args, &params, true)?;
-    let ctx = server.invoke_context(facts, &params, &round, ext)?;
+    let round = RoundTrip::open(
+        &server.inner.lifecycle,
+        &server.inner.state_keys,
+        facts,
+        &name,
+        &binding_args,
+        &params,
+        true,
+    )?;
+    let ctx = invoke_context(
+        &server.inner.lifecycle,
+        &server.inner.state,
+        facts,
+        &params,
+        &round,
+        ext,
+    )?;
     let work = catch_panic(Box::pin(prompt.get(args, ctx)));
     let result = round.run(work).await?.map_err(panic_error)??;
     Ok(to_json(&result))

@@ -1,5 +1,6 @@
 //! `resources/list`, `resources/templates/list` and `resources/read`.
 
+use crate::server::round_trip::{invoke_context, RoundTrip};
 use serde_json::{Map, Value};
 
 use super::{listing, single, to_json};
@@ -74,8 +75,23 @@ pub(crate) async fn read(
     if !scopes_allowed(&ext, def.scopes()) {
         return Err(insufficient(&format!("resource `{uri}`"), def.scopes()).into());
     }
-    let round = server.round_trip(facts, &uri, &Map::new(), &params, true)?;
-    let ctx = server.invoke_context(facts, &params, &round, ext)?;
+    let round = RoundTrip::open(
+        &server.inner.lifecycle,
+        &server.inner.state_keys,
+        facts,
+        &uri,
+        &Map::new(),
+        &params,
+        true,
+    )?;
+    let ctx = invoke_context(
+        &server.inner.lifecycle,
+        &server.inner.state,
+        facts,
+        &params,
+        &round,
+        ext,
+    )?;
     let cache = def.cache;
     let work = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ctx)));
     let contents = round.run(work).await?.map_err(panic_error)??;

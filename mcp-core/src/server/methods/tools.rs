@@ -9,6 +9,7 @@
 //! 3. **final** — the outcome is settled, just before it is encoded
 //!    ([`McpServer::finish`](crate::McpServer)).
 
+use crate::server::round_trip::{invoke_context, RoundTrip};
 use serde_json::{Map, Value};
 
 use super::{listing, to_json};
@@ -125,8 +126,23 @@ pub(crate) async fn call(
         let result = bounded(&name, tool.timeout(), async { Ok(work.await) }).await?;
         return Ok(Answer::Tool(result.map_err(panic_error)?));
     }
-    let round = server.round_trip(facts, &name, &args, &params, tool.may_ask())?;
-    let ctx = server.invoke_context(facts, &params, &round, ext)?;
+    let round = RoundTrip::open(
+        &server.inner.lifecycle,
+        &server.inner.state_keys,
+        facts,
+        &name,
+        &args,
+        &params,
+        tool.may_ask(),
+    )?;
+    let ctx = invoke_context(
+        &server.inner.lifecycle,
+        &server.inner.state,
+        facts,
+        &params,
+        &round,
+        ext,
+    )?;
     let work = catch_panic(tool.invoke(args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).
     let result = bounded(&name, tool.timeout(), round.run(work)).await?;
