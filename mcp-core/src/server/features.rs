@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{json, Map, Value};
 
-#[cfg(feature = "http")]
 use crate::boxed::BoxFuture;
 use crate::context::{InvokeContext, Outbound};
 use crate::protocol::{self, ErrorObject};

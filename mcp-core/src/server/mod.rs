@@ -37,6 +37,7 @@ mod inflight;
 mod info;
 pub mod intercept;
 mod lifecycle;
+mod live;
 mod methods;
 mod mount;
 mod mount_chains;

@@ -25,7 +25,7 @@ mod ordered;
 #[cfg(feature = "client")]
 mod owned;
 mod prompts;
-mod resources;
+pub(crate) mod resources;
 mod tools;
 
 use std::sync::atomic::{AtomicBool, Ordering};
