@@ -17,6 +17,13 @@
 //! is the public transport entry ([`McpServer::accept`]), `batch.rs` runs
 //! batches and the simple forms ([`McpServer::handle_frame`] …).
 //!
+//! [`McpServer`] is the handle: `Inner` is a few parts, each owned by the
+//! stage that reads it — `Lifecycle` (`lifecycle.rs`), `Registry`
+//! (`registry/`), `Features` (`features.rs`), `Chains`
+//! (`mount_chains.rs`), `Extensions` (`offered_extensions.rs`) — and the
+//! stages are functions or methods of the parts they take. `live.rs` holds
+//! the live catalog's public edits.
+//!
 //! A `tools/call` has three named points where interceptors attach: the
 //! tool *resolved* before its arguments are parsed, the *handled* typed
 //! result, and the *final* outcome before encoding (see `methods/tools.rs`).
