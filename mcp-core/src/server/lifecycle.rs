@@ -9,8 +9,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::request_facts::RequestFacts;
-use super::round_trip::RoundTrip;
-use crate::context::interrupt::Channel;
+use crate::context::interrupt::{Channel, Interrupt};
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{
     negotiate_version, CacheHint, ClientCapabilities, ClientInfo, Era, ErrorObject, Implementation,
@@ -140,7 +139,7 @@ impl Lifecycle {
     pub(crate) fn client_and_channel(
         &self,
         facts: &RequestFacts,
-        round: &RoundTrip<'_>,
+        interrupt: &Arc<Interrupt>,
     ) -> (Option<Arc<ClientInfo>>, Channel) {
         match &facts.era {
             Era::Legacy => (
@@ -158,7 +157,7 @@ impl Lifecycle {
             // become `input_required` results answered on the retry.
             Era::Modern(meta) => (
                 Some(Arc::clone(&meta.client)),
-                Channel::RoundTrip(Arc::clone(&round.interrupt)),
+                Channel::RoundTrip(Arc::clone(interrupt)),
             ),
         }
     }

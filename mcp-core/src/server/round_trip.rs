@@ -223,7 +223,7 @@ pub(crate) fn invoke_context(
         }
         (None, None) => None,
     };
-    let (client, channel) = lifecycle.client_and_channel(facts, round);
+    let (client, channel) = lifecycle.client_and_channel(facts, &round.interrupt);
     let can_elicit = client
         .as_deref()
         .is_some_and(|c| c.capabilities.supports_form_elicitation());
