@@ -146,3 +146,85 @@ fn the_item_scanner_reads_single_and_grouped_imports() {
     let code = "use crate::server::{Admit, Frame as F,\n  decode::Incoming};\nlet x = crate::server::Inner::new();";
     assert_eq!(server_items(code), ["Admit", "Frame", "decode", "Inner"]);
 }
+
+/// The files that may implement methods on `McpServer`: the handle and its
+/// public entry points. Every other stage is a function or a method of the
+/// part of the server it reads (`Lifecycle`, `Registry`, `Features`,
+/// `Chains`, `Extensions`), so its signature says what it touches.
+const MCP_SERVER_IMPLS: &[&str] = &[
+    // The handle: builder entry, public queries, crate-private delegations.
+    "server/mod.rs",
+    // The transport entry (`accept`) and the simple forms (`handle_frame` …).
+    "server/entry.rs",
+    "server/batch.rs",
+    // The pipeline's driver: the synchronous stages, then the run.
+    "server/prepare.rs",
+    "server/run.rs",
+    // The live catalog's public edits, and a mounted backend's edits.
+    "server/live.rs",
+    "server/registry/owned.rs",
+    // The tasks extension's public entry (`run_task`, for a task spawner).
+    "server/task_engine/mod.rs",
+];
+
+/// Whether `line` opens an `impl` block of `McpServer` itself (inherent or
+/// of a trait), not of another type whose name starts the same.
+fn implements_mcp_server(line: &str) -> bool {
+    let line = line.trim_start();
+    if !line.starts_with("impl") {
+        return false;
+    }
+    let head = line.split('{').next().unwrap_or(line);
+    let target = match head.find(" for ") {
+        Some(at) => &head[at + " for ".len()..],
+        None => head
+            .trim_start_matches("impl")
+            .trim_start_matches(|c| c != ' '),
+    };
+    target
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .find(|word| !word.is_empty())
+        .is_some_and(|word| word == "McpServer" || word.ends_with("::McpServer"))
+}
+
+#[test]
+fn mcp_server_is_implemented_only_in_its_entry_files() {
+    let root = src();
+    let mut found = Vec::new();
+    for path in sources(&root) {
+        let rel = path
+            .strip_prefix(&root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if code_of(&path).lines().any(implements_mcp_server) {
+            found.push(rel);
+        }
+    }
+    let stray: Vec<&String> = found
+        .iter()
+        .filter(|f| !MCP_SERVER_IMPLS.contains(&f.as_str()))
+        .collect();
+    assert!(
+        stray.is_empty(),
+        "`impl McpServer` outside the entry files {MCP_SERVER_IMPLS:?}: {stray:?} \
+         (make the stage a function of the parts it reads)"
+    );
+    assert!(
+        found.iter().any(|f| f == "server/mod.rs"),
+        "scanner found {found:?}"
+    );
+}
+
+#[test]
+fn the_impl_scanner_tells_mcp_server_from_its_builder() {
+    assert!(implements_mcp_server("impl McpServer {"));
+    assert!(implements_mcp_server("    impl fmt::Debug for McpServer {"));
+    assert!(implements_mcp_server("impl crate::McpServer {"));
+    assert!(!implements_mcp_server("impl McpServerBuilder {"));
+    assert!(!implements_mcp_server(
+        "impl fmt::Debug for McpServerBuilder {"
+    ));
+    assert!(!implements_mcp_server("impl Lifecycle {"));
+    assert!(!implements_mcp_server("let x = McpServer::builder();"));
+}

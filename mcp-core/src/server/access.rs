@@ -7,8 +7,8 @@
 
 use serde_json::{Map, Value};
 
+use super::registry::Registry;
 use super::route::Route;
-use super::McpServer;
 use crate::context::{scopes_allowed, Extensions};
 use crate::protocol::{ErrorCode, ErrorObject};
 
@@ -92,7 +92,7 @@ pub(crate) fn insufficient(what: &str, needed: &[String]) -> ErrorObject {
     .with_data(serde_json::json!({ "scopes": needed }))
 }
 
-impl McpServer {
+impl Registry {
     /// The scope check of every method that names a tool, resource or
     /// prompt (`tools/call`, `prompts/get`, `resources/read`,
     /// `resources/subscribe`, `completion/complete`,
@@ -111,7 +111,6 @@ impl McpServer {
         name: Option<&str>,
         ext: Option<&Extensions>,
     ) -> Result<(), Denied> {
-        let inner = &self.inner;
         let field = |key: &str| params?.get(key)?.as_str();
         let name = || name.or_else(|| field("name"));
         let granted =
@@ -123,10 +122,10 @@ impl McpServer {
             })
         };
         let resource = |uri: &str, template: bool| -> Result<(), Denied> {
-            if !inner.resources.scoped() {
+            if !self.resources.scoped() {
                 return Ok(());
             }
-            let catalog = inner.resources.snapshot();
+            let catalog = self.resources.snapshot();
             // A completion names a template by its own text.
             let def = template
                 .then(|| catalog.templates.iter().find(|t| t.key() == uri))
@@ -140,10 +139,10 @@ impl McpServer {
             }
         };
         let prompt = |name: &str| -> Result<(), Denied> {
-            if !inner.prompts.scoped() {
+            if !self.prompts.scoped() {
                 return Ok(());
             }
-            let catalog = inner.prompts.snapshot();
+            let catalog = self.prompts.snapshot();
             match catalog.prompts.get(name) {
                 Some(p) if !granted(p.scopes()) => deny(format!("prompt `{name}`"), p.scopes()),
                 _ => Ok(()),
@@ -152,10 +151,10 @@ impl McpServer {
         match names(route) {
             Names::Nothing => Ok(()),
             Names::Tool => {
-                let Some(name) = name().filter(|_| inner.tools.scoped()) else {
+                let Some(name) = name().filter(|_| self.tools.scoped()) else {
                     return Ok(());
                 };
-                let catalog = inner.tools.snapshot();
+                let catalog = self.tools.snapshot();
                 match catalog.tools.get(name) {
                     Some(t) if !granted(t.scopes()) => deny(format!("tool `{name}`"), t.scopes()),
                     _ => Ok(()),
@@ -188,23 +187,20 @@ impl McpServer {
     /// Every scope a tool, resource or prompt of this server declares,
     /// sorted, without repeats (what a resource server publishes as
     /// `scopes_supported`). A live catalog's tools count as they are now.
-    pub fn declared_scopes(&self) -> Vec<String> {
-        let inner = &self.inner;
-        let catalog = inner.tools.snapshot();
+    pub(crate) fn declared_scopes(&self) -> Vec<String> {
+        let catalog = self.tools.snapshot();
         let mut all: Vec<String> = catalog
             .tools
             .iter()
             .flat_map(|t| t.scopes().iter().cloned())
             .chain(
-                inner
-                    .resources
+                self.resources
                     .snapshot()
                     .iter()
                     .flat_map(|r| r.scopes().to_vec()),
             )
             .chain(
-                inner
-                    .prompts
+                self.prompts
                     .snapshot()
                     .prompts
                     .iter()
@@ -221,24 +217,6 @@ impl McpServer {
     /// checks requests only then).
     #[inline]
     pub(crate) fn has_scoped_items(&self) -> bool {
-        let inner = &self.inner;
-        inner.tools.scoped() || inner.resources.scoped() || inner.prompts.scoped()
-    }
-
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    /// [`check_named_scopes`](Self::check_named_scopes) for a transport
-    /// that refuses before dispatch (HTTP's 403), by method name; a
-    /// method this server does not know names nothing.
-    pub(crate) fn check_scopes_of(
-        &self,
-        method: &str,
-        params: Option<&Map<String, Value>>,
-        name: Option<&str>,
-        ext: Option<&Extensions>,
-    ) -> Result<(), Denied> {
-        match super::route::by_name(method) {
-            Some(route) => self.check_named_scopes(route, params, name, ext),
-            None => Ok(()),
-        }
+        self.tools.scoped() || self.resources.scoped() || self.prompts.scoped()
     }
 }

@@ -33,23 +33,39 @@ fn sink(server: Weak<Inner>) -> BusSink {
 async fn deliver(server: McpServer, event: BusEvent) {
     match event {
         BusEvent::ResourceUpdated { uri } => {
-            server.inner.subscriptions.notify_updated(&uri).await;
+            server
+                .inner
+                .features
+                .subscriptions
+                .notify_updated(&uri)
+                .await;
         }
         BusEvent::ToolsListChanged => {
-            server.inner.list_listeners.changed(ListKind::Tools).await;
+            server
+                .inner
+                .registry
+                .list_listeners
+                .changed(ListKind::Tools)
+                .await;
         }
         BusEvent::ResourcesListChanged => {
             server
                 .inner
+                .registry
                 .list_listeners
                 .changed(ListKind::Resources)
                 .await;
         }
         BusEvent::PromptsListChanged => {
-            server.inner.list_listeners.changed(ListKind::Prompts).await;
+            server
+                .inner
+                .registry
+                .list_listeners
+                .changed(ListKind::Prompts)
+                .await;
         }
         BusEvent::TaskChanged { task_id } => {
-            if let Some(engine) = &server.inner.tasks {
+            if let Some(engine) = &server.inner.extensions.tasks {
                 engine.changed_elsewhere(&task_id).await;
             }
         }

@@ -9,8 +9,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{json, Map, Value};
 
-#[cfg(feature = "http")]
-use super::McpServer;
 use crate::boxed::BoxFuture;
 use crate::context::{InvokeContext, Outbound};
 use crate::protocol::{self, ErrorObject};
@@ -295,37 +293,37 @@ pub(crate) async fn send_tagged(
 /// the server.
 #[cfg(feature = "http")]
 #[derive(Clone)]
-pub(crate) struct SubscriptionsHandle(std::sync::Weak<super::Inner>);
+pub(crate) struct SubscriptionsHandle(pub(super) std::sync::Weak<super::Inner>);
 
 #[cfg(feature = "http")]
 impl SubscriptionsHandle {
     /// The URIs `session` is subscribed to; `None` once the server is gone.
     pub(crate) fn legacy_uris(&self, session: &Session) -> Option<Vec<String>> {
         let inner = self.0.upgrade()?;
-        Some(inner.subscriptions.legacy_uris(session))
+        Some(inner.features.subscriptions.legacy_uris(session))
     }
 }
 
-#[cfg(feature = "http")]
-impl McpServer {
-    /// The handle to this server's subscriptions a saved session keeps.
-    pub(crate) fn subscriptions_handle(&self) -> SubscriptionsHandle {
-        SubscriptionsHandle(Arc::downgrade(&self.inner))
-    }
+/// The optional features' state: completion, resource subscriptions.
+pub(crate) struct Features {
+    pub(crate) completer: Option<Completer>,
+    /// `resources/subscribe` is offered.
+    pub(crate) resource_subscriptions: bool,
+    pub(crate) subscriptions: Subscriptions,
+}
 
+#[cfg(feature = "http")]
+impl Subscriptions {
     /// Puts back a restored session's legacy subscriptions (past the
     /// per-session cap, the rest are dropped as a client's would be).
-    pub(crate) fn restore_subscriptions(
+    pub(crate) fn restore_legacy(
         &self,
         session: &Session,
         outbound: &Arc<dyn Outbound>,
         uris: &[String],
     ) {
         for uri in uris {
-            let _ = self
-                .inner
-                .subscriptions
-                .set_legacy(session, Some(outbound), uri, true);
+            let _ = self.set_legacy(session, Some(outbound), uri, true);
         }
     }
 }

@@ -9,22 +9,37 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::request_facts::RequestFacts;
-use super::round_trip::RoundTrip;
-use super::McpServer;
-use crate::context::interrupt::Channel;
+use crate::context::interrupt::{Channel, Interrupt};
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{
-    negotiate_version, ClientCapabilities, ClientInfo, Era, ErrorObject, Implementation,
-    LoggingLevel, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS,
+    negotiate_version, CacheHint, ClientCapabilities, ClientInfo, Era, ErrorObject, Implementation,
+    LoggingLevel, ServerCapabilities, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS,
 };
 use crate::session::Session;
 
-impl McpServer {
+/// What the lifecycle stage answers from: who the server is, what it
+/// offers, and the settings of the eras' own methods.
+pub(crate) struct Lifecycle {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) capabilities: ServerCapabilities,
+    /// The same, as `initialize` and `server/discover` send it.
+    pub(crate) capabilities_json: Value,
+    pub(crate) server_info_json: Arc<Value>,
+    /// The same, serialized once: written verbatim into typed results.
+    pub(crate) server_info_raw: Arc<super::encode::ServerInfoRaw>,
+    pub(crate) discover_cache: CacheHint,
+    pub(crate) logging: bool,
+    /// How long a client has to answer a server→client request (legacy).
+    pub(crate) client_request_timeout: std::time::Duration,
+}
+
+impl Lifecycle {
     /// Answers the methods that need no handler and no registration for
     /// their era (`initialize`, `ping`, `server/discover`, removed methods);
     /// `None` for everything else.
     #[inline]
-    pub(crate) fn answer_lifecycle(
+    pub(crate) fn answer(
         &self,
         era: &Era,
         method: &str,
@@ -76,12 +91,11 @@ impl McpServer {
             capabilities,
             implementation,
         });
-        let inner = &self.inner;
         let mut result = Map::with_capacity(4);
         result.insert("protocolVersion".into(), Value::String(version.to_owned()));
-        result.insert("capabilities".into(), inner.capabilities_json.clone());
-        result.insert("serverInfo".into(), (*inner.server_info_json).clone());
-        if let Some(instructions) = &inner.instructions {
+        result.insert("capabilities".into(), self.capabilities_json.clone());
+        result.insert("serverInfo".into(), (*self.server_info_json).clone());
+        if let Some(instructions) = &self.instructions {
             result.insert("instructions".into(), Value::String(instructions.clone()));
         }
         Ok(Value::Object(result))
@@ -89,17 +103,16 @@ impl McpServer {
 
     /// `server/discover` (2026-07-28).
     fn discover(&self) -> Value {
-        let inner = &self.inner;
         let mut result = Map::new();
         result.insert(
             "supportedVersions".into(),
             Value::from(MODERN_PROTOCOL_VERSIONS.to_vec()),
         );
-        result.insert("capabilities".into(), inner.capabilities_json.clone());
-        if let Some(instructions) = &inner.instructions {
+        result.insert("capabilities".into(), self.capabilities_json.clone());
+        if let Some(instructions) = &self.instructions {
             result.insert("instructions".into(), Value::String(instructions.clone()));
         }
-        inner.discover_cache.apply(&mut result);
+        self.discover_cache.apply(&mut result);
         self.decorate(&mut result);
         Value::Object(result)
     }
@@ -116,7 +129,7 @@ impl McpServer {
         if let Value::Object(meta) = meta {
             meta.insert(
                 meta_keys::SERVER_INFO.into(),
-                (*self.inner.server_info_json).clone(),
+                (*self.server_info_json).clone(),
             );
         }
     }
@@ -126,7 +139,7 @@ impl McpServer {
     pub(crate) fn client_and_channel(
         &self,
         facts: &RequestFacts,
-        round: &RoundTrip<'_>,
+        interrupt: &Arc<Interrupt>,
     ) -> (Option<Arc<ClientInfo>>, Channel) {
         match &facts.era {
             Era::Legacy => (
@@ -135,7 +148,7 @@ impl McpServer {
                     Some(outbound) => Channel::Legacy {
                         session: facts.session.clone(),
                         outbound: Arc::clone(outbound),
-                        timeout: self.inner.client_request_timeout,
+                        timeout: self.client_request_timeout,
                     },
                     None => Channel::None,
                 },
@@ -144,7 +157,7 @@ impl McpServer {
             // become `input_required` results answered on the retry.
             Era::Modern(meta) => (
                 Some(Arc::clone(&meta.client)),
-                Channel::RoundTrip(Arc::clone(&round.interrupt)),
+                Channel::RoundTrip(Arc::clone(interrupt)),
             ),
         }
     }
@@ -152,7 +165,7 @@ impl McpServer {
     /// The lowest log level a handler of this request may send; `None`
     /// when the server offers no logging or a modern request named none.
     pub(crate) fn log_threshold(&self, facts: &RequestFacts) -> Option<LoggingLevel> {
-        if !self.inner.logging {
+        if !self.logging {
             return None;
         }
         match &facts.era {

@@ -17,6 +17,13 @@
 //! is the public transport entry ([`McpServer::accept`]), `batch.rs` runs
 //! batches and the simple forms ([`McpServer::handle_frame`] …).
 //!
+//! [`McpServer`] is the handle: `Inner` is a few parts, each owned by the
+//! stage that reads it — `Lifecycle` (`lifecycle.rs`), `Registry`
+//! (`registry/`), `Features` (`features.rs`), `Chains`
+//! (`mount_chains.rs`), `Extensions` (`offered_extensions.rs`) — and the
+//! stages are functions or methods of the parts they take. `live.rs` holds
+//! the live catalog's public edits.
+//!
 //! A `tools/call` has three named points where interceptors attach: the
 //! tool *resolved* before its arguments are parsed, the *handled* typed
 //! result, and the *final* outcome before encoding (see `methods/tools.rs`).
@@ -37,6 +44,7 @@ mod inflight;
 mod info;
 pub mod intercept;
 mod lifecycle;
+mod live;
 mod methods;
 mod mount;
 mod mount_chains;
@@ -59,13 +67,12 @@ use serde_json::{Map, Value};
 use crate::context::state_map::StateMap;
 use crate::context::CallContext;
 use crate::protocol::{
-    CacheHint, CallToolResult, Era, ErrorObject, Implementation, RequestId, ServerCapabilities,
-    Tool,
+    CallToolResult, Era, ErrorObject, Implementation, RequestId, ServerCapabilities, Tool,
 };
 use crate::request_state::StateKeys;
 use crate::session::Session;
 use decode::RequestParts;
-use features::{Completer, Subscriptions};
+
 use outcome::{Answer, Outcome};
 
 #[cfg(feature = "http")]
@@ -109,56 +116,19 @@ pub struct McpServer {
 
 /// What a built server holds (shared by every clone).
 pub(crate) struct Inner {
-    pub(crate) info: Implementation,
-    pub(crate) instructions: Option<String>,
-    /// The tools, fixed or live, with their precomputed listing.
-    pub(crate) tools: registry::Tools,
-    /// Who hears of changes to a live catalog.
-    pub(crate) list_listeners: registry::ListListeners,
-    /// The resources and templates, fixed or live, with their listings.
-    pub(crate) resources: registry::Resources,
-    /// The prompts, fixed or live, with their listing.
-    pub(crate) prompts: registry::Prompts,
-    pub(crate) capabilities: ServerCapabilities,
-    /// The same, as `initialize` and `server/discover` send it.
-    pub(crate) capabilities_json: Value,
+    /// Who the server is and what it offers (stage: lifecycle).
+    pub(crate) lifecycle: lifecycle::Lifecycle,
+    /// The tools, resources and prompts (stage: registry).
+    pub(crate) registry: registry::Registry,
+    /// Completion and resource subscriptions.
+    pub(crate) features: features::Features,
+    /// The interceptor chains (stage: run).
+    pub(crate) chains: mount_chains::Chains,
+    /// The tasks and skills extensions.
+    pub(crate) extensions: offered_extensions::Extensions,
     pub(crate) shared_session: Session,
     pub(crate) state: Arc<StateMap>,
     pub(crate) state_keys: StateKeys,
-    /// The cache hint of `tools/list` (and of the skills listing) when it
-    /// is the same for every caller (a per-caller listing is `private`).
-    pub(crate) list_cache: CacheHint,
-    /// The cache hint of `resources/list` and `resources/templates/list`,
-    /// likewise.
-    pub(crate) resource_list_cache: CacheHint,
-    /// The cache hint of `prompts/list`, likewise.
-    pub(crate) prompt_list_cache: CacheHint,
-    pub(crate) discover_cache: CacheHint,
-    pub(crate) server_info_json: Arc<Value>,
-    /// The same, serialized once: written verbatim into typed results.
-    pub(crate) server_info_raw: Arc<encode::ServerInfoRaw>,
-    pub(crate) logging: bool,
-    /// How long a client has to answer a server→client request (legacy).
-    pub(crate) client_request_timeout: std::time::Duration,
-    pub(crate) completer: Option<Completer>,
-    pub(crate) resource_subscriptions: bool,
-    pub(crate) subscriptions: Subscriptions,
-    /// The server's interceptors, outermost first.
-    pub(crate) interceptors: intercept::Chain,
-    /// The tools that have interceptors of their own, and theirs.
-    pub(crate) tool_chains: std::collections::HashMap<String, intercept::Chain>,
-    /// The resources (by URI or template) and prompts (by name) that have
-    /// interceptors of their own (a mounted server's), and theirs.
-    pub(crate) entry_chains: mount_chains::EntryChains,
-    /// The tasks extension, when offered.
-    pub(crate) tasks: Option<Arc<task_engine::TaskEngine>>,
-    /// The skills extension, when skills are published.
-    pub(crate) skills: Option<Arc<skills::SkillCatalog>>,
-    /// A `Metrics` interceptor is registered: open sessions are counted.
-    #[cfg(feature = "metrics")]
-    pub(crate) count_sessions: bool,
-    /// The default call time limit of tools (also of tools added live).
-    pub(crate) tool_timeout: Option<std::time::Duration>,
     /// Where the server keeps its shared state (tasks, notices, sessions).
     pub(crate) storage: crate::storage::Storage,
 }
@@ -166,17 +136,20 @@ pub(crate) struct Inner {
 impl fmt::Debug for McpServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpServer")
-            .field("info", &self.inner.info)
-            .field("tools", &self.inner.tools.snapshot().tools.len())
+            .field("info", &self.inner.lifecycle.info)
+            .field("tools", &self.inner.registry.tools.snapshot().tools.len())
             .field(
                 "resources",
-                &self.inner.resources.snapshot().resources.len(),
+                &self.inner.registry.resources.snapshot().resources.len(),
             )
             .field(
                 "templates",
-                &self.inner.resources.snapshot().templates.len(),
+                &self.inner.registry.resources.snapshot().templates.len(),
             )
-            .field("prompts", &self.inner.prompts.snapshot().prompts.len())
+            .field(
+                "prompts",
+                &self.inner.registry.prompts.snapshot().prompts.len(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -189,19 +162,19 @@ impl McpServer {
 
     /// The implementation info `initialize` reports.
     pub fn info(&self) -> &Implementation {
-        &self.inner.info
+        &self.inner.lifecycle.info
     }
 
     /// The capabilities `initialize` and `server/discover` advertise, as
     /// sent: `tools` always, `resources` and `prompts` only when some are
     /// registered.
     pub fn capabilities(&self) -> &Value {
-        &self.inner.capabilities_json
+        &self.inner.lifecycle.capabilities_json
     }
 
     /// The same capabilities, typed.
     pub fn server_capabilities(&self) -> &ServerCapabilities {
-        &self.inner.capabilities
+        &self.inner.lifecycle.capabilities
     }
 
     /// Tells every subscriber of `uri` (a legacy `resources/subscribe`, or a
@@ -214,7 +187,7 @@ impl McpServer {
     /// Dropping the future may leave later subscribers, or the other
     /// replicas, unnotified.
     pub async fn notify_resource_updated(&self, uri: &str) -> usize {
-        let sent = self.inner.subscriptions.notify_updated(uri).await;
+        let sent = self.inner.features.subscriptions.notify_updated(uri).await;
         if let Some(bus) = self.inner.storage.notices() {
             bus.publish(crate::storage::BusEvent::ResourceUpdated {
                 uri: uri.to_owned(),
@@ -228,30 +201,61 @@ impl McpServer {
     /// transport's connection ended): releases what the server kept for
     /// closed sessions (resource subscriptions hold their output channel).
     pub fn release_closed_sessions(&self) {
-        self.inner.subscriptions.forget_closed();
+        self.inner.features.subscriptions.forget_closed();
         // A closed session's list-change listener held its transport's
         // writer open (a stdio server did not exit at end of input).
-        self.inner.list_listeners.forget_closed();
+        self.inner.registry.list_listeners.forget_closed();
     }
 
     /// List-change listeners held (legacy sessions of a live catalog, and
     /// 2026-07-28 listens); for tests of the transports' bookkeeping.
     #[doc(hidden)]
     pub fn list_listener_count(&self) -> usize {
-        self.inner.list_listeners.len()
+        self.inner.registry.list_listeners.len()
     }
 
     /// Resource subscribers held (sessions with legacy subscriptions, and
     /// listens); for tests of the transports' bookkeeping.
     #[doc(hidden)]
     pub fn subscriber_count(&self) -> usize {
-        self.inner.subscriptions.len()
+        self.inner.features.subscriptions.len()
+    }
+
+    /// Every scope a tool, resource or prompt of this server declares,
+    /// sorted, without repeats (what a resource server publishes as
+    /// `scopes_supported`). A live catalog's tools count as they are now.
+    pub fn declared_scopes(&self) -> Vec<String> {
+        self.inner.registry.declared_scopes()
+    }
+
+    /// Whether `kind`'s part of the catalog is live.
+    pub(crate) fn is_live(&self, kind: registry::ListKind) -> bool {
+        self.inner.registry.is_live(kind)
+    }
+
+    /// Tells the listeners here, and the other replicas through the bus,
+    /// that `kind`'s part changed; how many listeners here took it.
+    pub(crate) async fn list_changed(&self, kind: registry::ListKind) -> usize {
+        let bus = self.inner.storage.notices();
+        self.inner.registry.list_changed(kind, bus).await
+    }
+
+    /// A legacy session initialized: it hears of changes to the live
+    /// parts of the catalog (see `Registry::listen_for_list_changes`).
+    pub(crate) fn listen_for_list_changes(
+        &self,
+        session: &Session,
+        outbound: Option<&Arc<dyn crate::context::Outbound>>,
+    ) {
+        self.inner
+            .registry
+            .listen_for_list_changes(session, outbound);
     }
 
     /// The tool descriptors `tools/list` returns (before `visible`
     /// filtering), as the catalog holds them now.
     pub fn list_tools(&self) -> Vec<Tool> {
-        let catalog = self.inner.tools.snapshot();
+        let catalog = self.inner.registry.tools.snapshot();
         catalog.tools.iter().map(|t| t.tool().clone()).collect()
     }
 
@@ -320,8 +324,53 @@ impl McpServer {
         &self.inner.state_keys
     }
 
+    /// The handle to this server's subscriptions a saved session keeps.
+    pub(crate) fn subscriptions_handle(&self) -> SubscriptionsHandle {
+        SubscriptionsHandle(Arc::downgrade(&self.inner))
+    }
+
+    /// Puts back a restored session's legacy subscriptions (past the
+    /// per-session cap, the rest are dropped as a client's would be).
+    pub(crate) fn restore_subscriptions(
+        &self,
+        session: &Session,
+        outbound: &Arc<dyn crate::context::Outbound>,
+        uris: &[String],
+    ) {
+        self.inner
+            .features
+            .subscriptions
+            .restore_legacy(session, outbound, uris);
+    }
+
     /// The tools' catalog.
     pub(crate) fn tools(&self) -> &registry::Tools {
-        &self.inner.tools
+        &self.inner.registry.tools
+    }
+
+    /// True when a tool, resource or prompt declares scopes (a transport
+    /// checks requests only then).
+    #[inline]
+    pub(crate) fn has_scoped_items(&self) -> bool {
+        self.inner.registry.has_scoped_items()
+    }
+
+    /// The registry's scope check (`access.rs`) for a transport that
+    /// refuses before dispatch (HTTP's 403), by method name; a method
+    /// this server does not know names nothing.
+    pub(crate) fn check_scopes_of(
+        &self,
+        method: &str,
+        params: Option<&Map<String, Value>>,
+        name: Option<&str>,
+        ext: Option<&crate::context::Extensions>,
+    ) -> Result<(), ScopeDenied> {
+        match route::by_name(method) {
+            Some(route) => self
+                .inner
+                .registry
+                .check_named_scopes(route, params, name, ext),
+            None => Ok(()),
+        }
     }
 }

@@ -57,43 +57,42 @@ impl EntryChains {
     }
 }
 
-impl McpServer {
-    /// Runs `resources/read` or `prompts/get` through the interceptors of
-    /// the entry it names, when it has any (inside the server's chain);
-    /// `Err` gives the params back when it has none.
-    pub(crate) async fn run_entry_chain(
-        &self,
-        facts: &RequestFacts,
-        route: Route,
-        params: Map<String, Value>,
-        ext: Extensions,
-    ) -> Result<Result<Answer, Stop>, (Map<String, Value>, Extensions)> {
-        let chains = &self.inner.entry_chains;
-        let field = |key: &str| params.get(key).and_then(Value::as_str);
-        let chain = match route {
-            Route::PromptsGet if !chains.prompts.is_empty() => {
-                field("name").and_then(|name| chains.prompts.get(name))
-            }
-            Route::ResourcesRead if !chains.resources.is_empty() => {
-                let catalog = self.inner.resources.snapshot();
-                field("uri")
-                    .and_then(|uri| catalog.find(uri))
-                    .and_then(|(def, _)| chains.resources.get(def.key()))
-            }
-            _ => None,
-        };
-        // A chain whose interceptors all leave the operation out is none.
-        let Some(chain) = chain.filter(|chain| chain.wants(Operation::of(route))) else {
-            return Err((params, ext));
-        };
-        let req = Request {
-            scope: facts,
-            route,
-            params,
-            extensions: ext,
-        };
-        Ok(chain.run(req, &EntryMethod(self)).await.into())
-    }
+/// Runs `resources/read` or `prompts/get` through the interceptors of
+/// the entry it names, when it has any (inside the server's chain);
+/// `Err` gives the params back when it has none. Reads the entry chains
+/// and the resources' catalog; `server` is the method at the chain's end.
+pub(crate) async fn run_entry_chain(
+    server: &McpServer,
+    facts: &RequestFacts,
+    route: Route,
+    params: Map<String, Value>,
+    ext: Extensions,
+) -> Result<Result<Answer, Stop>, (Map<String, Value>, Extensions)> {
+    let chains = &server.inner.chains.entry_chains;
+    let field = |key: &str| params.get(key).and_then(Value::as_str);
+    let chain = match route {
+        Route::PromptsGet if !chains.prompts.is_empty() => {
+            field("name").and_then(|name| chains.prompts.get(name))
+        }
+        Route::ResourcesRead if !chains.resources.is_empty() => {
+            let catalog = server.inner.registry.resources.snapshot();
+            field("uri")
+                .and_then(|uri| catalog.find(uri))
+                .and_then(|(def, _)| chains.resources.get(def.key()))
+        }
+        _ => None,
+    };
+    // A chain whose interceptors all leave the operation out is none.
+    let Some(chain) = chain.filter(|chain| chain.wants(Operation::of(route))) else {
+        return Err((params, ext));
+    };
+    let req = Request {
+        scope: facts,
+        route,
+        params,
+        extensions: ext,
+    };
+    Ok(chain.run(req, &EntryMethod(server)).await.into())
 }
 
 /// A resource's read or a prompt's get as the end of that entry's own
@@ -117,4 +116,16 @@ impl Method for EntryMethod<'_> {
             self.0.json_answer(facts, json).into()
         })
     }
+}
+
+/// The interceptor chains a request may run through: the server's, a
+/// tool's own, a mounted entry's own.
+pub(crate) struct Chains {
+    /// The server's interceptors, outermost first.
+    pub(crate) interceptors: Chain,
+    /// The tools that have interceptors of their own, and theirs.
+    pub(crate) tool_chains: HashMap<String, Chain>,
+    /// The resources (by URI or template) and prompts (by name) that have
+    /// interceptors of their own (a mounted server's), and theirs.
+    pub(crate) entry_chains: EntryChains,
 }

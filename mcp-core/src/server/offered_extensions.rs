@@ -78,3 +78,11 @@ impl ExtensionConfig {
         }
     }
 }
+
+/// The extensions a built server offers.
+pub(crate) struct Extensions {
+    /// The tasks extension, when offered.
+    pub(crate) tasks: Option<Arc<TaskEngine>>,
+    /// The skills extension, when skills are published.
+    pub(crate) skills: Option<Arc<SkillCatalog>>,
+}

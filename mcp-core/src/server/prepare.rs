@@ -77,7 +77,7 @@ impl McpServer {
         // With interceptors that see them, `initialize` and `server/discover`
         // run through them (see `run::dispatch`); everything else here is
         // answered now.
-        let chain = &self.inner.interceptors;
+        let chain = &self.inner.chains.interceptors;
         let intercepted = match (&era, &*parts.method) {
             (Era::Legacy, "initialize") => chain.wants(Operation::Initialize),
             (Era::Modern(_), "server/discover") => chain.wants(Operation::Discover),
@@ -86,7 +86,9 @@ impl McpServer {
         let answered = if intercepted {
             None
         } else {
-            self.answer_lifecycle(&era, &parts.method, &parts.params, &session)
+            self.inner
+                .lifecycle
+                .answer(&era, &parts.method, &parts.params, &session)
         };
         if let Some(result) = answered {
             if result.is_ok() && parts.method == "initialize" {

@@ -8,12 +8,14 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::lifecycle::Lifecycle;
 use super::outcome::Stop;
 use super::request_facts::RequestFacts;
-use super::McpServer;
 use crate::context::interrupt::{Interrupt, Interruption};
+use crate::context::state_map::StateMap;
 use crate::context::{CallContext, Extensions, InvokeContext, InvokeParts as Parts, Progress};
 use crate::protocol::{Era, ErrorObject};
+use crate::request_state::StateKeys;
 
 /// The longest `progressToken` accepted, in bytes (a string token; an
 /// integer is always short).
@@ -89,29 +91,32 @@ pub(crate) struct RoundTrip<'a> {
     /// Set for modern requests that may ask: what sealed state is bound to
     /// (method plus a digest of name or URI and arguments).
     identity: Option<Identity>,
-    server: &'a McpServer,
+    lifecycle: &'a Lifecycle,
+    state_keys: &'a StateKeys,
     principal: Option<Arc<str>>,
 }
 
-impl McpServer {
+impl<'a> RoundTrip<'a> {
     /// Sets up a call that may be interrupted: for a modern request, opens
     /// its `requestState` (answers of earlier rounds) and merges the retry's
     /// `inputResponses`. `key` is the tool or prompt name or resource URI.
     ///
     /// # Errors
     /// `-32602` for a `requestState` that does not open.
-    pub(crate) fn round_trip(
-        &self,
+    pub(crate) fn open(
+        lifecycle: &'a Lifecycle,
+        state_keys: &'a StateKeys,
         facts: &RequestFacts,
         key: &str,
         args: &Map<String, Value>,
         params: &Map<String, Value>,
         handler_may_ask: bool,
-    ) -> Result<RoundTrip<'_>, ErrorObject> {
-        let mut round = RoundTrip {
+    ) -> Result<Self, ErrorObject> {
+        let mut round = Self {
             interrupt: Arc::new(Interrupt::default()),
             identity: None,
-            server: self,
+            lifecycle,
+            state_keys,
             principal: facts.ctx.principal.clone(),
         };
         let Era::Modern(meta) = &facts.era else {
@@ -164,9 +169,7 @@ impl McpServer {
         let state = state
             .as_str()
             .ok_or_else(|| ErrorObject::invalid_params("`requestState` must be a string"))?;
-        let (mut answers, pending) = self
-            .inner
-            .state_keys
+        let (mut answers, pending) = state_keys
             .open(state, &identity, facts.ctx.principal.as_deref())
             .map_err(|why| ErrorObject::invalid_params(format!("Invalid requestState: {why}")))?;
         if let Some(Value::Object(responses)) = params.get("inputResponses") {
@@ -183,60 +186,66 @@ impl McpServer {
 
     /// A call that cannot ask by round trip (its questions, if any, get
     /// an error): `completion/complete`.
-    pub(crate) fn no_round_trip(&self, facts: &RequestFacts) -> RoundTrip<'_> {
-        RoundTrip {
+    pub(crate) fn none(
+        lifecycle: &'a Lifecycle,
+        state_keys: &'a StateKeys,
+        facts: &RequestFacts,
+    ) -> Self {
+        Self {
             interrupt: Arc::new(Interrupt::default()),
             identity: None,
-            server: self,
+            lifecycle,
+            state_keys,
             principal: facts.ctx.principal.clone(),
         }
     }
+}
 
-    /// The context a handler of this request receives.
-    ///
-    /// # Errors
-    /// `-32602` for a `progressToken` longer than [`MAX_PROGRESS_TOKEN`]
-    /// bytes: every progress notification repeats it, so a huge one would
-    /// multiply into the output.
-    pub(crate) fn invoke_context(
-        &self,
-        facts: &RequestFacts,
-        params: &Map<String, Value>,
-        round: &RoundTrip<'_>,
-        extensions: Extensions,
-    ) -> Result<InvokeContext, ErrorObject> {
-        let ctx = &facts.ctx;
-        let progress = match (&ctx.progress, &ctx.outbound) {
-            (Some(sink), _) => Some(Progress::sink(Arc::clone(sink))),
-            (None, Some(outbound)) => {
-                progress_token(params)?.map(|t| Progress::notify(t.clone(), Arc::clone(outbound)))
-            }
-            (None, None) => None,
-        };
-        let (client, channel) = self.client_and_channel(facts, round);
-        let can_elicit = client
-            .as_deref()
-            .is_some_and(|c| c.capabilities.supports_form_elicitation());
-        let parts = Parts {
-            progress,
-            elicitor: std::sync::OnceLock::new(),
-            can_elicit,
-            request_id: Some(facts.id.clone()),
-            client,
-            call: {
-                let mut call = CallContext::clone(ctx);
-                call.extensions = extensions;
-                call
-            },
-            state: Some(Arc::clone(&self.inner.state)),
-            interrupt: Some(Arc::clone(&round.interrupt)),
-            channel,
-            modern: facts.is_modern(),
-            no_round_trip: facts.is_modern() && round.identity.is_none(),
-            log_threshold: self.log_threshold(facts),
-        };
-        Ok(InvokeContext::with_parts(facts.token().clone(), parts))
-    }
+/// The context a handler of this request receives.
+///
+/// # Errors
+/// `-32602` for a `progressToken` longer than [`MAX_PROGRESS_TOKEN`]
+/// bytes: every progress notification repeats it, so a huge one would
+/// multiply into the output.
+pub(crate) fn invoke_context(
+    lifecycle: &Lifecycle,
+    state: &Arc<StateMap>,
+    facts: &RequestFacts,
+    params: &Map<String, Value>,
+    round: &RoundTrip<'_>,
+    extensions: Extensions,
+) -> Result<InvokeContext, ErrorObject> {
+    let ctx = &facts.ctx;
+    let progress = match (&ctx.progress, &ctx.outbound) {
+        (Some(sink), _) => Some(Progress::sink(Arc::clone(sink))),
+        (None, Some(outbound)) => {
+            progress_token(params)?.map(|t| Progress::notify(t.clone(), Arc::clone(outbound)))
+        }
+        (None, None) => None,
+    };
+    let (client, channel) = lifecycle.client_and_channel(facts, &round.interrupt);
+    let can_elicit = client
+        .as_deref()
+        .is_some_and(|c| c.capabilities.supports_form_elicitation());
+    let parts = Parts {
+        progress,
+        elicitor: std::sync::OnceLock::new(),
+        can_elicit,
+        request_id: Some(facts.id.clone()),
+        client,
+        call: {
+            let mut call = CallContext::clone(ctx);
+            call.extensions = extensions;
+            call
+        },
+        state: Some(Arc::clone(state)),
+        interrupt: Some(Arc::clone(&round.interrupt)),
+        channel,
+        modern: facts.is_modern(),
+        no_round_trip: facts.is_modern() && round.identity.is_none(),
+        log_threshold: lifecycle.log_threshold(facts),
+    };
+    Ok(InvokeContext::with_parts(facts.token().clone(), parts))
 }
 
 /// The usable `progressToken` of a request's `_meta` (a string or an
@@ -275,9 +284,8 @@ impl RoundTrip<'_> {
         match (why, &self.identity) {
             (Interruption::Error(e), _) => Stop::Error(e),
             (Interruption::Input(requests), Some(identity)) => {
-                let inner = &self.server.inner;
                 let pending: Vec<String> = requests.keys().cloned().collect();
-                let state = inner.state_keys.seal(
+                let state = self.state_keys.seal(
                     &identity.binding(),
                     self.principal.as_deref(),
                     &self.interrupt.used_answers(),
@@ -287,7 +295,7 @@ impl RoundTrip<'_> {
                 result.insert("resultType".into(), Value::String("input_required".into()));
                 result.insert("inputRequests".into(), Value::Object(requests));
                 result.insert("requestState".into(), Value::String(state));
-                self.server.decorate(&mut result);
+                self.lifecycle.decorate(&mut result);
                 Stop::InputRequired(result)
             }
             (Interruption::Input(_), None) => Stop::Error(ErrorObject::internal(

@@ -178,15 +178,19 @@ pub(crate) fn route(inner: &Inner, method: &str, era: &Era) -> Result<Route, Err
         .filter(|e| match e.needs {
             Needs::Nothing => true,
             // A live part is there even while empty (entries may come).
-            Needs::Resources => inner.resources.is_live() || !inner.resources.snapshot().is_empty(),
-            Needs::Prompts => {
-                inner.prompts.is_live() || !inner.prompts.snapshot().prompts.is_empty()
+            Needs::Resources => {
+                inner.registry.resources.is_live()
+                    || !inner.registry.resources.snapshot().is_empty()
             }
-            Needs::Logging => inner.logging,
-            Needs::Completion => inner.completer.is_some(),
-            Needs::Subscriptions => inner.resource_subscriptions,
-            Needs::Tasks => inner.tasks.is_some(),
-            Needs::Skills => inner.skills.is_some(),
+            Needs::Prompts => {
+                inner.registry.prompts.is_live()
+                    || !inner.registry.prompts.snapshot().prompts.is_empty()
+            }
+            Needs::Logging => inner.lifecycle.logging,
+            Needs::Completion => inner.features.completer.is_some(),
+            Needs::Subscriptions => inner.features.resource_subscriptions,
+            Needs::Tasks => inner.extensions.tasks.is_some(),
+            Needs::Skills => inner.extensions.skills.is_some(),
         })
         .map(|e| e.route)
         .ok_or_else(|| ErrorObject::method_not_found(method))

@@ -87,7 +87,7 @@ impl McpServer {
         mut params: Map<String, Value>,
         held: Held,
     ) -> Result<Answer, Stop> {
-        let chain = &self.inner.interceptors;
+        let chain = &self.inner.chains.interceptors;
         let extensions = scope.ctx.extensions.clone();
         let route = match (&scope.era, &*scope.method) {
             // Answered before registration unless interceptors see them.
@@ -128,7 +128,9 @@ impl McpServer {
         // after the interceptors (which may have changed what it names);
         // `tools_call` checks a tool's itself.
         if route != Route::ToolsCall {
-            self.check_named_scopes(route, Some(&params), None, Some(&ext))
+            self.inner
+                .registry
+                .check_named_scopes(route, Some(&params), None, Some(&ext))
                 .map_err(ErrorObject::from)?;
         }
         let json = match route {
@@ -137,7 +139,7 @@ impl McpServer {
                     .tools_call(scope, params, Held::default(), ext, false)
                     .await;
             }
-            Route::ToolsList => match &self.inner.tools.snapshot().listing {
+            Route::ToolsList => match &self.inner.registry.tools.snapshot().listing {
                 Some(listing) => {
                     methods::check_cursor(&params)?;
                     return Ok(Answer::ToolListing(ToolListing(std::sync::Arc::clone(
@@ -161,10 +163,14 @@ impl McpServer {
                 // A mounted server's own interceptors for the entry, if any
                 // (boxed: their state stays out of every other request's
                 // future).
-                let (params, ext) = if self.inner.entry_chains.is_empty() {
+                let (params, ext) = if self.inner.chains.entry_chains.is_empty() {
                     (params, ext)
                 } else {
-                    match Box::pin(self.run_entry_chain(scope, route, params, ext)).await {
+                    match Box::pin(super::mount_chains::run_entry_chain(
+                        self, scope, route, params, ext,
+                    ))
+                    .await
+                    {
                         Ok(answer) => return answer,
                         Err(unchanged) => unchanged,
                     }
@@ -188,7 +194,7 @@ impl McpServer {
             Route::SkillsGet => super::skills::get(self, scope, &params)?,
             Route::DirectoryRead => super::skills::directory_read(self, scope, &params)?,
             Route::TasksGet | Route::TasksUpdate | Route::TasksCancel => {
-                let Some(engine) = &self.inner.tasks else {
+                let Some(engine) = &self.inner.extensions.tasks else {
                     return Err(ErrorObject::method_not_found(&scope.method).into());
                 };
                 // Boxed: their state stays out of every other request's future.
@@ -207,7 +213,9 @@ impl McpServer {
             }
             Route::Initialize | Route::Discover => {
                 let answer =
-                    self.answer_lifecycle(&scope.era, &scope.method, &params, &scope.session);
+                    self.inner
+                        .lifecycle
+                        .answer(&scope.era, &scope.method, &params, &scope.session);
                 if route == Route::Initialize && answer.as_ref().is_some_and(Result::is_ok) {
                     self.listen_for_list_changes(&scope.session, scope.ctx.outbound.as_ref());
                 }
@@ -236,9 +244,11 @@ impl McpServer {
     ) -> Result<Answer, Stop> {
         if !chained {
             let route = Route::ToolsCall;
-            self.check_named_scopes(route, Some(&params), held.name.as_deref(), Some(&ext))
+            self.inner
+                .registry
+                .check_named_scopes(route, Some(&params), held.name.as_deref(), Some(&ext))
                 .map_err(ErrorObject::from)?;
-            let chains = &self.inner.tool_chains;
+            let chains = &self.inner.chains.tool_chains;
             let name = held
                 .name
                 .as_deref()
@@ -268,7 +278,7 @@ impl McpServer {
     ) -> Result<Answer, Stop> {
         let mut json = json?;
         if let (true, Value::Object(map)) = (scope.is_modern(), &mut json) {
-            self.decorate(map);
+            self.inner.lifecycle.decorate(map);
         }
         Ok(Answer::Json(json))
     }
@@ -280,18 +290,23 @@ impl McpServer {
         let (key, items, cache) = match route {
             Route::PromptsList => (
                 "prompts",
-                inner.prompts.snapshot().listing.clone(),
-                inner.prompt_list_cache,
+                inner.registry.prompts.snapshot().listing.clone(),
+                inner.registry.prompt_list_cache,
             ),
             Route::ResourcesList => (
                 "resources",
-                inner.resources.snapshot().listing.clone(),
-                inner.resource_list_cache,
+                inner.registry.resources.snapshot().listing.clone(),
+                inner.registry.resource_list_cache,
             ),
             _ => (
                 "resourceTemplates",
-                inner.resources.snapshot().templates_listing.clone(),
-                inner.resource_list_cache,
+                inner
+                    .registry
+                    .resources
+                    .snapshot()
+                    .templates_listing
+                    .clone(),
+                inner.registry.resource_list_cache,
             ),
         };
         Some(Listing {
@@ -319,19 +334,24 @@ impl McpServer {
                 items,
                 modern: modern.then(|| {
                     (
-                        std::sync::Arc::clone(&inner.server_info_raw),
-                        inner.list_cache,
+                        std::sync::Arc::clone(&inner.lifecycle.server_info_raw),
+                        inner.registry.list_cache,
                     )
                 }),
             },
             Outcome::Answer(Answer::Listing(Listing { key, items, cache })) => Body::Listing {
                 key,
                 items,
-                modern: modern.then(|| (std::sync::Arc::clone(&inner.server_info_raw), cache)),
+                modern: modern.then(|| {
+                    (
+                        std::sync::Arc::clone(&inner.lifecycle.server_info_raw),
+                        cache,
+                    )
+                }),
             },
             Outcome::Answer(Answer::Tool(result)) => Body::Tool {
                 result,
-                modern: modern.then(|| std::sync::Arc::clone(&inner.server_info_raw)),
+                modern: modern.then(|| std::sync::Arc::clone(&inner.lifecycle.server_info_raw)),
             },
             Outcome::InputRequired(result) => Body::Json(Value::Object(result)),
             Outcome::Error(e) => Body::Error(e),

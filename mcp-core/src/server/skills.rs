@@ -123,6 +123,7 @@ fn mime_type(path: &str, bytes: &[u8]) -> &'static str {
 fn catalog(server: &McpServer) -> Result<&SkillCatalog, ErrorObject> {
     server
         .inner
+        .extensions
         .skills
         .as_deref()
         .ok_or_else(|| ErrorObject::method_not_found("skills/list"))
@@ -138,7 +139,7 @@ fn string_param<'a>(params: &'a Map<String, Value>, key: &str) -> Result<&'a str
 /// Adds the list cache hint to a 2026-07-28 result.
 fn cached(server: &McpServer, facts: &RequestFacts, mut map: Map<String, Value>) -> Value {
     if facts.is_modern() {
-        server.inner.list_cache.apply(&mut map);
+        server.inner.registry.list_cache.apply(&mut map);
     }
     Value::Object(map)
 }

@@ -1,6 +1,7 @@
 //! The optional features' methods: `logging/setLevel`,
 //! `completion/complete`, `resources/subscribe` and `resources/unsubscribe`.
 
+use crate::server::round_trip::{invoke_context, RoundTrip};
 use serde_json::{Map, Value};
 
 use crate::context::Extensions;
@@ -35,11 +36,18 @@ pub(crate) async fn complete(
     ext: Extensions,
 ) -> Result<Value, Stop> {
     let request = completion_request(params)?;
-    let Some(complete) = &server.inner.completer else {
+    let Some(complete) = &server.inner.features.completer else {
         return Err(ErrorObject::method_not_found(&facts.method).into());
     };
-    let round = server.no_round_trip(facts);
-    let ctx = server.invoke_context(facts, params, &round, ext)?;
+    let round = RoundTrip::none(&server.inner.lifecycle, &server.inner.state_keys, facts);
+    let ctx = invoke_context(
+        &server.inner.lifecycle,
+        &server.inner.state,
+        facts,
+        params,
+        &round,
+        ext,
+    )?;
     let work = catch_panic(complete(request, ctx));
     let values = round.run(work).await?.map_err(panic_error)??;
     Ok(completion_result(values))
@@ -55,9 +63,11 @@ pub(crate) fn subscribe(
     let uri = params.get("uri").and_then(Value::as_str).ok_or_else(|| {
         ErrorObject::invalid_params(format!("{} requires a string `uri`", facts.method))
     })?;
-    server
-        .inner
-        .subscriptions
-        .set_legacy(&facts.session, facts.ctx.outbound.as_ref(), uri, on)?;
+    server.inner.features.subscriptions.set_legacy(
+        &facts.session,
+        facts.ctx.outbound.as_ref(),
+        uri,
+        on,
+    )?;
     Ok(Value::Object(Map::new()))
 }

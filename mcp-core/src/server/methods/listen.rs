@@ -34,7 +34,7 @@ pub(crate) async fn listen(
     let mut honoured = Map::new();
     let mut listening = None;
     if let (true, Some(Value::Array(uris)), Some(outbound)) = (
-        server.inner.resource_subscriptions,
+        server.inner.features.resource_subscriptions,
         params
             .get("notifications")
             .and_then(|n| n.get("resourceSubscriptions")),
@@ -48,7 +48,7 @@ pub(crate) async fn listen(
             "resourceSubscriptions".into(),
             serde_json::to_value(&uris).unwrap_or(Value::Null),
         );
-        server.inner.subscriptions.add_listen(
+        server.inner.features.subscriptions.add_listen(
             &facts.session,
             id.clone(),
             Arc::clone(outbound),
@@ -75,7 +75,7 @@ pub(crate) async fn listen(
     }
     // Task status notifications for the caller's own tasks (the tasks
     // extension), registered once the acknowledgement is out.
-    let task_ids = match (&server.inner.tasks, &facts.ctx.outbound) {
+    let task_ids = match (&server.inner.extensions.tasks, &facts.ctx.outbound) {
         (Some(engine), Some(_)) => {
             let asked = params.get("notifications").and_then(|n| n.get("taskIds"));
             Box::pin(crate::server::task_engine::notify::watchable(
@@ -104,17 +104,19 @@ pub(crate) async fn listen(
         }
         if !list_kinds.is_empty() {
             let id = facts.id.to_value();
-            server
-                .inner
-                .list_listeners
-                .add(&facts.session, outbound, Some(id.clone()), list_kinds);
+            server.inner.registry.list_listeners.add(
+                &facts.session,
+                outbound,
+                Some(id.clone()),
+                list_kinds,
+            );
             lists_listen = Some(ListsListen {
                 server,
                 session: &facts.session,
                 id,
             });
         }
-        if let (Some(engine), false) = (&server.inner.tasks, task_ids.is_empty()) {
+        if let (Some(engine), false) = (&server.inner.extensions.tasks, task_ids.is_empty()) {
             let id = facts.id.to_value();
             for task_id in &task_ids {
                 engine.watchers.add(task_id, &id, outbound);
@@ -166,6 +168,7 @@ impl Drop for ListsListen<'_> {
     fn drop(&mut self) {
         self.server
             .inner
+            .registry
             .list_listeners
             .remove_listen(self.session, &self.id);
     }
@@ -175,6 +178,7 @@ impl Drop for ListenGuard<'_> {
     fn drop(&mut self) {
         self.server
             .inner
+            .features
             .subscriptions
             .end_listen(self.session, &self.id);
     }

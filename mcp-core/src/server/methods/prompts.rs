@@ -1,5 +1,6 @@
 //! `prompts/list` and `prompts/get`.
 
+use crate::server::round_trip::{invoke_context, RoundTrip};
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
@@ -20,12 +21,12 @@ pub(crate) fn list(
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let catalog = server.inner.prompts.snapshot();
+    let catalog = server.inner.registry.prompts.snapshot();
     let items = catalog.prompts.iter();
     let items = items
         .filter(|p| scopes_allowed(ext, p.scopes()))
         .map(|p| to_json(p.prompt()));
-    let kind = ("prompts", server.inner.prompt_list_cache);
+    let kind = ("prompts", server.inner.registry.prompt_list_cache);
     listing(facts, params, kind, items)
 }
 
@@ -44,7 +45,7 @@ pub(crate) async fn get(
     };
     // The catalog version this request started with, even if a live
     // catalog changes while it runs.
-    let catalog = server.inner.prompts.snapshot();
+    let catalog = server.inner.registry.prompts.snapshot();
     let prompt = catalog
         .prompts
         .get(&name)
@@ -59,8 +60,23 @@ pub(crate) async fn get(
         .cloned()
         .unwrap_or_default();
     let args = prompt_args(raw_args)?;
-    let round = server.round_trip(facts, &name, &binding_args, &params, true)?;
-    let ctx = server.invoke_context(facts, &params, &round, ext)?;
+    let round = RoundTrip::open(
+        &server.inner.lifecycle,
+        &server.inner.state_keys,
+        facts,
+        &name,
+        &binding_args,
+        &params,
+        true,
+    )?;
+    let ctx = invoke_context(
+        &server.inner.lifecycle,
+        &server.inner.state,
+        facts,
+        &params,
+        &round,
+        ext,
+    )?;
     let work = catch_panic(Box::pin(prompt.get(args, ctx)));
     let result = round.run(work).await?.map_err(panic_error)??;
     Ok(to_json(&result))

@@ -1,5 +1,6 @@
 //! `resources/list`, `resources/templates/list` and `resources/read`.
 
+use crate::server::round_trip::{invoke_context, RoundTrip};
 use serde_json::{Map, Value};
 
 use super::{listing, single, to_json};
@@ -19,10 +20,10 @@ pub(crate) fn list(
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let catalog = server.inner.resources.snapshot();
+    let catalog = server.inner.registry.resources.snapshot();
     let items = catalog.resources.iter();
     let items = items.filter(|r| scopes_allowed(ext, r.scopes()));
-    let kind = ("resources", server.inner.resource_list_cache);
+    let kind = ("resources", server.inner.registry.resource_list_cache);
     listing(
         facts,
         params,
@@ -38,11 +39,14 @@ pub(crate) fn templates(
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let catalog = server.inner.resources.snapshot();
+    let catalog = server.inner.registry.resources.snapshot();
     let items = catalog.templates.iter();
     let items = items.filter(|r| scopes_allowed(ext, r.scopes()));
     let items = items.filter_map(|r| r.resource_template().map(to_json));
-    let kind = ("resourceTemplates", server.inner.resource_list_cache);
+    let kind = (
+        "resourceTemplates",
+        server.inner.registry.resource_list_cache,
+    );
     listing(facts, params, kind, items)
 }
 
@@ -63,7 +67,7 @@ pub(crate) async fn read(
     };
     // The catalog version this read started with, even if a live catalog
     // changes while it runs.
-    let catalog = server.inner.resources.snapshot();
+    let catalog = server.inner.registry.resources.snapshot();
     let (def, vars) = catalog.find(&uri).ok_or_else(|| {
         ErrorObject::invalid_params(format!("Unknown resource: {uri}"))
             .with_data(serde_json::json!({ "uri": uri }))
@@ -71,8 +75,23 @@ pub(crate) async fn read(
     if !scopes_allowed(&ext, def.scopes()) {
         return Err(insufficient(&format!("resource `{uri}`"), def.scopes()).into());
     }
-    let round = server.round_trip(facts, &uri, &Map::new(), &params, true)?;
-    let ctx = server.invoke_context(facts, &params, &round, ext)?;
+    let round = RoundTrip::open(
+        &server.inner.lifecycle,
+        &server.inner.state_keys,
+        facts,
+        &uri,
+        &Map::new(),
+        &params,
+        true,
+    )?;
+    let ctx = invoke_context(
+        &server.inner.lifecycle,
+        &server.inner.state,
+        facts,
+        &params,
+        &round,
+        ext,
+    )?;
     let cache = def.cache;
     let work = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ctx)));
     let contents = round.run(work).await?.map_err(panic_error)??;

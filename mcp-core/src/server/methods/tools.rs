@@ -9,6 +9,7 @@
 //! 3. **final** — the outcome is settled, just before it is encoded
 //!    ([`McpServer::finish`](crate::McpServer)).
 
+use crate::server::round_trip::{invoke_context, RoundTrip};
 use serde_json::{Map, Value};
 
 use super::{listing, to_json};
@@ -36,12 +37,12 @@ pub(crate) fn list(
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let catalog = server.inner.tools.snapshot();
+    let catalog = server.inner.registry.tools.snapshot();
     let tools = catalog
         .tools
         .iter()
         .filter(|t| scopes_allowed(ext, t.scopes()) && t.is_visible(&facts.ctx));
-    let kind = ("tools", server.inner.list_cache);
+    let kind = ("tools", server.inner.registry.list_cache);
     listing(facts, params, kind, tools.map(|t| to_json(t.tool())))
 }
 
@@ -90,7 +91,7 @@ pub(crate) async fn call(
 ) -> Result<Answer, Stop> {
     // The catalog version this call started with, even if a live
     // catalog changes while it runs.
-    let catalog = server.inner.tools.snapshot();
+    let catalog = server.inner.registry.tools.snapshot();
     let (name, tool, args) = resolve(&catalog, &mut params, held.name)?;
     if !scopes_allowed(&ext, tool.scopes()) {
         return Err(insufficient(&format!("tool `{name}`"), tool.scopes()).into());
@@ -98,7 +99,7 @@ pub(crate) async fn call(
     // A retry of a call that asked the client something.
     let resumed = params.contains_key("requestState") || params.contains_key("inputResponses");
     if tool.task_support() != TaskSupport::Forbidden {
-        if let Some(engine) = &server.inner.tasks {
+        if let Some(engine) = &server.inner.extensions.tasks {
             if task_engine::declared(&facts.era) {
                 let call = (name, tool, args);
                 // Boxed: the task path's state stays out of every other
@@ -125,8 +126,23 @@ pub(crate) async fn call(
         let result = bounded(&name, tool.timeout(), async { Ok(work.await) }).await?;
         return Ok(Answer::Tool(result.map_err(panic_error)?));
     }
-    let round = server.round_trip(facts, &name, &args, &params, tool.may_ask())?;
-    let ctx = server.invoke_context(facts, &params, &round, ext)?;
+    let round = RoundTrip::open(
+        &server.inner.lifecycle,
+        &server.inner.state_keys,
+        facts,
+        &name,
+        &args,
+        &params,
+        tool.may_ask(),
+    )?;
+    let ctx = invoke_context(
+        &server.inner.lifecycle,
+        &server.inner.state,
+        facts,
+        &params,
+        &round,
+        ext,
+    )?;
     let work = catch_panic(tool.invoke(args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).
     let result = bounded(&name, tool.timeout(), round.run(work)).await?;

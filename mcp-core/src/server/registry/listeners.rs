@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Map, Value};
 
 use crate::context::Outbound;
-use crate::server::McpServer;
 use crate::session::Session;
 
 /// A part of the catalog whose listing can change.
@@ -159,22 +158,25 @@ impl ListListeners {
     }
 }
 
-impl McpServer {
+impl super::Registry {
     /// Whether `kind`'s part of the catalog is live.
     pub(crate) fn is_live(&self, kind: ListKind) -> bool {
-        let inner = &self.inner;
         match kind {
-            ListKind::Tools => inner.tools.is_live(),
-            ListKind::Resources => inner.resources.is_live(),
-            ListKind::Prompts => inner.prompts.is_live(),
+            ListKind::Tools => self.tools.is_live(),
+            ListKind::Resources => self.resources.is_live(),
+            ListKind::Prompts => self.prompts.is_live(),
         }
     }
 
-    /// Tells the listeners here, and the other replicas through the bus,
+    /// Tells the listeners here, and the other replicas through `bus`,
     /// that `kind`'s part changed; how many listeners here took it.
-    pub(crate) async fn list_changed(&self, kind: ListKind) -> usize {
-        let sent = self.inner.list_listeners.changed(kind).await;
-        if let Some(bus) = self.inner.storage.notices() {
+    pub(crate) async fn list_changed(
+        &self,
+        kind: ListKind,
+        bus: Option<&Arc<dyn crate::storage::NotificationBus>>,
+    ) -> usize {
+        let sent = self.list_listeners.changed(kind).await;
+        if let Some(bus) = bus {
             use crate::storage::BusEvent;
             let event = match kind {
                 ListKind::Tools => BusEvent::ToolsListChanged,
@@ -198,14 +200,12 @@ impl McpServer {
         outbound: Option<&Arc<dyn Outbound>>,
     ) {
         #[cfg(feature = "metrics")]
-        if self.inner.count_sessions {
+        if self.count_sessions {
             crate::server::intercept::count_session(session);
         }
         let live = ListKind::ALL.iter().any(|k| self.is_live(*k));
         if let (true, Some(outbound)) = (live, outbound) {
-            self.inner
-                .list_listeners
-                .add(session, outbound, None, Kinds::ALL);
+            self.list_listeners.add(session, outbound, None, Kinds::ALL);
         }
     }
 }

@@ -25,13 +25,39 @@ mod ordered;
 #[cfg(feature = "client")]
 mod owned;
 mod prompts;
-mod resources;
+pub(crate) mod resources;
 mod tools;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use serde_json::value::RawValue;
+
+/// The registry stage's state: the three catalogs, who listens to their
+/// changes, and the cache hints of their listings.
+pub(crate) struct Registry {
+    /// The tools, fixed or live, with their precomputed listing.
+    pub(crate) tools: Tools,
+    /// Who hears of changes to a live catalog.
+    pub(crate) list_listeners: ListListeners,
+    /// The resources and templates, fixed or live, with their listings.
+    pub(crate) resources: Resources,
+    /// The prompts, fixed or live, with their listing.
+    pub(crate) prompts: Prompts,
+    /// The cache hint of `tools/list` (and of the skills listing) when it
+    /// is the same for every caller (a per-caller listing is `private`).
+    pub(crate) list_cache: crate::protocol::CacheHint,
+    /// The cache hint of `resources/list` and `resources/templates/list`,
+    /// likewise.
+    pub(crate) resource_list_cache: crate::protocol::CacheHint,
+    /// The cache hint of `prompts/list`, likewise.
+    pub(crate) prompt_list_cache: crate::protocol::CacheHint,
+    /// The default call time limit of tools (also of tools added live).
+    pub(crate) tool_timeout: Option<std::time::Duration>,
+    /// A `Metrics` interceptor is registered: open sessions are counted.
+    #[cfg(feature = "metrics")]
+    pub(crate) count_sessions: bool,
+}
 
 pub(crate) use listeners::{Kinds, ListKind, ListListeners};
 #[cfg(feature = "http")]

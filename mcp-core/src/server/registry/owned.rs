@@ -49,15 +49,28 @@ impl McpServer {
         let inner = &self.inner;
         match part {
             Held::Tool => held_by(
-                inner.tools.snapshot().tools.get(key).map(|t| &t.owner),
+                inner
+                    .registry
+                    .tools
+                    .snapshot()
+                    .tools
+                    .get(key)
+                    .map(|t| &t.owner),
                 owner,
             ),
             Held::Prompt => held_by(
-                inner.prompts.snapshot().prompts.get(key).map(|p| &p.owner),
+                inner
+                    .registry
+                    .prompts
+                    .snapshot()
+                    .prompts
+                    .get(key)
+                    .map(|p| &p.owner),
                 owner,
             ),
             Held::Resource => held_by(
                 inner
+                    .registry
                     .resources
                     .snapshot()
                     .resources
@@ -67,6 +80,7 @@ impl McpServer {
             ),
             Held::Template => held_by(
                 inner
+                    .registry
                     .resources
                     .snapshot()
                     .templates
@@ -91,14 +105,15 @@ impl McpServer {
         owner: &Owner,
         mut tool: McpToolDef,
     ) -> Result<usize, BuildError> {
-        tool.default_timeout(self.inner.tool_timeout);
+        tool.default_timeout(self.inner.registry.tool_timeout);
         tool.owner = Some(owner.clone());
-        if !self.inner.tools.is_live() {
+        if !self.inner.registry.tools.is_live() {
             return Err(BuildError::CatalogNotLive);
         }
         self.check_state(&format!("tool `{}`", tool.name()), &tool.required_state)?;
         let name = tool.name().to_owned();
         self.inner
+            .registry
             .tools
             .change(|current| {
                 let mut tools = current.tools.clone();
@@ -122,6 +137,7 @@ impl McpServer {
     /// removed) when it did not, else how many listening clients were told.
     pub(crate) async fn remove_owned_tool(&self, owner: &Owner, name: &str) -> Option<usize> {
         self.inner
+            .registry
             .tools
             .change(|current| {
                 if !held_by(current.tools.get(name).map(|t| &t.owner), owner) {
@@ -146,13 +162,14 @@ impl McpServer {
         mut prompt: McpPromptDef,
     ) -> Result<usize, BuildError> {
         prompt.owner = Some(owner.clone());
-        if !self.inner.prompts.is_live() {
+        if !self.inner.registry.prompts.is_live() {
             return Err(BuildError::CatalogNotLive);
         }
         let what = format!("prompt `{}`", prompt.name());
         self.check_state(&what, &prompt.required_state)?;
         let name = prompt.name().to_owned();
         self.inner
+            .registry
             .prompts
             .change(|current| {
                 let mut prompts = current.prompts.clone();
@@ -175,6 +192,7 @@ impl McpServer {
     /// [`remove_owned_tool`](Self::remove_owned_tool) for a prompt.
     pub(crate) async fn remove_owned_prompt(&self, owner: &Owner, name: &str) -> Option<usize> {
         self.inner
+            .registry
             .prompts
             .change(|current| {
                 if !held_by(current.prompts.get(name).map(|p| &p.owner), owner) {
@@ -200,12 +218,13 @@ impl McpServer {
         mut def: McpResourceDef,
     ) -> Result<usize, BuildError> {
         def.owner = Some(owner.clone());
-        if !self.inner.resources.is_live() {
+        if !self.inner.registry.resources.is_live() {
             return Err(BuildError::CatalogNotLive);
         }
         self.check_state(&format!("resource `{}`", def.key()), &def.required_state)?;
         let key = def.key().to_owned();
         self.inner
+            .registry
             .resources
             .change(|current| {
                 let mut resources = current.resources.clone();
@@ -240,6 +259,7 @@ impl McpServer {
         template: bool,
     ) -> Option<usize> {
         self.inner
+            .registry
             .resources
             .change(|current| {
                 let mut resources = current.resources.clone();

@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
-use super::{serialize_listing, ListKind, Part};
+use super::{serialize_listing, Part};
 use crate::handler::prompt::McpPromptDef;
 use crate::server::registry::OrderedMap;
-use crate::server::{BuildError, McpServer};
+use crate::server::BuildError;
 
 /// One version of the prompts.
 #[derive(Clone, Default)]
@@ -37,7 +37,7 @@ impl PromptRegistry {
         Ok(Self::new(prompts))
     }
 
-    pub(super) fn new(prompts: OrderedMap<McpPromptDef>) -> Self {
+    pub(crate) fn new(prompts: OrderedMap<McpPromptDef>) -> Self {
         let scoped = prompts.iter().any(|p| !p.scopes().is_empty());
         Self {
             listing: serialize_listing(scoped, prompts.iter().map(McpPromptDef::prompt)),
@@ -50,75 +50,5 @@ impl PromptRegistry {
 impl Part for PromptRegistry {
     fn scoped(&self) -> bool {
         self.scoped
-    }
-}
-
-impl McpServer {
-    /// Adds a prompt to a [live](crate::McpServerBuilder::live_catalog)
-    /// catalog while serving; returns how many listening clients were told
-    /// (`notifications/prompts/list_changed`). Requests that started
-    /// before finish with the catalog they started with.
-    ///
-    /// ```
-    /// use mcp_core::{McpPromptDef, McpServer};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let server = McpServer::builder().live_catalog().build().expect("builds");
-    /// let greet = McpPromptDef::new("greet", |_args, _ctx| async { "Say hello.".to_owned() });
-    /// assert_eq!(server.add_prompt(greet.clone()).await, Ok(0), "no client listens yet");
-    /// assert!(server.add_prompt(greet).await.is_err(), "a name is added once");
-    /// assert_eq!(server.remove_prompt("greet").await, Some(0));
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// [`BuildError::CatalogNotLive`], [`BuildError::DuplicatePrompt`], or
-    /// [`BuildError::MissingState`] for a prompt needing state the server
-    /// does not have.
-    ///
-    /// # Cancel safety
-    /// The prompt is added before the first `.await`; dropping the future
-    /// only skips notifying the remaining clients.
-    pub async fn add_prompt(&self, prompt: impl Into<McpPromptDef>) -> Result<usize, BuildError> {
-        let prompt = prompt.into();
-        if !self.inner.prompts.is_live() {
-            return Err(BuildError::CatalogNotLive);
-        }
-        self.check_state(
-            &format!("prompt `{}`", prompt.name()),
-            &prompt.required_state,
-        )?;
-        let name = prompt.name().to_owned();
-        self.inner
-            .prompts
-            .change(|current| {
-                let mut prompts = current.prompts.clone();
-                if !prompts.insert(name.clone(), prompt) {
-                    return Err(BuildError::DuplicatePrompt(name));
-                }
-                Ok(PromptRegistry::new(prompts))
-            })
-            .unwrap_or(Err(BuildError::CatalogNotLive))?;
-        Ok(self.list_changed(ListKind::Prompts).await)
-    }
-
-    /// Removes a prompt from a [live](crate::McpServerBuilder::live_catalog)
-    /// catalog; `None` when the catalog is not live or has no such prompt,
-    /// else how many listening clients were told.
-    ///
-    /// # Cancel safety
-    /// As for [`add_prompt`](Self::add_prompt).
-    pub async fn remove_prompt(&self, name: &str) -> Option<usize> {
-        self.inner
-            .prompts
-            .change(|current| {
-                let mut prompts = current.prompts.clone();
-                if prompts.remove(name).is_none() {
-                    return Err(());
-                }
-                Ok(PromptRegistry::new(prompts))
-            })?
-            .ok()?;
-        Some(self.list_changed(ListKind::Prompts).await)
     }
 }

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
-use super::{serialize_listing, ListKind, Part};
+use super::{serialize_listing, Part};
 use crate::handler::resource::McpResourceDef;
 use crate::server::registry::OrderedMap;
-use crate::server::{BuildError, McpServer};
+use crate::server::BuildError;
 
 /// One version of the resources and resource templates.
 #[derive(Clone, Default)]
@@ -39,7 +39,7 @@ impl ResourceRegistry {
         Ok(Self::new(resources, templates))
     }
 
-    pub(super) fn new(
+    pub(crate) fn new(
         resources: OrderedMap<McpResourceDef>,
         templates: Vec<McpResourceDef>,
     ) -> Self {
@@ -89,7 +89,7 @@ impl Part for ResourceRegistry {
 }
 
 /// Adds `def` to the resources or the templates.
-pub(super) fn insert(
+pub(crate) fn insert(
     resources: &mut OrderedMap<McpResourceDef>,
     templates: &mut Vec<McpResourceDef>,
     def: McpResourceDef,
@@ -110,114 +110,4 @@ pub(super) fn insert(
         return Err(BuildError::DuplicateResource(key));
     }
     Ok(())
-}
-
-impl McpServer {
-    /// Adds a resource, or a resource template (made with
-    /// [`McpResourceDef::template`](crate::McpResourceDef::template)), to a
-    /// [live](crate::McpServerBuilder::live_catalog) catalog while serving;
-    /// returns how many listening clients were told
-    /// (`notifications/resources/list_changed`). Reads that started before
-    /// finish with the catalog they started with.
-    ///
-    /// ```
-    /// use mcp_core::{McpResourceDef, McpServer};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let server = McpServer::builder().live_catalog().build().expect("builds");
-    /// let note = McpResourceDef::new("memo://today", "today", |_req, _ctx| async {
-    ///     "nothing planned"
-    /// });
-    /// assert_eq!(server.add_resource(note).await, Ok(0), "no client listens yet");
-    /// assert_eq!(server.remove_resource("memo://today").await, Some(0));
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// [`BuildError::CatalogNotLive`], [`BuildError::DuplicateResource`],
-    /// [`BuildError::InvalidUriTemplate`], or [`BuildError::MissingState`]
-    /// for a resource needing state the server does not have.
-    ///
-    /// # Cancel safety
-    /// The resource is added before the first `.await`; dropping the future
-    /// only skips notifying the remaining clients.
-    pub async fn add_resource(
-        &self,
-        resource: impl Into<McpResourceDef>,
-    ) -> Result<usize, BuildError> {
-        let def = resource.into();
-        if !self.inner.resources.is_live() {
-            return Err(BuildError::CatalogNotLive);
-        }
-        self.check_state(&format!("resource `{}`", def.key()), &def.required_state)?;
-        self.inner
-            .resources
-            .change(|current| {
-                let mut resources = current.resources.clone();
-                let mut templates = current.templates.clone();
-                insert(&mut resources, &mut templates, def)?;
-                Ok(ResourceRegistry::new(resources, templates))
-            })
-            .unwrap_or(Err(BuildError::CatalogNotLive))?;
-        Ok(self.list_changed(ListKind::Resources).await)
-    }
-
-    /// Removes the resource registered under `uri` (not a template: see
-    /// [`remove_resource_template`](Self::remove_resource_template)) from a
-    /// [live](crate::McpServerBuilder::live_catalog) catalog; `None` when
-    /// the catalog is not live or has no such resource, else how many
-    /// listening clients were told.
-    ///
-    /// # Cancel safety
-    /// As for [`add_resource`](Self::add_resource).
-    pub async fn remove_resource(&self, uri: &str) -> Option<usize> {
-        self.inner
-            .resources
-            .change(|current| {
-                let mut resources = current.resources.clone();
-                if resources.remove(uri).is_none() {
-                    return Err(());
-                }
-                Ok(ResourceRegistry::new(resources, current.templates.clone()))
-            })?
-            .ok()?;
-        Some(self.list_changed(ListKind::Resources).await)
-    }
-
-    /// Removes the resource template written `template` (as it was
-    /// registered, e.g. `file:///{path}`) from a
-    /// [live](crate::McpServerBuilder::live_catalog) catalog; `None` when
-    /// the catalog is not live or has no such template, else how many
-    /// listening clients were told.
-    ///
-    /// ```
-    /// use mcp_core::{McpResourceDef, McpServer};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let server = McpServer::builder().live_catalog().build().expect("builds");
-    /// let files = McpResourceDef::template("file:///{path}", "files", |_req, _ctx| async {
-    ///     "a file"
-    /// });
-    /// server.add_resource(files).await.expect("added");
-    /// assert_eq!(server.remove_resource_template("file:///{path}").await, Some(0));
-    /// assert_eq!(server.remove_resource_template("file:///{path}").await, None);
-    /// # }
-    /// ```
-    ///
-    /// # Cancel safety
-    /// As for [`add_resource`](Self::add_resource).
-    pub async fn remove_resource_template(&self, template: &str) -> Option<usize> {
-        self.inner
-            .resources
-            .change(|current| {
-                let Some(at) = current.templates.iter().position(|t| t.key() == template) else {
-                    return Err(());
-                };
-                let mut templates = current.templates.clone();
-                templates.remove(at);
-                Ok(ResourceRegistry::new(current.resources.clone(), templates))
-            })?
-            .ok()?;
-        Some(self.list_changed(ListKind::Resources).await)
-    }
 }

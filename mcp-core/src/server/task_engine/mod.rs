@@ -69,6 +69,7 @@ impl crate::McpServer {
     pub async fn run_task(&self, task_id: &str) -> Result<(), ErrorObject> {
         let engine = self
             .inner
+            .extensions
             .tasks
             .as_ref()
             .ok_or_else(|| ErrorObject::method_not_found("tasks/get"))?;

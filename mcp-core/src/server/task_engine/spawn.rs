@@ -8,6 +8,7 @@
 //!   `CreateTaskResult` is sent) and the handler runs on in a runner of
 //!   its own, whose outcome settles the task.
 
+use crate::server::round_trip::{invoke_context, RoundTrip};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -54,8 +55,23 @@ pub(crate) async fn call(
         }
         Value::Object(request)
     });
-    let round = server.round_trip(facts, &name, &args, &params, tool.may_ask())?;
-    let mut ctx = server.invoke_context(facts, &params, &round, ext)?;
+    let round = RoundTrip::open(
+        &server.inner.lifecycle,
+        &server.inner.state_keys,
+        facts,
+        &name,
+        &args,
+        &params,
+        tool.may_ask(),
+    )?;
+    let mut ctx = invoke_context(
+        &server.inner.lifecycle,
+        &server.inner.state,
+        facts,
+        &params,
+        &round,
+        ext,
+    )?;
     let task_id = resume.clone().unwrap_or_else(new_task_id);
     let running = engine.admit(&task_id, facts.ctx.principal.clone())?;
     // The task outlives the request: its own token, its own requester.
@@ -109,7 +125,7 @@ pub(crate) async fn call(
         return Err(store_error(&e).into());
     }
     let mut answer = wire::create_result(&record);
-    server.decorate(&mut answer);
+    server.inner.lifecycle.decorate(&mut answer);
     match first {
         Poll::Ready(done) => {
             settle(engine, &task_id, outcome_change(done)).await;

@@ -1,0 +1,265 @@
+//! The live catalog's public entry points: tools, resources and prompts
+//! added and removed while serving. Each edits the [`Registry`](super::registry::Registry)
+//! part it names (after checking the state the handler needs) and then
+//! tells the listeners through the registry and the bus.
+
+use super::registry::resources::insert;
+use super::registry::{ListKind, PromptRegistry, ResourceRegistry, ToolRegistry};
+use super::{BuildError, McpServer};
+use crate::handler::prompt::McpPromptDef;
+use crate::handler::resource::McpResourceDef;
+use crate::handler::tool::McpToolDef;
+
+impl McpServer {
+    /// Adds a tool to a [live](crate::McpServerBuilder::live_tools) catalog
+    /// while serving; returns how many listening clients were told (see
+    /// [`live_tools`](crate::McpServerBuilder::live_tools)). Calls that
+    /// started before finish with the catalog they started with.
+    ///
+    /// # Errors
+    /// [`BuildError::CatalogNotLive`], [`BuildError::DuplicateTool`], or
+    /// [`BuildError::MissingState`] for a tool needing state the server
+    /// does not have.
+    ///
+    /// # Cancel safety
+    /// The tool is added before the first `.await`; dropping the future
+    /// only skips notifying the remaining clients.
+    pub async fn add_tool(&self, tool: impl Into<McpToolDef>) -> Result<usize, BuildError> {
+        let mut tool = tool.into();
+        tool.default_timeout(self.inner.registry.tool_timeout);
+        if !self.inner.registry.tools.is_live() {
+            return Err(BuildError::CatalogNotLive);
+        }
+        self.check_state(&format!("tool `{}`", tool.name()), &tool.required_state)?;
+        let name = tool.name().to_owned();
+        self.inner
+            .registry
+            .tools
+            .change(|current| {
+                let mut tools = current.tools.clone();
+                if !tools.insert(name.clone(), tool) {
+                    return Err(BuildError::DuplicateTool(name));
+                }
+                Ok(ToolRegistry::new(tools))
+            })
+            .unwrap_or(Err(BuildError::CatalogNotLive))?;
+        Ok(self.list_changed(ListKind::Tools).await)
+    }
+
+    /// Removes a tool from a [live](crate::McpServerBuilder::live_tools)
+    /// catalog; `None` when the catalog is not live or has no such tool,
+    /// else how many listening clients were told.
+    ///
+    /// # Cancel safety
+    /// As for [`add_tool`](Self::add_tool).
+    pub async fn remove_tool(&self, name: &str) -> Option<usize> {
+        self.inner
+            .registry
+            .tools
+            .change(|current| {
+                let mut tools = current.tools.clone();
+                if tools.remove(name).is_none() {
+                    return Err(());
+                }
+                Ok(ToolRegistry::new(tools))
+            })?
+            .ok()?;
+        Some(self.list_changed(ListKind::Tools).await)
+    }
+
+    /// Refuses a handler needing state the server does not have.
+    pub(crate) fn check_state(
+        &self,
+        handler: &str,
+        needs: &[(std::any::TypeId, &'static str)],
+    ) -> Result<(), BuildError> {
+        match needs.iter().find(|(id, _)| !self.inner.state.contains(*id)) {
+            Some((_, type_name)) => Err(BuildError::MissingState {
+                handler: handler.to_owned(),
+                type_name,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Adds a prompt to a [live](crate::McpServerBuilder::live_catalog)
+    /// catalog while serving; returns how many listening clients were told
+    /// (`notifications/prompts/list_changed`). Requests that started
+    /// before finish with the catalog they started with.
+    ///
+    /// ```
+    /// use mcp_core::{McpPromptDef, McpServer};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let server = McpServer::builder().live_catalog().build().expect("builds");
+    /// let greet = McpPromptDef::new("greet", |_args, _ctx| async { "Say hello.".to_owned() });
+    /// assert_eq!(server.add_prompt(greet.clone()).await, Ok(0), "no client listens yet");
+    /// assert!(server.add_prompt(greet).await.is_err(), "a name is added once");
+    /// assert_eq!(server.remove_prompt("greet").await, Some(0));
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`BuildError::CatalogNotLive`], [`BuildError::DuplicatePrompt`], or
+    /// [`BuildError::MissingState`] for a prompt needing state the server
+    /// does not have.
+    ///
+    /// # Cancel safety
+    /// The prompt is added before the first `.await`; dropping the future
+    /// only skips notifying the remaining clients.
+    pub async fn add_prompt(&self, prompt: impl Into<McpPromptDef>) -> Result<usize, BuildError> {
+        let prompt = prompt.into();
+        if !self.inner.registry.prompts.is_live() {
+            return Err(BuildError::CatalogNotLive);
+        }
+        self.check_state(
+            &format!("prompt `{}`", prompt.name()),
+            &prompt.required_state,
+        )?;
+        let name = prompt.name().to_owned();
+        self.inner
+            .registry
+            .prompts
+            .change(|current| {
+                let mut prompts = current.prompts.clone();
+                if !prompts.insert(name.clone(), prompt) {
+                    return Err(BuildError::DuplicatePrompt(name));
+                }
+                Ok(PromptRegistry::new(prompts))
+            })
+            .unwrap_or(Err(BuildError::CatalogNotLive))?;
+        Ok(self.list_changed(ListKind::Prompts).await)
+    }
+
+    /// Removes a prompt from a [live](crate::McpServerBuilder::live_catalog)
+    /// catalog; `None` when the catalog is not live or has no such prompt,
+    /// else how many listening clients were told.
+    ///
+    /// # Cancel safety
+    /// As for [`add_prompt`](Self::add_prompt).
+    pub async fn remove_prompt(&self, name: &str) -> Option<usize> {
+        self.inner
+            .registry
+            .prompts
+            .change(|current| {
+                let mut prompts = current.prompts.clone();
+                if prompts.remove(name).is_none() {
+                    return Err(());
+                }
+                Ok(PromptRegistry::new(prompts))
+            })?
+            .ok()?;
+        Some(self.list_changed(ListKind::Prompts).await)
+    }
+
+    /// Adds a resource, or a resource template (made with
+    /// [`McpResourceDef::template`](crate::McpResourceDef::template)), to a
+    /// [live](crate::McpServerBuilder::live_catalog) catalog while serving;
+    /// returns how many listening clients were told
+    /// (`notifications/resources/list_changed`). Reads that started before
+    /// finish with the catalog they started with.
+    ///
+    /// ```
+    /// use mcp_core::{McpResourceDef, McpServer};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let server = McpServer::builder().live_catalog().build().expect("builds");
+    /// let note = McpResourceDef::new("memo://today", "today", |_req, _ctx| async {
+    ///     "nothing planned"
+    /// });
+    /// assert_eq!(server.add_resource(note).await, Ok(0), "no client listens yet");
+    /// assert_eq!(server.remove_resource("memo://today").await, Some(0));
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`BuildError::CatalogNotLive`], [`BuildError::DuplicateResource`],
+    /// [`BuildError::InvalidUriTemplate`], or [`BuildError::MissingState`]
+    /// for a resource needing state the server does not have.
+    ///
+    /// # Cancel safety
+    /// The resource is added before the first `.await`; dropping the future
+    /// only skips notifying the remaining clients.
+    pub async fn add_resource(
+        &self,
+        resource: impl Into<McpResourceDef>,
+    ) -> Result<usize, BuildError> {
+        let def = resource.into();
+        if !self.inner.registry.resources.is_live() {
+            return Err(BuildError::CatalogNotLive);
+        }
+        self.check_state(&format!("resource `{}`", def.key()), &def.required_state)?;
+        self.inner
+            .registry
+            .resources
+            .change(|current| {
+                let mut resources = current.resources.clone();
+                let mut templates = current.templates.clone();
+                insert(&mut resources, &mut templates, def)?;
+                Ok(ResourceRegistry::new(resources, templates))
+            })
+            .unwrap_or(Err(BuildError::CatalogNotLive))?;
+        Ok(self.list_changed(ListKind::Resources).await)
+    }
+
+    /// Removes the resource registered under `uri` (not a template: see
+    /// [`remove_resource_template`](Self::remove_resource_template)) from a
+    /// [live](crate::McpServerBuilder::live_catalog) catalog; `None` when
+    /// the catalog is not live or has no such resource, else how many
+    /// listening clients were told.
+    ///
+    /// # Cancel safety
+    /// As for [`add_resource`](Self::add_resource).
+    pub async fn remove_resource(&self, uri: &str) -> Option<usize> {
+        self.inner
+            .registry
+            .resources
+            .change(|current| {
+                let mut resources = current.resources.clone();
+                if resources.remove(uri).is_none() {
+                    return Err(());
+                }
+                Ok(ResourceRegistry::new(resources, current.templates.clone()))
+            })?
+            .ok()?;
+        Some(self.list_changed(ListKind::Resources).await)
+    }
+
+    /// Removes the resource template written `template` (as it was
+    /// registered, e.g. `file:///{path}`) from a
+    /// [live](crate::McpServerBuilder::live_catalog) catalog; `None` when
+    /// the catalog is not live or has no such template, else how many
+    /// listening clients were told.
+    ///
+    /// ```
+    /// use mcp_core::{McpResourceDef, McpServer};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let server = McpServer::builder().live_catalog().build().expect("builds");
+    /// let files = McpResourceDef::template("file:///{path}", "files", |_req, _ctx| async {
+    ///     "a file"
+    /// });
+    /// server.add_resource(files).await.expect("added");
+    /// assert_eq!(server.remove_resource_template("file:///{path}").await, Some(0));
+    /// assert_eq!(server.remove_resource_template("file:///{path}").await, None);
+    /// # }
+    /// ```
+    ///
+    /// # Cancel safety
+    /// As for [`add_resource`](Self::add_resource).
+    pub async fn remove_resource_template(&self, template: &str) -> Option<usize> {
+        self.inner
+            .registry
+            .resources
+            .change(|current| {
+                let Some(at) = current.templates.iter().position(|t| t.key() == template) else {
+                    return Err(());
+                };
+                let mut templates = current.templates.clone();
+                templates.remove(at);
+                Ok(ResourceRegistry::new(current.resources.clone(), templates))
+            })?
+            .ok()?;
+        Some(self.list_changed(ListKind::Resources).await)
+    }
+}
