@@ -33,14 +33,14 @@
 
 mod notices;
 mod sessions;
-mod tasks;
+mod task_store;
 
 use std::fmt;
 use std::sync::Arc;
 
 pub use notices::{BusEvent, BusSink, InProcessBus, NotificationBus};
 pub use sessions::{SessionRecord, SessionStore};
-pub use tasks::{TaskChange, TaskStore, TaskStoreError};
+pub use task_store::{TaskChange, TaskStore, TaskStoreError};
 
 /// Where a server keeps the state it shares across calls and replicas
 /// (see the [module docs](self)). Cheap to clone.
