@@ -116,6 +116,7 @@
 //! [`Request::extensions_mut`](crate::intercept::Request::extensions_mut):
 //! the checks read the extensions as the last interceptor left them.
 
+mod algorithm;
 mod cache;
 mod claims;
 mod fetch;
@@ -127,7 +128,7 @@ mod verifier;
 
 pub use crate::context::AuthInfo;
 pub use introspect::{IntrospectionVerifier, DEFAULT_INTROSPECTION_CACHE};
-pub use jsonwebtoken::Algorithm;
+pub use algorithm::Algorithm;
 pub use jwt::{JwtVerifier, DEFAULT_KEY_MAX_AGE, DEFAULT_VERIFIED_CACHE, MAX_LEEWAY};
 pub use keys::{MAX_KEY_AGE, MIN_KEY_AGE};
 pub(crate) use resource::Refusal;

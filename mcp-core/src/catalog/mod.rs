@@ -38,6 +38,7 @@
 
 mod change;
 mod collect;
+mod error;
 pub mod diff;
 pub mod lock;
 pub mod profile;
@@ -49,6 +50,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 pub use diff::{diff, Change, Severity};
+pub use error::CatalogError;
 pub use lock::assert_lockfile;
 
 /// The protocol revisions a catalog is read at by default: the newest of
@@ -148,20 +150,22 @@ impl Catalog {
     ///
     /// # Errors
     /// A document that is not a catalog lockfile of this format.
-    pub fn from_json(value: &Value) -> Result<Self, String> {
+    pub fn from_json(value: &Value) -> Result<Self, CatalogError> {
         match value.get("format").and_then(Value::as_str) {
             Some(lock::FORMAT) => {}
             other => {
-                return Err(format!(
+                return Err(CatalogError::Format(format!(
                     "not a catalog lockfile of format {:?} (found {other:?})",
                     lock::FORMAT
-                ))
+                )))
             }
         }
         let revisions = value
             .get("revisions")
             .and_then(Value::as_object)
-            .ok_or("a catalog lockfile needs a `revisions` object")?;
+            .ok_or_else(|| {
+                CatalogError::Format("a catalog lockfile needs a `revisions` object".to_owned())
+            })?;
         Ok(Self {
             revisions: revisions
                 .iter()

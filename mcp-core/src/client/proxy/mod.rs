@@ -58,8 +58,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
-use super::handlers::{Answer, Handlers};
-use super::options::{ClientBuilder, Progress, RequestOptions};
+use super::handlers::{Handlers, ServerRequestHandler};
+use super::options::{ClientBuilder, ProgressEvent, RequestOptions};
 use super::{Client, ClientError};
 use crate::context::{InputRequest, InvokeContext};
 use crate::protocol::{CallToolResult, Tool};
@@ -220,7 +220,7 @@ impl std::fmt::Debug for Remote {
 }
 
 /// The answer to a backend question that no forwarded call relates to.
-fn no_caller(method: &'static str) -> Answer {
+fn no_caller(method: &'static str) -> ServerRequestHandler {
     Arc::new(move |_| {
         Box::pin(async move {
             Err(crate::ErrorObject::new(
@@ -443,7 +443,7 @@ impl Remote {
         };
         let mut options = self.options_for(&ctx);
         let outcome = if ctx.progress().is_some() {
-            let (progress_tx, mut progress_rx) = mpsc::channel::<Progress>(32);
+            let (progress_tx, mut progress_rx) = mpsc::channel::<ProgressEvent>(32);
             // Lossy by design: a caller that reads slowly skips steps.
             options = options.progress(move |p| {
                 let _ = progress_tx.try_send(p);
