@@ -29,7 +29,7 @@ fn backend() -> McpServer {
             |_: Map<String, Value>, _: InvokeContext| async {
                 let block = RawValue::from_string(BLOCK.to_owned()).map_or_else(
                     |e| Content::text(e.to_string()),
-                    |raw| RawContent::new(raw).map_or_else(Content::text, Content::Raw),
+                    |raw| RawContent::new(raw).map_or_else(|e| Content::text(e.to_string()), Content::Raw),
                 );
                 let mut meta = Map::new();
                 meta.insert("vendor/trace".into(), json!("t-1"));

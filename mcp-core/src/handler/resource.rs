@@ -115,7 +115,7 @@ impl McpResourceDef {
         let uri_template = uri_template.into();
         let (parsed, template_error) = match UriTemplate::parse(&uri_template) {
             Ok(t) => (t, None),
-            Err(e) => (UriTemplate::empty(), Some(e)),
+            Err(e) => (UriTemplate::empty(), Some(e.to_string())),
         };
         Self {
             kind: ResourceKind::Template(

@@ -24,7 +24,7 @@ pub use capabilities::{
     ClientCapabilities, ListCapability, ResourcesCapability, ServerCapabilities,
 };
 pub use common::{Annotations, Icon, Role};
-pub use content::{Content, RawContent};
+pub use content::{Content, NotAnObject, RawContent};
 pub use jsonrpc::{
     fail, is_notification, notification, ok, ErrorCode, ErrorObject, MessageKind, RequestId,
     MAX_ERROR_TEXT,

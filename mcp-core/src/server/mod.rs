@@ -74,7 +74,7 @@ pub(crate) use access::Denied as ScopeDenied;
 pub(crate) use admission::{too_many_in_flight, InflightLimit, LimitGuard};
 pub use admission::{Admission, Admit, Permit};
 pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
-pub use decode::{parse_payload, Frame};
+pub use decode::{parse_payload, Frame, ParseError};
 pub use encode::Response;
 pub use entry::{Call, PendingCall, Started, Unpolled};
 #[cfg(feature = "http")]
