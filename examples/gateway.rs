@@ -47,8 +47,10 @@ use mcp_core::client::proxy::{ProxyOptions, Target};
 use mcp_core::client::ClientBuilder;
 use mcp_core::intercept::{Answer, Hook, Interceptor, Next, Outcome, Request, Trace};
 use mcp_core::{
-    mcp_resource, mcp_tool, CallToolResult, Content, IntoToolResult, InvokeContext, Json,
-    McpServer, McpToolDef, State, StdioOptions,
+    handler::IntoToolResult,
+    mcp_resource, mcp_tool,
+    protocol::{CallToolResult, Content},
+    InvokeContext, Json, McpServer, McpToolDef, State, StdioOptions,
 };
 use serde_json::{json, Map, Value};
 

@@ -11,11 +11,7 @@
 
 use std::sync::OnceLock;
 
-use mcp_core::{
-    CallToolResult, CompletionRequest, GetPromptResult, InputRequest, InvokeContext, LoggingLevel,
-    McpPromptDef, McpResourceDef, McpServer, McpToolDef, PromptArgs, PromptArgument, PromptMessage,
-    ResourceRequest, StateKey, StateKeys,
-};
+use mcp_core::{InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef, protocol::{CallToolResult, GetPromptResult, LoggingLevel, PromptArgument, PromptMessage}, handler::{CompletionRequest, PromptArgs, ResourceRequest}, context::InputRequest, transport::{StateKey, StateKeys}};
 use serde_json::{json, Map, Value};
 
 /// Echoes its text (declared with the macro: typed, schema-checked arguments).

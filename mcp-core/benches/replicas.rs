@@ -18,7 +18,9 @@ use async_trait::async_trait;
 use mcp_core::redis::RedisBackend;
 use mcp_core::tasks::{InMemoryTaskStore, TaskStore, TaskSupport, TASKS_EXTENSION};
 use mcp_core::{
-    CallContext, InvokeContext, McpResourceDef, McpServer, McpToolDef, Outbound, Session,
+    context::Outbound,
+    transport::{CallContext, Session},
+    InvokeContext, McpResourceDef, McpServer, McpToolDef,
 };
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;

@@ -122,13 +122,13 @@ pub mod client;
 // implementation, no HTTP client built).
 #[cfg(all(feature = "stdio", not(feature = "client")))]
 mod client;
-mod context;
+pub mod context;
 mod fast_hash;
 // The chapters link to items of several features, so they are built with
 // those features on (docs.rs builds with all of them).
 #[cfg(any(docsrs, all(feature = "auth", feature = "client", feature = "stdio")))]
 pub mod guide;
-mod handler;
+pub mod handler;
 #[cfg(any(feature = "client", feature = "auth", feature = "tls"))]
 mod http_client;
 mod panic;
@@ -153,39 +153,32 @@ pub mod testing;
 pub mod tls;
 pub mod transport;
 
-pub use boxed::BoxFuture;
+// ---------------------------------------------------------------------------
+// The crate root: what a handler author writes tools, resources and prompts
+// with and serves them by. Everything else lives in exactly one module:
+// `protocol` (wire types), `transport` (custom transports), `context`,
+// `handler`, `intercept`. `mcp-core/tests/public_surface.rs` counts these.
+
 pub use cancel::CancelToken;
-pub use context::{
-    AuthInfo, CallContext, CallHeaders, CannotAsk, Confirmation, Elicit, ElicitResponse, Elicitor,
-    Extensions, HeaderValue, Headers, InputRequest, InvokeContext, Outbound, Progress,
-    ProgressSink, ProgressUpdate,
-};
-pub use handler::args::{describe, parse_args};
-pub use handler::prompt::{IntoPromptResult, McpPromptDef, PromptArgs};
-pub use handler::resource::{IntoResourceContents, McpResourceDef, ResourceRequest};
+pub use context::elicit::{Confirmation, Elicit};
+pub use context::invoke::InvokeContext;
+pub use context::progress::Progress;
+pub use handler::prompt::McpPromptDef;
+pub use handler::resource::McpResourceDef;
 pub use handler::state::State;
-pub use handler::tool::{IntoToolResult, Json, McpToolDef};
+pub use handler::tool::{Json, McpToolDef};
 pub use handler::tool_error::ToolError;
-pub use handler::uri_template::UriTemplate;
-pub use protocol::{
-    CacheScope, CallToolResult, Content, ErrorCode, ErrorObject, GetPromptResult, Implementation,
-    LoggingLevel, PromptArgument, PromptMessage, RequestId, ResourceContents, ToolAnnotations,
-};
-pub use request_state::{StateKey, StateKeys};
-pub use schema::{schema_for, schema_with};
 pub use server::intercept;
-pub use server::{
-    parse_payload, Admission, Admit, BuildError, Call, CompletionRequest, Frame, McpServer,
-    McpServerBuilder, PendingCall, Permit, Response, Started, Unpolled,
-    DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
-};
-pub use session::Session;
+pub use server::{BuildError, McpServer, McpServerBuilder};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub use transport::http::{serve_http, HttpHandle, HttpOptions, McpHttpService, SessionOptions};
+pub use transport::http::options::HttpOptions;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use transport::http::server::serve_http;
 #[cfg(feature = "stdio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
-pub use transport::stdio::{serve_io, serve_stdio, StdioHandle, StdioOptions};
+pub use transport::stdio::serve::{serve_stdio, StdioOptions};
 
 #[cfg(feature = "macros")]
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 
 use mcp_core::auth::{JwtVerifier, ResourceServer};
 use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions};
-use mcp_core::{AuthInfo, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{context::AuthInfo, InvokeContext, McpServer, McpToolDef};
 use oauth::{now, AuthServer, TestKey};
 use raw_http::{raw, Resp};
 use serde_json::{json, Value};

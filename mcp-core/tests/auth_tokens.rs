@@ -188,8 +188,9 @@ async fn minimal_introspection_answers_never_share_a_principal() {
         CLIENT_SECRET,
         RESOURCE,
     );
-    let principal =
-        |info: Result<mcp_core::AuthInfo, Rejection>| info.expect("active").principal().to_owned();
+    let principal = |info: Result<mcp_core::context::AuthInfo, Rejection>| {
+        info.expect("active").principal().to_owned()
+    };
     let first = principal(verifier.verify("first").await);
     let second = principal(verifier.verify("second").await);
     assert_ne!(first, second);

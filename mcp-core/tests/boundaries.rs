@@ -11,8 +11,10 @@ mod raw_http;
 
 use common::{ask, guard};
 use mcp_core::{
-    AuthInfo, CallContext, InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef,
-    PromptArgs, ResourceRequest,
+    context::AuthInfo,
+    handler::{PromptArgs, ResourceRequest},
+    transport::CallContext,
+    InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef,
 };
 use serde_json::{json, Map, Value};
 

@@ -741,7 +741,10 @@ async fn the_lockfile_round_trips_and_reports_drift() {
         .expect("catalog");
     assert_eq!(lock::check(&current, &path), lock::Verdict::Missing);
     let missing = lock::assert_catalog(&current, &path).expect_err("a missing lockfile fails");
-    assert!(matches!(missing, catalog::CatalogError::Missing(_)), "{missing}");
+    assert!(
+        matches!(missing, catalog::CatalogError::Missing(_)),
+        "{missing}"
+    );
     let missing = missing.to_string();
     assert!(missing.contains("MCP_CATALOG=overwrite"), "{missing}");
     std::fs::write(&path, lock::render(&current)).expect("write");
@@ -765,7 +768,10 @@ async fn the_lockfile_round_trips_and_reports_drift() {
         other => panic!("expected drift, got {other:?}"),
     }
     let report = lock::assert_catalog(&changed, &path).expect_err("drift fails");
-    assert!(matches!(report, catalog::CatalogError::Drifted(_)), "{report}");
+    assert!(
+        matches!(report, catalog::CatalogError::Drifted(_)),
+        "{report}"
+    );
     let report = report.to_string();
     assert!(
         report.contains("BREAKING") && report.contains("/tools/forecast"),

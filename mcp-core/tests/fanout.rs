@@ -19,7 +19,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use mcp_core::bus::InProcessBus;
 use mcp_core::tasks::{FileTaskStore, TaskLimits};
-use mcp_core::{CallContext, McpResourceDef, McpServer, McpServerBuilder, Outbound, Session};
+use mcp_core::{
+    context::Outbound,
+    transport::{CallContext, Session},
+    McpResourceDef, McpServer, McpServerBuilder,
+};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 

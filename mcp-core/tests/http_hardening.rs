@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use hardening::*;
 use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
-use mcp_core::{InvokeContext, McpResourceDef, McpServer, ResourceRequest};
+use mcp_core::{handler::ResourceRequest, InvokeContext, McpResourceDef, McpServer};
 use raw_http::{raw, Stream};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

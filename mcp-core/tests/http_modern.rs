@@ -20,8 +20,9 @@ use std::time::Duration;
 
 use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionOptions};
 use mcp_core::{
-    CallToolResult, InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef, PromptArgs,
-    ResourceRequest,
+    handler::{PromptArgs, ResourceRequest},
+    protocol::CallToolResult,
+    InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef,
 };
 use raw_http::{raw, Resp, Stream};
 use serde_json::{json, Map, Value};

@@ -14,8 +14,12 @@ use mcp_core::client::{ClientBuilder, Protocol};
 use mcp_core::intercept::{Answer, Hook, Interceptor, Next, Outcome, Request};
 use mcp_core::testing::TestClient;
 use mcp_core::{
-    serve_http, BuildError, CallToolResult, HttpHandle, HttpOptions, InvokeContext, McpPromptDef,
-    McpResourceDef, McpServer, McpServerBuilder, McpToolDef, PromptArgs, ResourceRequest,
+    handler::{PromptArgs, ResourceRequest},
+    protocol::CallToolResult,
+    serve_http,
+    transport::http::HttpHandle,
+    BuildError, HttpOptions, InvokeContext, McpPromptDef, McpResourceDef, McpServer,
+    McpServerBuilder, McpToolDef,
 };
 use serde_json::{json, Map, Value};
 

@@ -12,7 +12,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionRecord, SessionStore};
-use mcp_core::{McpServer, StateKey, StateKeys};
+use mcp_core::{
+    transport::{StateKey, StateKeys},
+    McpServer,
+};
 use raw_http::{raw, Resp};
 use serde_json::{json, Value};
 

@@ -10,7 +10,7 @@ use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::PathBuf;
 
 use mcp_core::tasks::{FileTaskStore, TaskRecord, TaskStore};
-use mcp_core::{CallContext, McpServer};
+use mcp_core::{transport::CallContext, McpServer};
 use serde_json::json;
 
 fn fresh(name: &str) -> PathBuf {

@@ -38,7 +38,10 @@ impl Catalog {
     ///
     /// # Cancel safety
     /// Dropping the future stops the in-process connections.
-    pub async fn of_server(server: &McpServer, revisions: &[&str]) -> Result<Self, super::CatalogError> {
+    pub async fn of_server(
+        server: &McpServer,
+        revisions: &[&str],
+    ) -> Result<Self, super::CatalogError> {
         let mut catalog = Self::default();
         for revision in revisions {
             let (client_end, server_end) = tokio::io::duplex(1 << 20);

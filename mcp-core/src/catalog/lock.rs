@@ -132,10 +132,9 @@ pub fn assert_catalog(current: &Catalog, path: &Path) -> Result<(), CatalogError
         Verdict::Missing => {
             CatalogError::Missing(format!("no catalog lockfile at {}: {how}", path.display()))
         }
-        Verdict::Unreadable(e) => CatalogError::Unreadable(format!(
-            "catalog lockfile {}: {e}; {how}",
-            path.display()
-        )),
+        Verdict::Unreadable(e) => {
+            CatalogError::Unreadable(format!("catalog lockfile {}: {e}; {how}", path.display()))
+        }
         Verdict::Drifted(changes) => {
             let breaking = changes
                 .iter()

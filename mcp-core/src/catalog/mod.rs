@@ -38,8 +38,8 @@
 
 mod change;
 mod collect;
-mod error;
 pub mod diff;
+mod error;
 pub mod lock;
 pub mod profile;
 mod schema_diff;

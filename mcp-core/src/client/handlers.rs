@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use crate::handler::BoxFuture;
 use crate::protocol::ErrorObject;
-use crate::BoxFuture;
 
 /// A callback answering one kind of server request: gets the request's
 /// `params`, returns its result object (or a JSON-RPC error).
-pub type ServerRequestHandler = Arc<dyn Fn(Value) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync>;
+pub type ServerRequestHandler =
+    Arc<dyn Fn(Value) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync>;
 
 /// One callback answering every kind of server question (`method`,
 /// `params`): how a proxy relays them to its own caller.

@@ -1,6 +1,9 @@
-//! The handler layer: descriptors of tools, resources and prompts (what
-//! is advertised plus the function that runs), argument checking, schemas,
-//! URI templates and application state.
+//! The handler layer: what a handler may return (the `Into…` traits), the
+//! requests resource and prompt handlers receive, argument checking,
+//! schemas and URI templates. The descriptors themselves
+//! ([`McpToolDef`](crate::McpToolDef), [`McpResourceDef`](crate::McpResourceDef),
+//! [`McpPromptDef`](crate::McpPromptDef)) and [`State`](crate::State) are at
+//! the crate root.
 
 pub(crate) mod args;
 pub(crate) mod prompt;
@@ -9,6 +12,15 @@ pub(crate) mod state;
 pub(crate) mod tool;
 pub(crate) mod tool_error;
 pub(crate) mod uri_template;
+
+pub use crate::boxed::BoxFuture;
+pub use crate::schema::{schema_for, schema_with};
+pub use crate::server::CompletionRequest;
+pub use args::{describe, parse_args};
+pub use prompt::{IntoPromptResult, PromptArgs};
+pub use resource::{IntoResourceContents, ResourceRequest};
+pub use tool::IntoToolResult;
+pub use uri_template::{UriTemplate, UriTemplateError};
 
 /// Appends `scopes` to a descriptor's, dropping repeats (the `with_scopes`
 /// of tools, resources and prompts).

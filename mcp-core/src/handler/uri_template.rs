@@ -100,11 +100,9 @@ impl UriTemplate {
                 parts.push(Part::Literal(rest[..open].to_owned()));
             }
             let after = &rest[open + 1..];
-            let close = after
-                .find('}')
-                .ok_or_else(|| UriTemplateError::Unclosed {
-                    template: template.to_owned(),
-                })?;
+            let close = after.find('}').ok_or_else(|| UriTemplateError::Unclosed {
+                template: template.to_owned(),
+            })?;
             let expr = &after[..close];
             let (name, reserved) = match expr.strip_prefix('+') {
                 Some(n) => (n, true),

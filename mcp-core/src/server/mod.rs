@@ -224,7 +224,7 @@ impl McpServer {
         sent
     }
 
-    /// Call after closing a [`Session`](crate::Session) (a custom
+    /// Call after closing a [`Session`](crate::transport::Session) (a custom
     /// transport's connection ended): releases what the server kept for
     /// closed sessions (resource subscriptions hold their output channel).
     pub fn release_closed_sessions(&self) {

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions};
 use mcp_core::{
-    CallToolResult, InvokeContext, McpResourceDef, McpServer, McpToolDef, ResourceRequest,
+    handler::ResourceRequest, protocol::CallToolResult, InvokeContext, McpResourceDef, McpServer,
+    McpToolDef,
 };
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncReadExt;

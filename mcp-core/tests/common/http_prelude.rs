@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionOptions};
-use mcp_core::{CallToolResult, Confirmation, HeaderValue, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{Confirmation, InvokeContext, McpServer, McpToolDef, protocol::CallToolResult, context::HeaderValue};
 use raw_http::{parse_response, raw, Resp, Stream};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -64,7 +64,7 @@ use super::{Client, ClientError};
 use crate::context::{InputRequest, InvokeContext};
 use crate::protocol::{CallToolResult, Tool};
 use crate::server::registry::Owner;
-use crate::{BoxFuture, McpServer, McpServerBuilder, McpToolDef};
+use crate::{handler::BoxFuture, McpServer, McpServerBuilder, McpToolDef};
 
 /// The `_meta` key marking a forwarded tool: `{"remote": <label>}`.
 pub const PROXIED_META: &str = "mcp-core/proxied";
@@ -223,8 +223,8 @@ impl std::fmt::Debug for Remote {
 fn no_caller(method: &'static str) -> ServerRequestHandler {
     Arc::new(move |_| {
         Box::pin(async move {
-            Err(crate::ErrorObject::new(
-                crate::ErrorCode::INTERNAL_ERROR,
+            Err(crate::protocol::ErrorObject::new(
+                crate::protocol::ErrorCode::INTERNAL_ERROR,
                 format!("{method}: no caller of this proxy is waiting for it"),
             ))
         })
@@ -527,7 +527,7 @@ fn relay(ctx: &InvokeContext) -> Handlers {
     Handlers::relaying(Arc::new(
         move |method: &'static str,
               params: Value|
-              -> BoxFuture<Result<Value, crate::ErrorObject>> {
+              -> BoxFuture<Result<Value, crate::protocol::ErrorObject>> {
             let ctx = ctx.clone();
             let key = format!("relay-{}", asked.fetch_add(1, Ordering::Relaxed));
             Box::pin(async move {

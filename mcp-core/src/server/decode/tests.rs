@@ -29,18 +29,24 @@ fn the_id_of_an_over_deep_message_is_recovered() {
             json!("q\"}"),
         ),
     ] {
-        let reply = parse_payload(text.as_bytes()).expect_err("too deep").reply();
+        let reply = parse_payload(text.as_bytes())
+            .expect_err("too deep")
+            .reply();
         assert_eq!(reply["id"], id, "{reply}");
         assert_eq!(reply["error"]["code"], -32600, "{reply}");
     }
     // Unreadable id, or no object: the usual parse error.
     let text = format!(r#"{{"id":{deep}}}"#);
     assert_eq!(
-        parse_payload(text.as_bytes()).expect_err("too deep").reply()["id"],
+        parse_payload(text.as_bytes())
+            .expect_err("too deep")
+            .reply()["id"],
         Value::Null
     );
     assert_eq!(
-        parse_payload(deep.as_bytes()).expect_err("too deep").reply()["id"],
+        parse_payload(deep.as_bytes())
+            .expect_err("too deep")
+            .reply()["id"],
         Value::Null
     );
 }

@@ -100,7 +100,7 @@ impl SessionOptions {
 /// [`without_sessions`](Self::without_sessions), or `sessions = None`). There
 /// a legacy call cannot ask the client anything:
 /// [`InvokeContext::confirm`](crate::InvokeContext::confirm) returns
-/// [`CannotAsk::SessionlessHttp`](crate::CannotAsk::SessionlessHttp) for the
+/// [`CannotAsk::SessionlessHttp`](crate::context::CannotAsk::SessionlessHttp) for the
 /// tool to answer, and the other questions answer a `-32603` error saying so.
 ///
 /// ```
