@@ -22,7 +22,9 @@ use std::hint::black_box;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
+use mcp_core::{serve_http, HttpOptions};
+
+use mcp_core::transport::http::SessionOptions;
 use mcp_core::{
     protocol::CallToolResult,
     transport::{CallContext, Session},

@@ -50,18 +50,29 @@
 //!
 //! ## What is where
 //!
-//! - **Authoring**: the attributes `mcp_tool`, `mcp_resource`, `mcp_prompt` (or the
-//!   descriptors [`McpToolDef`], [`McpResourceDef`], [`McpPromptDef`] by
-//!   hand); handlers receive an [`InvokeContext`] (cancellation, progress,
-//!   elicitation, sampling, logging, headers) and shared [`State`].
-//! - **The server**: [`McpServer`], built with [`McpServerBuilder`]. One
-//!   transport-neutral pipeline — decode, classify, admit, register, route,
-//!   run, round trip, encode — that every transport enters through
-//!   [`McpServer::accept`] (or the simple [`McpServer::handle_frame`]).
-//! - **Transports**: `serve_stdio` / `serve_io`, and `serve_http` /
-//!   `McpHttpService` (mountable in hyper, tower or axum), in [`transport`].
-//! - **The protocol**: [`protocol`] — JSON-RPC framing, wire types, versions,
-//!   `_meta` keys, capabilities, [`ErrorCode`]s. No I/O.
+//! The crate root holds what a handler author writes and serves with;
+//! everything else has one path, in one module.
+//!
+//! - **Authoring** (root): the attributes `mcp_tool`, `mcp_resource`,
+//!   `mcp_prompt` (or the descriptors [`McpToolDef`], [`McpResourceDef`],
+//!   [`McpPromptDef`] by hand); handlers receive an [`InvokeContext`]
+//!   (cancellation, [`Progress`], [`Elicit`]ation, sampling, logging,
+//!   headers) and shared [`State`], return [`Json`] or fail with a
+//!   [`ToolError`]. The traits behind return values and arguments
+//!   (`IntoToolResult`, `ResourceRequest`, `UriTemplate`, schemas) are in
+//!   [`handler`]; the types a context carries are in [`context`].
+//! - **The server** (root): [`McpServer`], built with [`McpServerBuilder`]
+//!   (refusals: [`BuildError`]), served by `serve_stdio` / `serve_http`
+//!   with `StdioOptions` / `HttpOptions`. Interceptors: [`intercept`].
+//! - **Custom transports**: [`transport`] — the pipeline every transport
+//!   enters through [`McpServer::accept`] (or the simple
+//!   [`McpServer::handle_frame`]): [`transport::Frame`],
+//!   [`transport::CallContext`], [`transport::Session`], admission and
+//!   responses; `McpHttpService` (mountable in hyper, tower or axum) in
+//!   `transport::http`, `serve_io` in `transport::stdio`.
+//! - **The protocol**: [`protocol`] — JSON-RPC framing, wire types
+//!   (`CallToolResult`, `Content`, …), versions, `_meta` keys,
+//!   capabilities, [`ErrorCode`](protocol::ErrorCode)s. No I/O.
 //! - **Tests**: `testing::TestClient`, an in-process client (`stdio` feature).
 //! - **Guides**: `mcp_core::guide` — chapters that span the API:
 //!   authoring (and blocking work in `fn` tools), running (stdio, HTTP,

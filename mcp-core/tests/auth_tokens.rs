@@ -15,8 +15,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mcp_core::auth::{
     IntrospectionVerifier, JwtVerifier, Rejection, ResourceServer, TokenVerifier,
 };
-use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions};
+use mcp_core::transport::http::HttpHandle;
 use mcp_core::McpServer;
+use mcp_core::{serve_http, HttpOptions};
 use oauth::{AuthServer, TestKey, CLIENT_ID, CLIENT_SECRET};
 use raw_http::{raw, Resp};
 use serde_json::{json, Value};

@@ -272,7 +272,7 @@ async fn encoded_separators_never_reach_a_simple_template_variable() {
 #[cfg(feature = "http")]
 #[tokio::test]
 async fn a_tool_added_while_serving_has_its_param_headers_checked() {
-    use mcp_core::transport::http::{serve_http, HttpOptions};
+    use mcp_core::{serve_http, HttpOptions};
 
     let server = McpServer::builder()
         .live_tools()

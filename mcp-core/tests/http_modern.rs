@@ -18,7 +18,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionOptions};
+use mcp_core::{serve_http, HttpOptions};
+
+use mcp_core::transport::http::{HttpHandle, SessionOptions};
 use mcp_core::{
     handler::{PromptArgs, ResourceRequest},
     protocol::CallToolResult,

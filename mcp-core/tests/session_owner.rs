@@ -11,7 +11,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionRecord, SessionStore};
+use mcp_core::{serve_http, HttpOptions};
+
+use mcp_core::transport::http::{HttpHandle, SessionRecord, SessionStore};
 use mcp_core::{
     transport::{StateKey, StateKeys},
     McpServer,

@@ -330,7 +330,7 @@ impl HttpOptions {
     /// answered. 2026-07-28 clients lose nothing.
     ///
     /// ```
-    /// use mcp_core::transport::http::HttpOptions;
+    /// use mcp_core::HttpOptions;
     ///
     /// assert!(HttpOptions::new().sessions.is_some());
     /// assert!(HttpOptions::stateless().sessions.is_none());
