@@ -1,8 +1,8 @@
 //! Contexts: what a handler receives with each call
-//! ([`InvokeContext`](crate::InvokeContext), at the crate root) and the
+//! ([`InvokeContext`], at the crate root) and the
 //! types it carries: headers, auth, extensions, progress, elicitation and
 //! round trips. What a transport supplies with each message is
-//! [`CallContext`](crate::transport::CallContext).
+//! [`CallContext`].
 //!
 //! Imports point one way: `outbound` ← `progress`, `elicit` ← `call` ←
 //! `interrupt` ← `invoke`.

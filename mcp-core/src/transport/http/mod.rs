@@ -121,7 +121,7 @@
 //! `Router::route_service`); its response body is [`McpBody`].
 //!
 //! ```no_run
-//! use mcp_core::transport::http::{serve_http, HttpOptions};
+//! use mcp_core::{serve_http, HttpOptions};
 //! # async fn run(server: mcp_core::McpServer) -> std::io::Result<()> {
 //! // Legacy sessions on (the default); `HttpOptions::stateless()` for none.
 //! let handle = serve_http(server, HttpOptions::new().port(8080)).await?;
@@ -156,6 +156,9 @@ mod session_store;
 mod sessions;
 mod sse;
 
+// The module docs link to the entry points, whose public path is the root.
+#[allow(unused_imports)]
+use crate::{serve_http, HttpOptions};
 pub use names::{PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 pub use options::{
     AllowRequestFn, AuthorizeFn, PrincipalFn, SessionOptions, DEFAULT_MAX_BODY_BYTES,

@@ -81,7 +81,7 @@ impl SessionOptions {
     }
 }
 
-/// Options for [`serve_http`](super::serve_http) and
+/// Options for [`serve_http`](crate::serve_http) and
 /// [`McpHttpService`](super::McpHttpService).
 ///
 /// The defaults are a loopback development surface: bound to `127.0.0.1`
@@ -105,7 +105,8 @@ impl SessionOptions {
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_core::transport::http::{HttpOptions, SessionOptions};
+/// use mcp_core::transport::http::SessionOptions;
+/// use mcp_core::HttpOptions;
 ///
 /// let options = HttpOptions::new()
 ///     .port(8080)
@@ -487,7 +488,7 @@ impl HttpOptions {
     /// replicas share [`request_state_keys`](crate::McpServerBuilder::request_state_keys)
     /// (which they need anyway for `requestState`); a
     /// [`principal`](Self::principal) hook or a resource server does by
-    /// itself. With none of the three, [`serve_http`](super::serve_http)
+    /// itself. With none of the three, [`serve_http`](crate::serve_http)
     /// refuses the options and names this fix.
     #[must_use]
     pub fn session_store(mut self, store: impl super::SessionStore) -> Self {

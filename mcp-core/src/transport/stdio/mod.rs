@@ -73,6 +73,9 @@ use output::{write_loop, Budget, LineSender};
 use reader::Reader;
 pub use serve::StdioHandle;
 pub(crate) use serve::StdioOptions;
+// The module docs link to the entry point, whose public path is the root.
+#[allow(unused_imports)]
+use crate::serve_stdio;
 
 /// Default [`StdioOptions::max_line_length`]: 4 MiB.
 pub const DEFAULT_MAX_LINE_LENGTH: usize = 4 * 1024 * 1024;
