@@ -17,8 +17,8 @@ fn src_dir() -> PathBuf {
 /// The top-level items of `text` starting with `pub use`, each up to its
 /// `;` (comments dropped).
 fn root_pub_uses(text: &str) -> Vec<String> {
-    let code: String = text
-        .lines()
+    let code: String = std::iter::once("")
+        .chain(text.lines())
         .filter(|l| !l.trim_start().starts_with("//"))
         .collect::<Vec<_>>()
         .join("\n");

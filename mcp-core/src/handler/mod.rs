@@ -22,6 +22,27 @@ pub use resource::{IntoResourceContents, ResourceRequest};
 pub use tool::IntoToolResult;
 pub use uri_template::{UriTemplate, UriTemplateError};
 
+/// Why [`parse_args`] refused a tool's arguments: every problem found (up
+/// to eight), or the deserializer's complaint. [`Display`](std::fmt::Display)
+/// gives the text a tool result reports (`Invalid arguments: …`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgsError(pub(crate) String);
+
+impl ArgsError {
+    /// The report's text.
+    pub fn message(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ArgsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ArgsError {}
+
 /// Appends `scopes` to a descriptor's, dropping repeats (the `with_scopes`
 /// of tools, resources and prompts).
 pub(crate) fn add_scopes<I, S>(into: &mut Vec<String>, scopes: I)
