@@ -11,7 +11,13 @@
 
 use std::sync::OnceLock;
 
-use mcp_core::{InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef, protocol::{CallToolResult, GetPromptResult, LoggingLevel, PromptArgument, PromptMessage}, handler::{CompletionRequest, PromptArgs, ResourceRequest}, context::InputRequest, transport::{StateKey, StateKeys}};
+use mcp_core::{
+    context::InputRequest,
+    handler::{CompletionRequest, PromptArgs, ResourceRequest},
+    protocol::{CallToolResult, GetPromptResult, LoggingLevel, PromptArgument, PromptMessage},
+    transport::{StateKey, StateKeys},
+    InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef,
+};
 use serde_json::{json, Map, Value};
 
 /// Echoes its text (declared with the macro: typed, schema-checked arguments).
