@@ -126,7 +126,10 @@ mod keys;
 mod resource;
 mod verifier;
 
-pub use crate::context::AuthInfo;
+// Linked from the module docs; its one public path is `context`.
+#[allow(unused_imports)]
+use crate::context::AuthInfo;
+
 pub use algorithm::Algorithm;
 pub use introspect::{IntrospectionVerifier, DEFAULT_INTROSPECTION_CACHE};
 pub use jwt::{JwtVerifier, DEFAULT_KEY_MAX_AGE, DEFAULT_VERIFIED_CACHE, MAX_LEEWAY};

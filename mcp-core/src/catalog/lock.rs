@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! # async fn t(server: mcp_core::McpServer) {
-//! mcp_core::catalog::assert_lockfile(&server, "mcp.lock.json").await;
+//! mcp_core::catalog::lock::assert_lockfile(&server, "mcp.lock.json").await;
 //! # }
 //! ```
 //!

@@ -12,7 +12,7 @@
 //!   (sorted keys, no `_meta`), read in process ([`Catalog::of_server`]) or
 //!   from any server through [`crate::client`] ([`Catalog::collect`]).
 //! - [`lock`]: the lockfile (`mcp.lock.json`) and the one-line test
-//!   ([`assert_lockfile`]); `MCP_CATALOG=overwrite` rewrites it. On drift,
+//!   ([`assert_lockfile`](lock::assert_lockfile)); `MCP_CATALOG=overwrite` rewrites it. On drift,
 //!   [`diff()`] classifies every change as breaking or compatible, with its
 //!   path.
 //! - [`profile`]: checkers for OpenAI strict function calling, Gemini
@@ -28,7 +28,7 @@
 //! use mcp_core::catalog;
 //! let server = mcp_core::McpServer::builder().build().expect("builds");
 //! // In a test: fails on drift, listing each change; MCP_CATALOG=overwrite updates it.
-//! catalog::assert_lockfile(&server, "mcp.lock.json").await;
+//! catalog::lock::assert_lockfile(&server, "mcp.lock.json").await;
 //! # }
 //! ```
 //!
@@ -38,7 +38,7 @@
 
 mod change;
 mod collect;
-pub mod diff;
+mod diff;
 mod error;
 pub mod lock;
 pub mod profile;
@@ -51,7 +51,6 @@ use serde_json::{Map, Value};
 
 pub use diff::{diff, Change, Severity};
 pub use error::CatalogError;
-pub use lock::assert_lockfile;
 
 /// The protocol revisions a catalog is read at by default: the newest of
 /// each era (what a listing can differ by).

@@ -31,7 +31,8 @@ pub use jsonrpc::{
 };
 pub use lifecycle::{ClientInfo, Implementation};
 pub use logging::{LoggingLevel, UnknownLevel};
-pub use meta::{Era, ModernMeta};
+// One public path (`protocol::meta`); the short one is for the crate.
+pub(crate) use meta::Era;
 pub use prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use resources::{Resource, ResourceContents, ResourceTemplate};
 pub use tools::{CallToolResult, Tool, ToolAnnotations};
