@@ -15,8 +15,11 @@ mod common;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_core::{
-    mcp_prompt, mcp_resource, mcp_tool, CallToolResult, ElicitResponse, IntoToolResult,
-    InvokeContext, McpServer, PromptMessage, State,
+    context::ElicitResponse,
+    handler::IntoToolResult,
+    mcp_prompt, mcp_resource, mcp_tool,
+    protocol::{CallToolResult, PromptMessage},
+    InvokeContext, McpServer, State,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -95,7 +98,7 @@ impl IntoToolResult for Created {
     }
 
     fn output_schema() -> Option<Map<String, Value>> {
-        Some(mcp_core::schema_for::<Event>())
+        Some(mcp_core::handler::schema_for::<Event>())
     }
 }
 

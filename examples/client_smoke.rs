@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_core::client::{Client, ClientBuilder, ClientError, Handlers, Protocol, RequestOptions};
-use mcp_core::{CancelToken, Content};
+use mcp_core::{protocol::Content, CancelToken};
 use serde_json::{json, Map, Value};
 
 struct Report {

@@ -66,13 +66,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use mcp_core::handler::CompletionRequest;
 use mcp_core::protocol::{Content, ResourceContents, Role};
-use mcp_core::CompletionRequest;
+use mcp_core::transport::{StateKey, StateKeys};
 use mcp_core::{
-    mcp_prompt, mcp_resource, mcp_tool, CallToolResult, ErrorObject, GetPromptResult, InputRequest,
-    InvokeContext, McpPromptDef, McpServer, McpToolDef, PromptArgs, PromptArgument, PromptMessage,
+    context::InputRequest,
+    handler::PromptArgs,
+    mcp_prompt, mcp_resource, mcp_tool,
+    protocol::{CallToolResult, ErrorObject, GetPromptResult, PromptArgument, PromptMessage},
+    InvokeContext, McpPromptDef, McpServer, McpToolDef,
 };
-use mcp_core::{StateKey, StateKeys};
 use serde_json::{json, Map, Value};
 
 /// A 1×1 red PNG.
@@ -174,7 +177,7 @@ async fn emit_logs(ctx: &InvokeContext) {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         ctx.log(
-            mcp_core::LoggingLevel::Info,
+            mcp_core::protocol::LoggingLevel::Info,
             Some("conformance"),
             json!(data),
         )

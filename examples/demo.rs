@@ -15,7 +15,7 @@ mod common;
 
 use std::time::Duration;
 
-use mcp_core::{mcp_tool, CallToolResult, Confirmation, InvokeContext, McpServer};
+use mcp_core::{mcp_tool, protocol::CallToolResult, Confirmation, InvokeContext, McpServer};
 
 /// Echo the input back.
 #[mcp_tool(read_only, idempotent)]

@@ -49,8 +49,10 @@ use mcp_core::intercept::{
     Answer, Hook, Interceptor, Next, Operation, Operations, Outcome, Request, Trace,
 };
 use mcp_core::{
-    mcp_resource, mcp_tool, CallToolResult, Content, IntoToolResult, InvokeContext, Json,
-    McpServer, McpToolDef, State, StdioOptions,
+    handler::IntoToolResult,
+    mcp_resource, mcp_tool,
+    protocol::{CallToolResult, Content},
+    InvokeContext, Json, McpServer, McpToolDef, State, StdioOptions,
 };
 use serde_json::{json, Map, Value};
 

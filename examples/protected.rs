@@ -23,8 +23,8 @@
 use std::sync::{Arc, Mutex};
 
 use mcp_core::auth::{IntrospectionVerifier, JwtVerifier, ResourceServer};
-use mcp_core::transport::http::{serve_http, HttpOptions};
-use mcp_core::{mcp_tool, AuthInfo, InvokeContext, McpServer, State};
+use mcp_core::{context::AuthInfo, mcp_tool, InvokeContext, McpServer, State};
+use mcp_core::{serve_http, HttpOptions};
 
 /// Notes kept in memory, shared by every caller.
 #[derive(Clone, Default)]

@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 
 use mcp_core::client::proxy::{ProxyOptions, Remote, Target};
 use mcp_core::client::{Client, ClientBuilder, Protocol, RequestOptions};
-use mcp_core::{serve_http, CallToolResult, HttpOptions, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{
+    protocol::CallToolResult, serve_http, HttpOptions, InvokeContext, McpServer, McpToolDef,
+};
 use serde_json::{json, Map, Value};
 
 /// CPU time of thread `tid` of this process, from its schedstat.
@@ -65,8 +67,9 @@ fn backend() -> McpServer {
 /// the URL it serves and the thread's id.
 fn serve_on_thread<F>(serve: F) -> (String, String)
 where
-    F: FnOnce() -> std::pin::Pin<Box<dyn std::future::Future<Output = mcp_core::HttpHandle>>>
-        + Send
+    F: FnOnce() -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = mcp_core::transport::http::HttpHandle>>,
+        > + Send
         + 'static,
 {
     let (tx, rx) = mpsc::channel();

@@ -17,9 +17,11 @@
 // Each example uses part of this module.
 #![allow(dead_code)]
 
-use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
+use mcp_core::{serve_http, HttpOptions};
+
+use mcp_core::transport::http::SessionOptions;
+use mcp_core::transport::{StateKey, StateKeys};
 use mcp_core::{serve_stdio, McpServer, McpServerBuilder, StdioOptions};
-use mcp_core::{StateKey, StateKeys};
 
 /// The environment variable holding the shared `requestState` key (hex).
 pub const STATE_KEY_ENV: &str = "MCP_REQUEST_STATE_KEY";

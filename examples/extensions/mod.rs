@@ -9,7 +9,10 @@ use std::time::Duration;
 use mcp_core::skills::Skill;
 use mcp_core::storage::Storage;
 use mcp_core::tasks::{FileTaskStore, TaskLimits};
-use mcp_core::{mcp_tool, ErrorObject, InputRequest, InvokeContext, McpServerBuilder, McpToolDef};
+use mcp_core::{
+    context::InputRequest, mcp_tool, protocol::ErrorObject, InvokeContext, McpServerBuilder,
+    McpToolDef,
+};
 use serde_json::Value;
 
 use crate::{accepted, answer, ask, field, input, one_field_form};

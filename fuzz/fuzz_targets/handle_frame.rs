@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_core::CallContext;
+use mcp_core::transport::CallContext;
 use mcp_core_fuzz::{assert_json, assert_jsonrpc, shared};
 
 fuzz_target!(|data: &[u8]| {

@@ -30,7 +30,10 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use libfuzzer_sys::fuzz_target;
-use mcp_core::{HttpOptions, McpHttpService, SessionOptions};
+use mcp_core::{
+    transport::http::{McpHttpService, SessionOptions},
+    HttpOptions,
+};
 use mcp_core_fuzz::{assert_json, assert_jsonrpc, shared};
 use serde_json::{json, Value};
 

@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_core::{serve_io, StdioOptions};
+use mcp_core::{transport::stdio::serve_io, StdioOptions};
 use mcp_core_fuzz::{assert_json, assert_jsonrpc, shared};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

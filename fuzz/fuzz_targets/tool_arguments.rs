@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_core::{mcp_tool, CallContext, McpServer};
+use mcp_core::{mcp_tool, transport::CallContext, McpServer};
 use mcp_core_fuzz::{assert_json, assert_jsonrpc, runtime};
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -12,9 +12,11 @@
 use std::sync::OnceLock;
 
 use mcp_core::{
-    CallToolResult, CompletionRequest, GetPromptResult, InputRequest, InvokeContext, LoggingLevel,
-    McpPromptDef, McpResourceDef, McpServer, McpToolDef, PromptArgs, PromptArgument, PromptMessage,
-    ResourceRequest, StateKey, StateKeys,
+    context::InputRequest,
+    handler::{CompletionRequest, PromptArgs, ResourceRequest},
+    protocol::{CallToolResult, GetPromptResult, LoggingLevel, PromptArgument, PromptMessage},
+    transport::{StateKey, StateKeys},
+    InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef,
 };
 use serde_json::{json, Map, Value};
 

@@ -26,7 +26,7 @@ use aws_lc_rs::signature::{Ed25519KeyPair, KeyPair, RsaKeyPair, RsaPublicKeyComp
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use mcp_core::auth::{JwtVerifier, ResourceServer};
-use mcp_core::{mcp_tool, HttpOptions, McpHttpService, McpServer};
+use mcp_core::{mcp_tool, transport::http::McpHttpService, HttpOptions, McpServer};
 use serde_json::json;
 
 const RESOURCE: &str = "http://127.0.0.1:40000/mcp";

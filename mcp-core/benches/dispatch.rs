@@ -13,7 +13,11 @@ mod echo_request;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use mcp_core::{mcp_tool, CallContext, InvokeContext, McpServer, McpToolDef, Session};
+use mcp_core::{
+    mcp_tool,
+    transport::{CallContext, Session},
+    InvokeContext, McpServer, McpToolDef,
+};
 use serde_json::{json, Value};
 
 /// Echo the input back.
@@ -206,7 +210,7 @@ fn http_cases(
     wants: &dyn Fn(&str) -> bool,
 ) {
     use http_body_util::BodyExt;
-    use mcp_core::{HttpOptions, McpHttpService};
+    use mcp_core::{transport::http::McpHttpService, HttpOptions};
 
     let service = McpHttpService::new(server.clone(), HttpOptions::stateless())
         .for_connection(Some(([127, 0, 0, 1], 40000).into()));

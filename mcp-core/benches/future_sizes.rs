@@ -9,8 +9,10 @@
 use bytes::Bytes;
 use http_body_util::Full;
 use mcp_core::{
-    CallContext, CallToolResult, Frame, HttpOptions, InvokeContext, McpHttpService, McpServer,
-    McpToolDef, Session,
+    protocol::CallToolResult,
+    transport::http::McpHttpService,
+    transport::{CallContext, Frame, Session},
+    HttpOptions, InvokeContext, McpServer, McpToolDef,
 };
 use serde_json::{json, Map, Value};
 

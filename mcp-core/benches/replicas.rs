@@ -19,7 +19,9 @@ use mcp_core::redis::RedisBackend;
 use mcp_core::storage::{NotificationBus, Storage, TaskStore};
 use mcp_core::tasks::{InMemoryTaskStore, TaskSupport, TASKS_EXTENSION};
 use mcp_core::{
-    CallContext, InvokeContext, McpResourceDef, McpServer, McpToolDef, Outbound, Session,
+    context::Outbound,
+    transport::{CallContext, Session},
+    InvokeContext, McpResourceDef, McpServer, McpToolDef,
 };
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;

@@ -22,8 +22,14 @@ use std::hint::black_box;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
-use mcp_core::{CallContext, CallToolResult, InvokeContext, McpServer, McpToolDef, Session};
+use mcp_core::{serve_http, HttpOptions};
+
+use mcp_core::transport::http::SessionOptions;
+use mcp_core::{
+    protocol::CallToolResult,
+    transport::{CallContext, Session},
+    InvokeContext, McpServer, McpToolDef,
+};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -428,7 +434,7 @@ fn big_argument_part() {
             // (b) Raw bytes in: parse_payload + handle_message (+ serialize).
             let bytes = message(tool, modern).to_string().into_bytes();
             let base = reset_peak();
-            let parsed = mcp_core::parse_payload(&bytes).expect("parse");
+            let parsed = mcp_core::transport::parse_payload(&bytes).expect("parse");
             let reply = rt.block_on(server.handle_message(parsed, &ctx));
             let peak_dispatch = PEAK.load(Ordering::Relaxed) - base;
             let out = serde_json::to_vec(&reply).unwrap_or_default();
@@ -465,7 +471,7 @@ fn big_argument_part() {
 /// in-memory pipe. The client side writes prepared lines and counts reply
 /// lines in a fixed buffer, so what is counted is the server's work.
 fn allocations_part() {
-    use mcp_core::{serve_io, StdioOptions};
+    use mcp_core::{transport::stdio::serve_io, StdioOptions};
     const CALLS: u64 = 20_000;
     println!("== 4. allocations per tools/call over stdio (serve_io, in-memory pipe) ==");
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -536,7 +542,7 @@ fn allocations_part() {
 /// is an upper bound on what the HTTP layer adds to the dispatcher's work.
 fn http_allocations_part() {
     use http_body_util::BodyExt;
-    use mcp_core::McpHttpService;
+    use mcp_core::transport::http::McpHttpService;
     const CALLS: u64 = 20_000;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -8,8 +8,10 @@
 
 use std::time::Duration;
 
-use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
-use mcp_core::{CallToolResult, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{serve_http, HttpOptions};
+
+use mcp_core::transport::http::SessionOptions;
+use mcp_core::{protocol::CallToolResult, InvokeContext, McpServer, McpToolDef};
 use serde_json::{json, Map, Value};
 
 fn echo() -> McpToolDef {

@@ -124,7 +124,7 @@ pub struct ToolArgs<A> {
 #[must_use]
 pub fn tool_args<A: ArgDeserialize + ArgSchema + 'static>() -> ToolArgs<A> {
     ToolArgs {
-        parse: crate::handler::args::parse_args::<A>,
+        parse: crate::handler::args::check_and_parse::<A>,
         schema: input_schema::<A>,
         skip: Vec::new(),
     }
@@ -158,7 +158,7 @@ pub fn whole_input_schema<T: schemars::JsonSchema>(inline: bool) -> Value {
 #[must_use]
 pub fn tool_args_whole<A: ArgDeserialize + ArgSchema + 'static>() -> ToolArgs<A> {
     ToolArgs {
-        parse: crate::handler::args::parse_args::<A>,
+        parse: crate::handler::args::check_and_parse::<A>,
         schema: whole_input_schema::<A>,
         skip: Vec::new(),
     }

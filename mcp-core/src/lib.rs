@@ -50,18 +50,29 @@
 //!
 //! ## What is where
 //!
-//! - **Authoring**: the attributes `mcp_tool`, `mcp_resource`, `mcp_prompt` (or the
-//!   descriptors [`McpToolDef`], [`McpResourceDef`], [`McpPromptDef`] by
-//!   hand); handlers receive an [`InvokeContext`] (cancellation, progress,
-//!   elicitation, sampling, logging, headers) and shared [`State`].
-//! - **The server**: [`McpServer`], built with [`McpServerBuilder`]. One
-//!   transport-neutral pipeline — decode, classify, admit, register, route,
-//!   run, round trip, encode — that every transport enters through
-//!   [`McpServer::accept`] (or the simple [`McpServer::handle_frame`]).
-//! - **Transports**: `serve_stdio` / `serve_io`, and `serve_http` /
-//!   `McpHttpService` (mountable in hyper, tower or axum), in [`transport`].
-//! - **The protocol**: [`protocol`] — JSON-RPC framing, wire types, versions,
-//!   `_meta` keys, capabilities, [`ErrorCode`]s. No I/O.
+//! The crate root holds what a handler author writes and serves with;
+//! everything else has one path, in one module.
+//!
+//! - **Authoring** (root): the attributes `mcp_tool`, `mcp_resource`,
+//!   `mcp_prompt` (or the descriptors [`McpToolDef`], [`McpResourceDef`],
+//!   [`McpPromptDef`] by hand); handlers receive an [`InvokeContext`]
+//!   (cancellation, [`Progress`], [`Elicit`]ation, sampling, logging,
+//!   headers) and shared [`State`], return [`Json`] or fail with a
+//!   [`ToolError`]. The traits behind return values and arguments
+//!   (`IntoToolResult`, `ResourceRequest`, `UriTemplate`, schemas) are in
+//!   [`handler`]; the types a context carries are in [`context`].
+//! - **The server** (root): [`McpServer`], built with [`McpServerBuilder`]
+//!   (refusals: [`BuildError`]), served by `serve_stdio` / `serve_http`
+//!   with `StdioOptions` / `HttpOptions`. Interceptors: [`intercept`].
+//! - **Custom transports**: [`transport`] — the pipeline every transport
+//!   enters through [`McpServer::accept`] (or the simple
+//!   [`McpServer::handle_frame`]): [`transport::Frame`],
+//!   [`transport::CallContext`], [`transport::Session`], admission and
+//!   responses; `McpHttpService` (mountable in hyper, tower or axum) in
+//!   `transport::http`, `serve_io` in `transport::stdio`.
+//! - **The protocol**: [`protocol`] — JSON-RPC framing, wire types
+//!   (`CallToolResult`, `Content`, …), versions, `_meta` keys,
+//!   capabilities, [`ErrorCode`](protocol::ErrorCode)s. No I/O.
 //! - **Tests**: `testing::TestClient`, an in-process client (`stdio` feature).
 //! - **Guides**: `mcp_core::guide` — chapters that span the API:
 //!   authoring (and blocking work in `fn` tools), running (stdio, HTTP,
@@ -121,13 +132,13 @@ pub mod client;
 // implementation, no HTTP client built).
 #[cfg(all(feature = "stdio", not(feature = "client")))]
 mod client;
-mod context;
+pub mod context;
 mod fast_hash;
 // The chapters link to items of several features, so they are built with
 // those features on (docs.rs builds with all of them).
 #[cfg(any(docsrs, all(feature = "auth", feature = "client", feature = "stdio")))]
 pub mod guide;
-mod handler;
+pub mod handler;
 #[cfg(any(feature = "client", feature = "auth", feature = "tls"))]
 mod http_client;
 mod panic;
@@ -151,39 +162,32 @@ pub mod testing;
 pub mod tls;
 pub mod transport;
 
-pub use boxed::BoxFuture;
+// ---------------------------------------------------------------------------
+// The crate root: what a handler author writes tools, resources and prompts
+// with and serves them by. Everything else lives in exactly one module:
+// `protocol` (wire types), `transport` (custom transports), `context`,
+// `handler`, `intercept`. `mcp-core/tests/public_surface.rs` counts these.
+
 pub use cancel::CancelToken;
-pub use context::{
-    AuthInfo, CallContext, CallHeaders, CannotAsk, Confirmation, Elicit, ElicitResponse, Elicitor,
-    Extensions, HeaderValue, Headers, InputRequest, InvokeContext, Outbound, Progress,
-    ProgressSink, ProgressUpdate,
-};
-pub use handler::args::{describe, parse_args};
-pub use handler::prompt::{IntoPromptResult, McpPromptDef, PromptArgs};
-pub use handler::resource::{IntoResourceContents, McpResourceDef, ResourceRequest};
+pub use context::elicit::{Confirmation, Elicit};
+pub use context::invoke::InvokeContext;
+pub use context::progress::Progress;
+pub use handler::prompt::McpPromptDef;
+pub use handler::resource::McpResourceDef;
 pub use handler::state::State;
-pub use handler::tool::{IntoToolResult, Json, McpToolDef};
+pub use handler::tool::{Json, McpToolDef};
 pub use handler::tool_error::ToolError;
-pub use handler::uri_template::UriTemplate;
-pub use protocol::{
-    CacheScope, CallToolResult, Content, ErrorCode, ErrorObject, GetPromptResult, Implementation,
-    LoggingLevel, PromptArgument, PromptMessage, RequestId, ResourceContents, ToolAnnotations,
-};
-pub use request_state::{StateKey, StateKeys};
-pub use schema::{schema_for, schema_with};
 pub use server::intercept;
-pub use server::{
-    parse_payload, Admission, Admit, BuildError, Call, CompletionRequest, Frame, McpServer,
-    McpServerBuilder, PendingCall, Permit, Response, Started, Unpolled,
-    DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION,
-};
-pub use session::Session;
+pub use server::{BuildError, McpServer, McpServerBuilder};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub use transport::http::{serve_http, HttpHandle, HttpOptions, McpHttpService, SessionOptions};
+pub use transport::http::options::HttpOptions;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use transport::http::server::serve_http;
 #[cfg(feature = "stdio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
-pub use transport::stdio::{serve_io, serve_stdio, StdioHandle, StdioOptions};
+pub use transport::stdio::serve::{serve_stdio, StdioOptions};
 
 #[cfg(feature = "macros")]
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]

@@ -42,8 +42,8 @@ impl<F: Future + Unpin> Future for CatchPanic<F> {
 /// function's arguments (the invoke context) a second time.
 pub(crate) fn call_boxed<Fut, T>(
     call: impl FnOnce() -> Fut,
-    then: impl FnOnce(Fut) -> crate::BoxFuture<T>,
-) -> crate::BoxFuture<T>
+    then: impl FnOnce(Fut) -> crate::handler::BoxFuture<T>,
+) -> crate::handler::BoxFuture<T>
 where
     T: 'static,
 {

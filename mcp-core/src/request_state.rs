@@ -31,13 +31,49 @@ impl fmt::Debug for StateKey {
     }
 }
 
+/// Why [`StateKey::new`] refused a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StateKeyError {
+    /// The id is empty or has characters other than letters, digits, `-`
+    /// and `_`.
+    InvalidId {
+        /// The id given.
+        id: String,
+    },
+    /// The secret is shorter than 32 bytes.
+    ShortSecret {
+        /// The key's id.
+        id: String,
+        /// The secret's length in bytes.
+        len: usize,
+    },
+}
+
+impl fmt::Display for StateKeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidId { id } => write!(
+                f,
+                "invalid state key id {id:?}: use letters, digits, `-` and `_`"
+            ),
+            Self::ShortSecret { id, len } => write!(
+                f,
+                "state key {id:?} is {len} bytes; use at least 32 random bytes"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StateKeyError {}
+
 impl StateKey {
     /// A key with an id (letters, digits, `-`, `_`) and a secret of at least
     /// 32 bytes from a secure source.
     ///
     /// # Errors
     /// When the id has other characters or the secret is shorter than 32 bytes.
-    pub fn new(id: impl Into<String>, secret: impl Into<Vec<u8>>) -> Result<Self, String> {
+    pub fn new(id: impl Into<String>, secret: impl Into<Vec<u8>>) -> Result<Self, StateKeyError> {
         let id = id.into();
         let secret = secret.into();
         if id.is_empty()
@@ -45,15 +81,13 @@ impl StateKey {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         {
-            return Err(format!(
-                "invalid state key id {id:?}: use letters, digits, `-` and `_`"
-            ));
+            return Err(StateKeyError::InvalidId { id });
         }
         if secret.len() < 32 {
-            return Err(format!(
-                "state key {id:?} is {} bytes; use at least 32 random bytes",
-                secret.len()
-            ));
+            return Err(StateKeyError::ShortSecret {
+                id,
+                len: secret.len(),
+            });
         }
         Ok(Self { id, secret })
     }

@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 /// #[derive(schemars::JsonSchema)]
 /// struct Args { /// What to say.
 ///     text: String, loud: Option<bool>, times: u8 }
-/// let schema = mcp_core::schema_for::<Args>();
+/// let schema = mcp_core::handler::schema_for::<Args>();
 /// assert_eq!(schema["type"], "object");
 /// assert_eq!(schema["required"], serde_json::json!(["text", "times"]));
 /// assert_eq!(schema["properties"]["loud"]["type"], "boolean");

@@ -11,7 +11,10 @@ mod counting_alloc;
 use std::sync::atomic::Ordering;
 
 use counting_alloc::{reset_peak, PEAK};
-use mcp_core::{mcp_tool, CallContext, CallToolResult, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{
+    mcp_tool, protocol::CallToolResult, transport::CallContext, InvokeContext, McpServer,
+    McpToolDef,
+};
 use serde_json::{json, Map, Value};
 
 const MIB: usize = 1 << 20;

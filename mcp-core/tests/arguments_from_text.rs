@@ -3,7 +3,7 @@
 //! (`McpServer::call_tool`): decoding a frame changes no result and no
 //! error message of the schema checker.
 
-use mcp_core::{mcp_tool, CallContext, McpServer};
+use mcp_core::{mcp_tool, transport::CallContext, McpServer};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};

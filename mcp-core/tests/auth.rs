@@ -11,8 +11,9 @@ mod raw_http;
 use std::net::SocketAddr;
 
 use mcp_core::auth::{JwtVerifier, ResourceServer};
-use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions};
-use mcp_core::{AuthInfo, InvokeContext, McpServer, McpToolDef};
+use mcp_core::transport::http::HttpHandle;
+use mcp_core::{context::AuthInfo, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{serve_http, HttpOptions};
 use oauth::{now, AuthServer, TestKey};
 use raw_http::{raw, Resp};
 use serde_json::{json, Value};

@@ -8,8 +8,9 @@ mod raw_http;
 use std::net::SocketAddr;
 
 use mcp_core::auth::{JwtVerifier, ResourceServer};
-use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions};
+use mcp_core::transport::http::HttpHandle;
 use mcp_core::McpServer;
+use mcp_core::{serve_http, HttpOptions};
 use raw_http::raw;
 use serde_json::json;
 

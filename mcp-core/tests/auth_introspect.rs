@@ -11,8 +11,8 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 
 use mcp_core::auth::{IntrospectionVerifier, Rejection, ResourceServer, TokenVerifier};
-use mcp_core::transport::http::{serve_http, HttpOptions};
-use mcp_core::{AuthInfo, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{context::AuthInfo, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{serve_http, HttpOptions};
 use oauth::{now, AuthServer, CLIENT_ID, CLIENT_SECRET};
 use raw_http::{raw, Resp};
 use serde_json::{json, Value};

@@ -15,8 +15,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mcp_core::auth::{
     IntrospectionVerifier, JwtVerifier, Rejection, ResourceServer, TokenVerifier,
 };
-use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions};
+use mcp_core::transport::http::HttpHandle;
 use mcp_core::McpServer;
+use mcp_core::{serve_http, HttpOptions};
 use oauth::{AuthServer, TestKey, CLIENT_ID, CLIENT_SECRET};
 use raw_http::{raw, Resp};
 use serde_json::{json, Value};
@@ -188,8 +189,9 @@ async fn minimal_introspection_answers_never_share_a_principal() {
         CLIENT_SECRET,
         RESOURCE,
     );
-    let principal =
-        |info: Result<mcp_core::AuthInfo, Rejection>| info.expect("active").principal().to_owned();
+    let principal = |info: Result<mcp_core::context::AuthInfo, Rejection>| {
+        info.expect("active").principal().to_owned()
+    };
     let first = principal(verifier.verify("first").await);
     let second = principal(verifier.verify("second").await);
     assert_ne!(first, second);

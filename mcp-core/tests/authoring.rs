@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use mcp_core::testing::TestClient;
 use mcp_core::{
-    mcp_prompt, mcp_resource, mcp_tool, BuildError, InvokeContext, McpServer, McpToolDef,
-    PromptMessage, State,
+    mcp_prompt, mcp_resource, mcp_tool, protocol::PromptMessage, BuildError, InvokeContext,
+    McpServer, McpToolDef, State,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -422,7 +422,7 @@ async fn call_both(s: &McpServer, tool: &str, args: Value) -> (Option<bool>, Str
     })
     .to_string();
     let out = s
-        .handle_frame(line.as_bytes(), &mcp_core::CallContext::new())
+        .handle_frame(line.as_bytes(), &mcp_core::transport::CallContext::new())
         .await
         .unwrap_or_default();
     let reply: Value = serde_json::from_slice(&out).unwrap_or_default();
@@ -601,7 +601,7 @@ struct Stamped {
 
 #[test]
 fn a_standard_format_is_kept() {
-    let schema = mcp_core::schema_for::<Stamped>();
+    let schema = mcp_core::handler::schema_for::<Stamped>();
     assert_eq!(schema["properties"]["at"]["format"], "date-time");
 }
 
@@ -635,8 +635,8 @@ async fn note_boxed() -> Result<String, Box<dyn std::error::Error + Send + Sync>
 
 /// A resource failing with a JSON-RPC error of its own: its code is kept.
 #[mcp_resource(uri = "notes://coded")]
-fn note_coded() -> Result<String, mcp_core::ErrorObject> {
-    Err(mcp_core::ErrorObject::invalid_params("bad note"))
+fn note_coded() -> Result<String, mcp_core::protocol::ErrorObject> {
+    Err(mcp_core::protocol::ErrorObject::invalid_params("bad note"))
 }
 
 /// A prompt failing with a `String`.

@@ -11,8 +11,10 @@ mod raw_http;
 
 use common::{ask, guard};
 use mcp_core::{
-    AuthInfo, CallContext, InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef,
-    PromptArgs, ResourceRequest,
+    context::AuthInfo,
+    handler::{PromptArgs, ResourceRequest},
+    transport::CallContext,
+    InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef,
 };
 use serde_json::{json, Map, Value};
 
@@ -270,7 +272,7 @@ async fn encoded_separators_never_reach_a_simple_template_variable() {
 #[cfg(feature = "http")]
 #[tokio::test]
 async fn a_tool_added_while_serving_has_its_param_headers_checked() {
-    use mcp_core::transport::http::{serve_http, HttpOptions};
+    use mcp_core::{serve_http, HttpOptions};
 
     let server = McpServer::builder()
         .live_tools()

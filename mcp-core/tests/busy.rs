@@ -5,7 +5,7 @@
 
 mod common;
 
-use mcp_core::{serve_io, InvokeContext, McpServer, McpToolDef, StdioOptions};
+use mcp_core::{transport::stdio::serve_io, InvokeContext, McpServer, McpToolDef, StdioOptions};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 

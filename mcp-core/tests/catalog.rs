@@ -723,7 +723,7 @@ fn token_counts_are_the_tokenizers_own() {
         report.tools[1].total,
         bpe.encode_with_special_tokens(&entry).len()
     );
-    let err = report.within(50).expect_err("over budget");
+    let err = report.within(50).expect_err("over budget").to_string();
     assert!(
         err.contains("long:") && err.contains("description"),
         "{err}"
@@ -745,6 +745,11 @@ async fn the_lockfile_round_trips_and_reports_drift() {
         .expect("catalog");
     assert_eq!(lock::check(&current, &path), lock::Verdict::Missing);
     let missing = lock::assert_catalog(&current, &path).expect_err("a missing lockfile fails");
+    assert!(
+        matches!(missing, catalog::CatalogError::Missing(_)),
+        "{missing}"
+    );
+    let missing = missing.to_string();
     assert!(missing.contains("MCP_CATALOG=overwrite"), "{missing}");
     std::fs::write(&path, lock::render(&current)).expect("write");
     assert_eq!(lock::check(&current, &path), lock::Verdict::Matches);
@@ -767,6 +772,11 @@ async fn the_lockfile_round_trips_and_reports_drift() {
         other => panic!("expected drift, got {other:?}"),
     }
     let report = lock::assert_catalog(&changed, &path).expect_err("drift fails");
+    assert!(
+        matches!(report, catalog::CatalogError::Drifted(_)),
+        "{report}"
+    );
+    let report = report.to_string();
     assert!(
         report.contains("BREAKING") && report.contains("/tools/forecast"),
         "{report}"

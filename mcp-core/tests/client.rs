@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_core::client::{Client, ClientBuilder, ClientError, Protocol, RequestOptions};
-use mcp_core::{serve_http, serve_io, CancelToken, HttpOptions, StdioOptions};
+use mcp_core::{serve_http, transport::stdio::serve_io, CancelToken, HttpOptions, StdioOptions};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -27,7 +27,7 @@ async fn connect(
 ) -> (
     Client,
     mpsc::UnboundedReceiver<&'static str>,
-    Option<mcp_core::HttpHandle>,
+    Option<mcp_core::transport::http::HttpHandle>,
 ) {
     let (tx, rx) = mpsc::unbounded_channel();
     let builder = ClientBuilder::new("client-test", "0.1")

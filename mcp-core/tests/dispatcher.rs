@@ -790,8 +790,11 @@ async fn invoke_context_carries_headers_peer_and_request_id() {
             )
         },
     )));
-    let mut headers = mcp_core::Headers::new();
-    headers.insert("x-tenant".into(), mcp_core::HeaderValue::One("acme".into()));
+    let mut headers = mcp_core::context::Headers::new();
+    headers.insert(
+        "x-tenant".into(),
+        mcp_core::context::HeaderValue::One("acme".into()),
+    );
     let ctx = CallContext::new()
         .with_headers(headers)
         .with_remote_addr("127.0.0.1:9");
@@ -826,12 +829,12 @@ fn listed(i: usize) -> McpToolDef {
 async fn prebuilt_tools_listing_matches_the_per_call_listing() {
     let cached = McpServer::builder()
         .tools((0..5).map(listed))
-        .list_cache(1000, mcp_core::CacheScope::Private)
+        .list_cache(1000, mcp_core::protocol::CacheScope::Private)
         .build()
         .expect("server");
     let per_call = McpServer::builder()
         .tools((0..5).map(|i| listed(i).with_visible(|_| true)))
-        .list_cache(1000, mcp_core::CacheScope::Private)
+        .list_cache(1000, mcp_core::protocol::CacheScope::Private)
         .build()
         .expect("server");
     let legacy = req(1, "tools/list", json!({}));

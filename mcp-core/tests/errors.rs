@@ -6,7 +6,7 @@
 use std::fmt;
 
 use mcp_core::protocol::MAX_ERROR_TEXT;
-use mcp_core::{ErrorObject, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{protocol::ErrorObject, InvokeContext, McpServer, McpToolDef};
 use serde_json::{json, Map, Value};
 
 fn server(tool: McpToolDef) -> McpServer {
@@ -17,7 +17,7 @@ fn server(tool: McpToolDef) -> McpServer {
         .expect("valid server")
 }
 
-fn text(result: &mcp_core::CallToolResult) -> String {
+fn text(result: &mcp_core::protocol::CallToolResult) -> String {
     let value = serde_json::to_value(result).expect("serializable");
     assert_eq!(value["isError"], true, "{value}");
     value["content"][0]["text"]

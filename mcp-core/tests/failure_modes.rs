@@ -8,10 +8,12 @@ use common::{guard, req};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use mcp_core::parse_payload;
+use mcp_core::transport::parse_payload;
 use mcp_core::{
-    CallContext, ErrorCode, InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef,
-    PromptArgs, ResourceRequest, Session,
+    handler::{PromptArgs, ResourceRequest},
+    protocol::ErrorCode,
+    transport::{CallContext, Session},
+    InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef,
 };
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, Notify};
@@ -170,7 +172,7 @@ fn parse_error_for_invalid_json() {
         b"NaN",
     ] {
         assert_eq!(
-            parse_payload(bad),
+            parse_payload(bad).map_err(|e| e.reply()),
             Err(parse_error_reply()),
             "for {:?}",
             String::from_utf8_lossy(bad)
@@ -613,9 +615,18 @@ async fn huge_numbers_do_not_panic() {
     let server = server();
     // 1e400 overflows f64: serde_json refuses it, so it is a parse error.
     let text = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":1e400}}}"#;
-    assert_eq!(parse_payload(text), Err(parse_error_reply()));
-    assert_eq!(parse_payload(b"1e400"), Err(parse_error_reply()));
-    assert_eq!(parse_payload(b"-1e400"), Err(parse_error_reply()));
+    assert_eq!(
+        parse_payload(text).map_err(|e| e.reply()),
+        Err(parse_error_reply())
+    );
+    assert_eq!(
+        parse_payload(b"1e400").map_err(|e| e.reply()),
+        Err(parse_error_reply())
+    );
+    assert_eq!(
+        parse_payload(b"-1e400").map_err(|e| e.reply()),
+        Err(parse_error_reply())
+    );
 
     // A huge integer id (beyond i64, even beyond u64) is not a valid id.
     for id in [
@@ -652,22 +663,28 @@ async fn huge_numbers_do_not_panic() {
 fn deeply_nested_json_is_a_parse_error_not_a_stack_overflow() {
     const DEPTH: usize = 100_000;
     let arrays = format!("{}{}", "[".repeat(DEPTH), "]".repeat(DEPTH));
-    assert_eq!(parse_payload(arrays.as_bytes()), Err(parse_error_reply()));
+    assert_eq!(
+        parse_payload(arrays.as_bytes()).map_err(|e| e.reply()),
+        Err(parse_error_reply())
+    );
     let objects = format!("{}1{}", r#"{"a":"#.repeat(DEPTH), "}".repeat(DEPTH));
-    assert_eq!(parse_payload(objects.as_bytes()), Err(parse_error_reply()));
+    assert_eq!(
+        parse_payload(objects.as_bytes()).map_err(|e| e.reply()),
+        Err(parse_error_reply())
+    );
     // Nested inside a real request whose own id is readable: answered to
     // that id, as an invalid request.
     let request = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":{arrays}}}}}}}"#
     );
     assert_eq!(
-        parse_payload(request.as_bytes()),
+        parse_payload(request.as_bytes()).map_err(|e| e.reply()),
         Err(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600,
             "message": "Invalid JSON-RPC request: nested deeper than 128 levels"}}))
     );
     // Unbalanced deep nesting too.
     assert_eq!(
-        parse_payload("[".repeat(DEPTH).as_bytes()),
+        parse_payload("[".repeat(DEPTH).as_bytes()).map_err(|e| e.reply()),
         Err(parse_error_reply())
     );
 }

@@ -19,7 +19,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use mcp_core::storage::{InProcessBus, Storage};
 use mcp_core::tasks::{FileTaskStore, TaskLimits};
-use mcp_core::{CallContext, McpResourceDef, McpServer, Outbound, Session};
+use mcp_core::{
+    context::Outbound,
+    transport::{CallContext, Session},
+    McpResourceDef, McpServer,
+};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 

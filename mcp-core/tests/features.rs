@@ -33,10 +33,10 @@ include!("common/features_prelude.rs");
 fn logging_tool() -> McpToolDef {
     tool("emit", |_args, ctx| async move {
         for level in [
-            mcp_core::LoggingLevel::Debug,
-            mcp_core::LoggingLevel::Info,
-            mcp_core::LoggingLevel::Warning,
-            mcp_core::LoggingLevel::Error,
+            mcp_core::protocol::LoggingLevel::Debug,
+            mcp_core::protocol::LoggingLevel::Info,
+            mcp_core::protocol::LoggingLevel::Warning,
+            mcp_core::protocol::LoggingLevel::Error,
         ] {
             ctx.log(level, Some("probe"), json!({"at": level.as_str()}))
                 .await;

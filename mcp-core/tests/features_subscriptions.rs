@@ -295,7 +295,9 @@ async fn stdio_server_stops_at_end_of_input_with_a_live_subscription() {
 mod over_http {
     use std::net::SocketAddr;
 
-    use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
+    use mcp_core::{serve_http, HttpOptions};
+
+    use mcp_core::transport::http::SessionOptions;
     use serde_json::{json, Value};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;

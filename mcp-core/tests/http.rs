@@ -509,7 +509,7 @@ async fn url_and_port_of_an_ephemeral_bind() {
 async fn mounts_in_your_own_hyper_server() {
     use hyper::server::conn::http1;
     use hyper_util::rt::TokioIo;
-    use mcp_core::McpHttpService;
+    use mcp_core::transport::http::McpHttpService;
 
     let (tx, _rx) = mpsc::unbounded_channel();
     let service = McpHttpService::new(
@@ -551,7 +551,7 @@ async fn mounts_in_your_own_hyper_server() {
 async fn handle_answers_a_request_value_directly() {
     use bytes::Bytes;
     use http_body_util::{BodyExt, Full};
-    use mcp_core::McpHttpService;
+    use mcp_core::transport::http::McpHttpService;
 
     let (tx, _rx) = mpsc::unbounded_channel();
     let service = McpHttpService::new(build_server(Arc::new(Mutex::new(tx))), sessions());
@@ -581,7 +581,7 @@ async fn handle_answers_a_request_value_directly() {
 async fn mounted_under_another_path_the_404_names_both_paths_and_the_fix() {
     use bytes::Bytes;
     use http_body_util::{BodyExt, Full};
-    use mcp_core::McpHttpService;
+    use mcp_core::transport::http::McpHttpService;
 
     let (tx, _rx) = mpsc::unbounded_channel();
     let service = McpHttpService::new(build_server(Arc::new(Mutex::new(tx))), HttpOptions::new());
@@ -635,7 +635,7 @@ async fn mounted_under_another_path_the_404_names_both_paths_and_the_fix() {
 async fn is_a_tower_service() {
     use bytes::Bytes;
     use http_body_util::Full;
-    use mcp_core::McpHttpService;
+    use mcp_core::transport::http::McpHttpService;
 
     fn assert_tower<S: tower_service::Service<hyper::Request<Full<Bytes>>>>(_: &S) {}
     let (tx, _rx) = mpsc::unbounded_channel();

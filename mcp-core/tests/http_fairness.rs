@@ -15,7 +15,7 @@ mod raw_http;
 mod tool_events;
 
 use hardening::*;
-use mcp_core::transport::http::HttpOptions;
+use mcp_core::HttpOptions;
 use serde_json::{json, Value};
 
 fn blocks(from: i64, n: i64) -> Value {

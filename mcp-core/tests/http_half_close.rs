@@ -16,7 +16,7 @@ mod tool_events;
 use std::time::Duration;
 
 use hardening::*;
-use mcp_core::transport::http::HttpOptions;
+use mcp_core::HttpOptions;
 use raw_http::Stream;
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;

@@ -21,8 +21,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hardening::*;
-use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
-use mcp_core::{InvokeContext, McpResourceDef, McpServer, ResourceRequest};
+use mcp_core::transport::http::SessionOptions;
+use mcp_core::{handler::ResourceRequest, InvokeContext, McpResourceDef, McpServer};
+use mcp_core::{serve_http, HttpOptions};
 use raw_http::{raw, Stream};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -18,10 +18,13 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions, SessionOptions};
+use mcp_core::{serve_http, HttpOptions};
+
+use mcp_core::transport::http::{HttpHandle, SessionOptions};
 use mcp_core::{
-    CallToolResult, InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef, PromptArgs,
-    ResourceRequest,
+    handler::{PromptArgs, ResourceRequest},
+    protocol::CallToolResult,
+    InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef,
 };
 use raw_http::{raw, Resp, Stream};
 use serde_json::{json, Map, Value};

@@ -5,7 +5,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions};
+use mcp_core::{serve_http, HttpOptions};
+
+use mcp_core::transport::http::HttpHandle;
 use mcp_core::{mcp_tool, McpServer};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

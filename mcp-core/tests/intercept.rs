@@ -15,8 +15,10 @@ use mcp_core::intercept::{
     Answer, Hook, Interceptor, Next, Operation, Operations, Outcome, Request,
 };
 use mcp_core::{
-    mcp_tool, CallContext, CallToolResult, ErrorObject, InvokeContext, McpServer, McpServerBuilder,
-    McpToolDef,
+    mcp_tool,
+    protocol::{CallToolResult, ErrorObject},
+    transport::CallContext,
+    InvokeContext, McpServer, McpServerBuilder, McpToolDef,
 };
 use serde_json::{json, Value};
 
@@ -171,7 +173,7 @@ async fn onion_order_server_then_tool_interceptors_for_both_eras() {
         })
         .build()
         .expect("builds");
-    let ctx = CallContext::new().with_session(mcp_core::Session::new());
+    let ctx = CallContext::new().with_session(mcp_core::transport::Session::new());
     for modern in [false, true] {
         let reply = send(
             &server,
@@ -467,8 +469,9 @@ async fn the_same_chain_runs_over_http() {
         })
         .build()
         .expect("builds");
-    let service = mcp_core::McpHttpService::new(server, mcp_core::HttpOptions::stateless())
-        .for_connection(Some(([127, 0, 0, 1], 40000).into()));
+    let service =
+        mcp_core::transport::http::McpHttpService::new(server, mcp_core::HttpOptions::stateless())
+            .for_connection(Some(([127, 0, 0, 1], 40000).into()));
     for modern in [false, true] {
         let mut body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "echo", "arguments": {"text": "over http"}}});
@@ -516,7 +519,7 @@ async fn the_same_chain_runs_over_http() {
     }
     // A layer in front of the service attaches extensions to the hyper
     // request: the handler sees them.
-    let mut ext = mcp_core::Extensions::new();
+    let mut ext = mcp_core::context::Extensions::new();
     ext.insert(Tenant("from-a-layer"));
     let body =
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "tenant"}});
@@ -581,7 +584,7 @@ async fn interceptors_see_only_the_operations_they_declare() {
         .interceptor(only("calls", Operations::only(Operation::CallTool)))
         .build()
         .expect("builds");
-    let ctx = CallContext::new().with_session(mcp_core::Session::new());
+    let ctx = CallContext::new().with_session(mcp_core::transport::Session::new());
     for modern in [false, true] {
         let args = json!({"name": "echo", "arguments": {"text": "hi"}});
         let reply = send(&server, &ctx, "tools/call", args, modern).await;

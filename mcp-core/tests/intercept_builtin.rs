@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::guard;
 use mcp_core::intercept::{ConcurrencyLimit, Timeout, Trace};
-use mcp_core::{CallContext, InvokeContext, McpServer, McpServerBuilder, McpToolDef};
+use mcp_core::{transport::CallContext, InvokeContext, McpServer, McpServerBuilder, McpToolDef};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use mcp_core::intercept::{ErrorMapping, Metrics, REQUESTS};
-use mcp_core::{mcp_tool, CallToolResult, McpServer, ToolError};
+use mcp_core::{mcp_tool, protocol::CallToolResult, McpServer, ToolError};
 use metrics::{
     Counter, CounterFn, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit,
 };

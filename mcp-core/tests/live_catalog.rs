@@ -176,7 +176,8 @@ async fn a_live_stdio_server_ends_with_its_input_after_initialize() {
         .expect("server");
     let (mut client_w, server_r) = tokio::io::duplex(1 << 16);
     let (server_w, mut client_r) = tokio::io::duplex(1 << 16);
-    let handle = mcp_core::serve_io(server, server_r, server_w, StdioOptions::default());
+    let handle =
+        mcp_core::transport::stdio::serve_io(server, server_r, server_w, StdioOptions::default());
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "t", "version": "0"}}});

@@ -17,11 +17,12 @@ use common::HANG_GUARD;
 use mcp_core::intercept::{Hook, Interceptor, Next, Request};
 use mcp_core::storage::{InProcessBus, Storage};
 use mcp_core::testing::{ClientOptions, TestClient};
-use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
+use mcp_core::transport::http::SessionOptions;
 use mcp_core::{
-    AuthInfo, BuildError, InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpToolDef,
-    StdioOptions,
+    context::AuthInfo, BuildError, InvokeContext, McpPromptDef, McpResourceDef, McpServer,
+    McpToolDef, StdioOptions,
 };
+use mcp_core::{serve_http, HttpOptions};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 

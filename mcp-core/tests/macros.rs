@@ -3,8 +3,9 @@
 
 use mcp_core::testing::TestClient;
 use mcp_core::{
-    mcp_prompt, mcp_resource, mcp_tool, CallToolResult, Content, InvokeContext, Json, McpServer,
-    PromptMessage, State,
+    mcp_prompt, mcp_resource, mcp_tool,
+    protocol::{CallToolResult, Content, PromptMessage},
+    InvokeContext, Json, McpServer, State,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -472,7 +473,7 @@ async fn prompts_with_required_and_optional_arguments() {
 
 /// A handler panic as the client sees it: `-32603` with an error id, the
 /// panic's message (every one here says "kaboom") never sent.
-fn assert_hidden_panic(err: &mcp_core::ErrorObject) {
+fn assert_hidden_panic(err: &mcp_core::protocol::ErrorObject) {
     assert_eq!(err.code, -32603);
     assert!(
         err.message.starts_with("Internal error (error id "),

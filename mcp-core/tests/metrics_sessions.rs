@@ -18,8 +18,9 @@ use std::time::Duration;
 
 use mcp_core::intercept::{Metrics, SESSIONS};
 use mcp_core::testing::TestClient;
-use mcp_core::transport::http::{serve_http, HttpOptions, SessionOptions};
+use mcp_core::transport::http::SessionOptions;
 use mcp_core::McpServer;
+use mcp_core::{serve_http, HttpOptions};
 use metrics::{
     Counter, Gauge, GaugeFn, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit,
 };

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use common::guard;
 use mcp_core::intercept::{Hook, Interceptor, Next, Operation, Operations, Request};
 use mcp_core::{
-    mcp_prompt, mcp_resource, mcp_tool, BuildError, CallContext, InvokeContext, McpServer,
-    McpServerBuilder, McpToolDef, State,
+    mcp_prompt, mcp_resource, mcp_tool, transport::CallContext, BuildError, InvokeContext,
+    McpServer, McpServerBuilder, McpToolDef, State,
 };
 use serde_json::{json, Value};
 

@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use common::guard;
 use mcp_core::intercept::{Hook, Interceptor, Next, Operation, Operations, Outcome, Request};
 use mcp_core::{
-    CallContext, ErrorObject, McpPromptDef, McpResourceDef, McpServer, McpServerBuilder,
+    protocol::ErrorObject, transport::CallContext, McpPromptDef, McpResourceDef, McpServer,
+    McpServerBuilder,
 };
 use serde_json::{json, Value};
 

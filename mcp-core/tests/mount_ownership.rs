@@ -16,8 +16,12 @@ use mcp_core::intercept::{
 };
 use mcp_core::testing::TestClient;
 use mcp_core::{
-    serve_http, BuildError, CallToolResult, HttpHandle, HttpOptions, InvokeContext, McpPromptDef,
-    McpResourceDef, McpServer, McpServerBuilder, McpToolDef, PromptArgs, ResourceRequest,
+    handler::{PromptArgs, ResourceRequest},
+    protocol::CallToolResult,
+    serve_http,
+    transport::http::HttpHandle,
+    BuildError, HttpOptions, InvokeContext, McpPromptDef, McpResourceDef, McpServer,
+    McpServerBuilder, McpToolDef,
 };
 use serde_json::{json, Map, Value};
 

@@ -9,7 +9,9 @@
 mod common;
 
 use common::guard;
-use mcp_core::{mcp_tool, CallContext, Confirmation, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{
+    mcp_tool, transport::CallContext, Confirmation, InvokeContext, McpServer, McpToolDef,
+};
 use serde_json::{json, Value};
 
 /// Takes no context: can never ask.

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use mcp_core::client::oauth::{AuthorizationStep, MemoryTokenStore, OAuth, TokenStore};
 use mcp_core::client::{ClientBuilder, ClientError, Protocol};
-use mcp_core::CallToolResult;
+use mcp_core::protocol::CallToolResult;
 use serde_json::{json, Value};
 
 const REDIRECT: &str = "http://127.0.0.1:9/callback";

@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use mcp_core::{
-    CallContext, CannotAsk, Confirmation, ErrorObject, InvokeContext, McpResourceDef, McpServer,
-    McpToolDef, ResourceRequest,
+    context::CannotAsk, handler::ResourceRequest, protocol::ErrorObject, transport::CallContext,
+    Confirmation, InvokeContext, McpResourceDef, McpServer, McpToolDef,
 };
 use serde_json::{json, Map, Value};
 

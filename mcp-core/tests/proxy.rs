@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use mcp_core::client::proxy::{ProxyOptions, Remote, Target, PROXIED_META};
 use mcp_core::client::{Client, ClientBuilder, ClientError, Protocol, RequestOptions};
-use mcp_core::{serve_http, serve_io, CancelToken, HttpOptions, McpServer, StdioOptions};
+use mcp_core::{
+    serve_http, transport::stdio::serve_io, CancelToken, HttpOptions, McpServer, StdioOptions,
+};
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -21,7 +23,7 @@ const ERAS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 struct Setup {
     front: Client,
     backend_events: mpsc::UnboundedReceiver<&'static str>,
-    backend: mcp_core::HttpHandle,
+    backend: mcp_core::transport::http::HttpHandle,
 }
 
 /// Backend over HTTP speaking `backend_era` to the proxy; front over a
@@ -215,7 +217,7 @@ async fn a_backend_that_goes_away_gives_a_clear_error_and_is_reconnected() {
 #[tokio::test]
 async fn a_backend_tool_added_at_run_time_appears_through_the_proxy() {
     use mcp_core::client::proxy::DEFAULT_LISTING_TTL;
-    use mcp_core::{CallToolResult, InvokeContext, McpToolDef};
+    use mcp_core::{protocol::CallToolResult, InvokeContext, McpToolDef};
     use serde_json::{Map, Value};
     for backend_era in ERAS {
         let (tx, _events) = mpsc::unbounded_channel();
@@ -296,7 +298,7 @@ async fn a_backend_tool_added_at_run_time_appears_through_the_proxy() {
 /// is told to forward it, and then replaces the proxy's own.
 #[tokio::test]
 async fn authorization_is_forwarded_only_when_configured() {
-    use mcp_core::{CallToolResult, InvokeContext, McpToolDef};
+    use mcp_core::{protocol::CallToolResult, InvokeContext, McpToolDef};
     use serde_json::{Map, Value};
     for forward in [false, true] {
         let backend_server = McpServer::builder()

@@ -8,8 +8,10 @@ use mcp_core::client::proxy::{ProxyOptions, Remote, Target};
 use mcp_core::client::{ClientBuilder, Protocol, RequestOptions};
 use mcp_core::protocol::RawContent;
 use mcp_core::{
-    serve_http, serve_io, CallToolResult, Content, HttpOptions, InvokeContext, McpServer,
-    McpToolDef, StdioOptions,
+    protocol::{CallToolResult, Content},
+    serve_http,
+    transport::stdio::serve_io,
+    HttpOptions, InvokeContext, McpServer, McpToolDef, StdioOptions,
 };
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -29,7 +31,10 @@ fn backend() -> McpServer {
             |_: Map<String, Value>, _: InvokeContext| async {
                 let block = RawValue::from_string(BLOCK.to_owned()).map_or_else(
                     |e| Content::text(e.to_string()),
-                    |raw| RawContent::new(raw).map_or_else(Content::text, Content::Raw),
+                    |raw| {
+                        RawContent::new(raw)
+                            .map_or_else(|e| Content::text(e.to_string()), Content::Raw)
+                    },
                 );
                 let mut meta = Map::new();
                 meta.insert("vendor/trace".into(), json!("t-1"));
@@ -179,7 +184,10 @@ async fn interceptors_read_the_text_of_a_forwarded_error() {
 /// A backend with resource `a://one` and prompt `p1`, plus `a://two` and
 /// `p2` when `more`.
 fn listing_backend(more: bool) -> McpServer {
-    use mcp_core::{McpPromptDef, McpResourceDef, PromptArgs, ResourceRequest};
+    use mcp_core::{
+        handler::{PromptArgs, ResourceRequest},
+        McpPromptDef, McpResourceDef,
+    };
     let resource = |uri: &'static str| {
         McpResourceDef::new(uri, uri, |_: ResourceRequest, _: InvokeContext| async {
             "text"

@@ -5,7 +5,8 @@
 
 use mcp_core::intercept::{Hook, Interceptor, Next, Request};
 use mcp_core::{
-    mcp_prompt, mcp_resource, mcp_tool, serve_io, AuthInfo, InvokeContext, McpServer, StdioOptions,
+    context::AuthInfo, mcp_prompt, mcp_resource, mcp_tool, transport::stdio::serve_io,
+    InvokeContext, McpServer, StdioOptions,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
@@ -223,10 +224,10 @@ async fn an_interceptor_can_attach_the_grants() {
         .interceptor(FromHeader)
         .build()
         .expect("server");
-    let mut headers = mcp_core::Headers::new();
+    let mut headers = mcp_core::context::Headers::new();
     headers.insert(
         "x-scopes".into(),
-        mcp_core::HeaderValue::One("files:read".into()),
+        mcp_core::context::HeaderValue::One("files:read".into()),
     );
     let mut pipe = Pipe::open(server, StdioOptions::default().headers(headers));
     let tools = pipe.ask(1, "tools/list", json!({})).await;

@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_core::storage::{SessionRecord, SessionStore, Storage};
-use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions};
-use mcp_core::{McpServer, StateKey, StateKeys};
+use mcp_core::transport::http::HttpHandle;
+use mcp_core::transport::{StateKey, StateKeys};
+use mcp_core::{serve_http, HttpOptions, McpServer};
 use raw_http::{raw, Resp};
 use serde_json::{json, Value};
 

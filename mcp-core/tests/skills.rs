@@ -10,7 +10,7 @@ use common::guard;
 use std::path::PathBuf;
 
 use mcp_core::skills::{digest, Skill, SKILLS_EXTENSION};
-use mcp_core::{BuildError, CallContext, McpServer};
+use mcp_core::{transport::CallContext, BuildError, McpServer};
 use serde_json::{json, Value};
 
 const PV: &str = "io.modelcontextprotocol/protocolVersion";

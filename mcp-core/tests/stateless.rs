@@ -208,7 +208,7 @@ async fn modern_requests_do_not_set_up_a_legacy_session() {
 #[tokio::test]
 async fn initialize_asking_for_2026_07_28_negotiates_the_newest_legacy_version() {
     let server = server();
-    let ctx = CallContext::new().with_session(mcp_core::Session::new());
+    let ctx = CallContext::new().with_session(mcp_core::transport::Session::new());
     let reply = ask(
         &server,
         &ctx,
@@ -484,7 +484,7 @@ async fn bad_log_level_is_invalid_params_and_a_good_one_is_accepted() {
 #[tokio::test]
 async fn removed_methods_on_a_modern_request_are_method_not_found() {
     let server = server();
-    let ctx = CallContext::new().with_session(mcp_core::Session::new());
+    let ctx = CallContext::new().with_session(mcp_core::transport::Session::new());
     let cases = [
         (
             "initialize",
@@ -521,7 +521,7 @@ async fn removed_methods_on_a_modern_request_are_method_not_found() {
 #[tokio::test]
 async fn result_type_complete_on_every_modern_result_and_never_on_legacy_ones() {
     let server = server();
-    let ctx = CallContext::new().with_session(mcp_core::Session::new());
+    let ctx = CallContext::new().with_session(mcp_core::transport::Session::new());
     let calls = [
         ("server/discover", json!({})),
         ("tools/list", json!({})),

@@ -266,7 +266,7 @@ async fn mrtr_prompts_get_input_required_and_retry() {
     );
     let reply = ask(&server, &ctx, req(1, "prompts/get", first.clone())).await;
     let (requests, state) = input_required(result(&reply));
-    let topic_schema = Value::Object(mcp_core::schema_for::<Topic>());
+    let topic_schema = Value::Object(mcp_core::handler::schema_for::<Topic>());
     assert_eq!(topic_schema["properties"]["topic"]["type"], "string");
     assert_eq!(
         requests,

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use mcp_core::{serve_io, InvokeContext, McpServer, McpToolDef, StdioOptions};
+use mcp_core::{transport::stdio::serve_io, InvokeContext, McpServer, McpToolDef, StdioOptions};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 

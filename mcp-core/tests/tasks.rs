@@ -15,7 +15,10 @@ use std::time::Duration;
 
 use mcp_core::storage::Storage;
 use mcp_core::tasks::{InMemoryTaskStore, TaskLimits, TaskSupport, TASKS_EXTENSION};
-use mcp_core::{CallContext, ErrorObject, InputRequest, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{
+    context::InputRequest, protocol::ErrorObject, transport::CallContext, InvokeContext, McpServer,
+    McpToolDef,
+};
 use serde_json::json;
 
 fn required() -> McpToolDef {
@@ -415,7 +418,7 @@ async fn input_gathered_by_round_trip_before_the_task_reaches_the_task() {
 struct Recorder(tokio::sync::mpsc::UnboundedSender<serde_json::Value>);
 
 #[async_trait::async_trait]
-impl mcp_core::Outbound for Recorder {
+impl mcp_core::context::Outbound for Recorder {
     async fn send(&self, message: serde_json::Value) -> bool {
         self.0.send(message).is_ok()
     }
@@ -430,7 +433,7 @@ async fn a_listen_naming_own_tasks_hears_their_status_changes() {
     wait_until(&server, &ctx, &task_id, |t| t["status"] == "input_required").await;
 
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let session = mcp_core::Session::new();
+    let session = mcp_core::transport::Session::new();
     let listener = CallContext::new()
         .with_session(session.clone())
         .with_outbound(Arc::new(Recorder(tx)));
@@ -493,7 +496,7 @@ async fn a_listen_naming_own_tasks_hears_their_status_changes() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let other = CallContext::new()
         .with_principal("mallory")
-        .with_session(mcp_core::Session::new())
+        .with_session(mcp_core::transport::Session::new())
         .with_outbound(Arc::new(Recorder(tx)));
     let listen = mreq(
         10,

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use mcp_core::storage::{Storage, TaskStore};
 use mcp_core::tasks::{FileTaskStore, TaskRecord};
-use mcp_core::{CallContext, McpServer};
+use mcp_core::{transport::CallContext, McpServer};
 use serde_json::json;
 
 fn fresh(name: &str) -> PathBuf {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use mcp_core::storage::Storage;
 use mcp_core::tasks::{FileTaskStore, TaskLimits};
-use mcp_core::{CallContext, McpServer};
+use mcp_core::{transport::CallContext, McpServer};
 use serde_json::{json, Map};
 
 /// Two servers sharing one [`FileTaskStore`] directory, as two processes

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_core::{
-    CallContext, InputRequest, InvokeContext, McpServer, McpToolDef, Outbound, Session,
+    context::{InputRequest, Outbound},
+    transport::{CallContext, Session},
+    InvokeContext, McpServer, McpToolDef,
 };
 use serde_json::{json, Map, Value};
 

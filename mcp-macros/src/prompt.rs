@@ -81,7 +81,7 @@ fn build(
         } else {
             quote! {
                 let #local = __mcp_args.remove(#key).ok_or_else(|| {
-                    #krate::ErrorObject::invalid_params(::std::format!("Missing required argument `{}`", #key))
+                    #krate::protocol::ErrorObject::invalid_params(::std::format!("Missing required argument `{}`", #key))
                 })?;
             }
         }
@@ -90,7 +90,7 @@ fn build(
         let key = arg.name;
         let required = !arg.optional;
         let with = arg.description.map(|d| quote!(.with_description(#d)));
-        quote!(#krate::PromptArgument::new(#key, #required) #with)
+        quote!(#krate::protocol::PromptArgument::new(#key, #required) #with)
     });
     let mut bind = sig.bind_injected(krate, &ctx);
     bind.extend(sig.bind_typed_injected(krate, &ctx, "PromptInjected", |_| false));
@@ -113,7 +113,7 @@ fn build(
     };
     let register = if sig.is_async {
         quote_spanned! {sig.fn_span=>
-            #def::McpPromptDef::new(#name, move |mut __mcp_args: #krate::PromptArgs, #ctx: #krate::InvokeContext| async move {
+            #def::McpPromptDef::new(#name, move |mut __mcp_args: #krate::handler::PromptArgs, #ctx: #krate::InvokeContext| async move {
                 #body
             })
         }
@@ -121,7 +121,7 @@ fn build(
         // A sync function runs on `tokio::task::spawn_blocking`, off the
         // runtime's worker threads, so it never stalls other requests.
         quote_spanned! {sig.fn_span=>
-            #def::McpPromptDef::new(#name, move |mut __mcp_args: #krate::PromptArgs, #ctx: #krate::InvokeContext| {
+            #def::McpPromptDef::new(#name, move |mut __mcp_args: #krate::handler::PromptArgs, #ctx: #krate::InvokeContext| {
                 #def::__private::blocking(move || { #body })
             })
         }

@@ -208,7 +208,7 @@ fn build(
     };
     let register = if sig.is_async {
         quote_spanned! {sig.fn_span=>
-            #def::McpResourceDef::#ctor(#uri, #name, move |__mcp_req: #krate::ResourceRequest, #ctx: #krate::InvokeContext| async move {
+            #def::McpResourceDef::#ctor(#uri, #name, move |__mcp_req: #krate::handler::ResourceRequest, #ctx: #krate::InvokeContext| async move {
                 #body
             })
         }
@@ -216,7 +216,7 @@ fn build(
         // A sync function runs on `tokio::task::spawn_blocking`, off the
         // runtime's worker threads, so it never stalls other requests.
         quote_spanned! {sig.fn_span=>
-            #def::McpResourceDef::#ctor(#uri, #name, move |__mcp_req: #krate::ResourceRequest, #ctx: #krate::InvokeContext| {
+            #def::McpResourceDef::#ctor(#uri, #name, move |__mcp_req: #krate::handler::ResourceRequest, #ctx: #krate::InvokeContext| {
                 #def::__private::blocking(move || { #body })
             })
         }

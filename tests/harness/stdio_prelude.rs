@@ -7,10 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_core::testing::{ClientOptions, TestClient};
-use mcp_core::{
-    serve_io, CallToolResult, CannotAsk, Confirmation, ElicitResponse, HeaderValue, IntoToolResult,
-    InvokeContext, Json, McpServer, McpToolDef, StdioHandle, StdioOptions,
-};
+use mcp_core::{Confirmation, InvokeContext, Json, McpServer, McpToolDef, StdioOptions, transport::stdio::{serve_io, StdioHandle}, protocol::CallToolResult, context::{CannotAsk, ElicitResponse, HeaderValue}, handler::IntoToolResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use tokio::io::{

@@ -10,8 +10,11 @@
 use std::sync::Arc;
 
 use mcp_core::{
-    mcp_prompt, mcp_resource, mcp_tool, CallToolResult, Content, ErrorObject, GetPromptResult,
-    InvokeContext, Json, McpServer, PromptMessage, ResourceContents, State,
+    mcp_prompt, mcp_resource, mcp_tool,
+    protocol::{
+        CallToolResult, Content, ErrorObject, GetPromptResult, PromptMessage, ResourceContents,
+    },
+    InvokeContext, Json, McpServer, State,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

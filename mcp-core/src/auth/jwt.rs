@@ -145,15 +145,11 @@ impl JwtVerifier {
         self
     }
 
-    /// Narrows the algorithm allow-list. HMAC algorithms are dropped: a
-    /// resource server verifies with public keys only.
+    /// Narrows the algorithm allow-list (public-key algorithms only: a
+    /// resource server never verifies with a shared secret).
     #[must_use]
-    pub fn algorithms(mut self, algorithms: &[Algorithm]) -> Self {
-        self.algorithms = algorithms
-            .iter()
-            .copied()
-            .filter(|a| !matches!(a, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512))
-            .collect();
+    pub fn algorithms(mut self, algorithms: &[super::Algorithm]) -> Self {
+        self.algorithms = algorithms.iter().map(|a| a.to_jwt()).collect();
         self.keys = OnceLock::new();
         self
     }

@@ -54,7 +54,7 @@
 //!
 //! ```no_run
 //! use mcp_core::auth::ResourceServer;
-//! use mcp_core::{serve_http, HttpOptions, McpServer, McpToolDef, InvokeContext, AuthInfo};
+//! use mcp_core::{serve_http, HttpOptions, McpServer, McpToolDef, InvokeContext, context::AuthInfo};
 //! use serde_json::json;
 //!
 //! # #[tokio::main] async fn main() -> std::io::Result<()> {
@@ -99,7 +99,7 @@
 //! JSON-RPC error there, as stdio has no HTTP status):
 //!
 //! ```no_run
-//! use mcp_core::{serve_stdio, AuthInfo, McpServer, StdioOptions};
+//! use mcp_core::{serve_stdio, McpServer, StdioOptions, context::AuthInfo};
 //!
 //! # async fn run(server: McpServer) -> std::io::Result<()> {
 //! // Whoever started this process decided what it may do.
@@ -116,6 +116,7 @@
 //! [`Request::extensions_mut`](crate::intercept::Request::extensions_mut):
 //! the checks read the extensions as the last interceptor left them.
 
+mod algorithm;
 mod cache;
 mod claims;
 mod fetch;
@@ -125,9 +126,12 @@ mod keys;
 mod resource;
 mod verifier;
 
-pub use crate::context::AuthInfo;
+// Linked from the module docs; its one public path is `context`.
+#[allow(unused_imports)]
+use crate::context::AuthInfo;
+
+pub use algorithm::Algorithm;
 pub use introspect::{IntrospectionVerifier, DEFAULT_INTROSPECTION_CACHE};
-pub use jsonwebtoken::Algorithm;
 pub use jwt::{JwtVerifier, DEFAULT_KEY_MAX_AGE, DEFAULT_VERIFIED_CACHE, MAX_LEEWAY};
 pub use keys::{MAX_KEY_AGE, MIN_KEY_AGE};
 pub(crate) use resource::Refusal;

@@ -23,7 +23,7 @@ pub const PROTECTED_RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected
 /// the request's extensions. The token goes no further than the verifier.
 ///
 /// With [`serve_http`](crate::serve_http) the metadata paths are served
-/// beside the endpoint. An [`McpHttpService`](crate::McpHttpService)
+/// beside the endpoint. An [`McpHttpService`](crate::transport::http::McpHttpService)
 /// mounted in your own router must also receive
 /// `GET /.well-known/oauth-protected-resource` and
 /// `GET /.well-known/oauth-protected-resource<endpoint path>`.

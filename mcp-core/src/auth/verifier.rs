@@ -17,7 +17,7 @@ use crate::context::AuthInfo;
 ///
 /// ```
 /// use mcp_core::auth::{Rejection, TokenVerifier};
-/// use mcp_core::AuthInfo;
+/// use mcp_core::context::AuthInfo;
 ///
 /// /// Accepts one fixed token (a development setup).
 /// struct Fixed;

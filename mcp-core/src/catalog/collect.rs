@@ -38,7 +38,10 @@ impl Catalog {
     ///
     /// # Cancel safety
     /// Dropping the future stops the in-process connections.
-    pub async fn of_server(server: &McpServer, revisions: &[&str]) -> Result<Self, String> {
+    pub async fn of_server(
+        server: &McpServer,
+        revisions: &[&str],
+    ) -> Result<Self, super::CatalogError> {
         let mut catalog = Self::default();
         for revision in revisions {
             let (client_end, server_end) = tokio::io::duplex(1 << 20);
@@ -54,11 +57,12 @@ impl Catalog {
                 .protocol(Protocol::pinned(revision))
                 .connect_io(read, write)
                 .await
-                .map_err(|e| format!("{revision}: {e}"))?;
+                .map_err(|e| super::CatalogError::Listing(format!("{revision}: {e}")))?;
             let surface = Self::collect(&client).await;
             client.close().await;
             handle.close();
-            let surface = surface.map_err(|e| format!("{revision}: {e}"))?;
+            let surface =
+                surface.map_err(|e| super::CatalogError::Listing(format!("{revision}: {e}")))?;
             catalog.revisions.insert((*revision).to_owned(), surface);
         }
         Ok(catalog)

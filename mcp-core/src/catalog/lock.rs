@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! # async fn t(server: mcp_core::McpServer) {
-//! mcp_core::catalog::assert_lockfile(&server, "mcp.lock.json").await;
+//! mcp_core::catalog::lock::assert_lockfile(&server, "mcp.lock.json").await;
 //! # }
 //! ```
 //!
@@ -20,7 +20,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::diff::{diff, Change, Severity};
-use super::{Catalog, DEFAULT_REVISIONS};
+use super::{Catalog, CatalogError, DEFAULT_REVISIONS};
 use crate::McpServer;
 
 /// The `format` member of a lockfile this version writes and reads.
@@ -59,7 +59,7 @@ pub fn check(current: &Catalog, path: &Path) -> Verdict {
     };
     let locked = match serde_json::from_str::<Value>(&text)
         .map_err(|e| e.to_string())
-        .and_then(|v| Catalog::from_json(&v))
+        .and_then(|v| Catalog::from_json(&v).map_err(|e| e.to_string()))
     {
         Ok(locked) => locked,
         Err(e) => return Verdict::Unreadable(e),
@@ -113,7 +113,7 @@ pub async fn assert_lockfile(server: &McpServer, path: impl AsRef<Path>) {
 ///
 /// # Errors
 /// The report of a drift, a missing or unreadable lockfile, or a write that failed.
-pub fn assert_catalog(current: &Catalog, path: &Path) -> Result<(), String> {
+pub fn assert_catalog(current: &Catalog, path: &Path) -> Result<(), CatalogError> {
     let overwrite = std::env::var(OVERWRITE_VAR).is_ok_and(|v| v == "overwrite");
     let verdict = check(current, path);
     if verdict == Verdict::Matches {
@@ -121,7 +121,7 @@ pub fn assert_catalog(current: &Catalog, path: &Path) -> Result<(), String> {
     }
     if overwrite {
         return std::fs::write(path, render(current))
-            .map_err(|e| format!("writing {}: {e}", path.display()));
+            .map_err(|e| CatalogError::Write(format!("writing {}: {e}", path.display())));
     }
     let how = format!(
         "run with {OVERWRITE_VAR}=overwrite to write {} from the server",
@@ -129,14 +129,18 @@ pub fn assert_catalog(current: &Catalog, path: &Path) -> Result<(), String> {
     );
     Err(match verdict {
         Verdict::Matches => return Ok(()),
-        Verdict::Missing => format!("no catalog lockfile at {}: {how}", path.display()),
-        Verdict::Unreadable(e) => format!("catalog lockfile {}: {e}; {how}", path.display()),
+        Verdict::Missing => {
+            CatalogError::Missing(format!("no catalog lockfile at {}: {how}", path.display()))
+        }
+        Verdict::Unreadable(e) => {
+            CatalogError::Unreadable(format!("catalog lockfile {}: {e}; {how}", path.display()))
+        }
         Verdict::Drifted(changes) => {
             let breaking = changes
                 .iter()
                 .filter(|c| c.severity == Severity::Breaking)
                 .count();
-            format!(
+            CatalogError::Drifted(format!(
                 "the catalog drifted from {} ({} breaking, {} compatible change(s)); if intended, {how}:\n{}",
                 path.display(),
                 breaking,
@@ -146,7 +150,7 @@ pub fn assert_catalog(current: &Catalog, path: &Path) -> Result<(), String> {
                 } else {
                     report(&changes)
                 }
-            )
+            ))
         }
     })
 }

@@ -12,7 +12,7 @@
 //!   (sorted keys, no `_meta`), read in process ([`Catalog::of_server`]) or
 //!   from any server through [`crate::client`] ([`Catalog::collect`]).
 //! - [`lock`]: the lockfile (`mcp.lock.json`) and the one-line test
-//!   ([`assert_lockfile`]); `MCP_CATALOG=overwrite` rewrites it. On drift,
+//!   ([`assert_lockfile`](lock::assert_lockfile)); `MCP_CATALOG=overwrite` rewrites it. On drift,
 //!   [`diff()`] classifies every change as breaking or compatible, with its
 //!   path.
 //! - [`profile`]: checkers for OpenAI strict function calling, Gemini
@@ -28,7 +28,7 @@
 //! use mcp_core::catalog;
 //! let server = mcp_core::McpServer::builder().build().expect("builds");
 //! // In a test: fails on drift, listing each change; MCP_CATALOG=overwrite updates it.
-//! catalog::assert_lockfile(&server, "mcp.lock.json").await;
+//! catalog::lock::assert_lockfile(&server, "mcp.lock.json").await;
 //! # }
 //! ```
 //!
@@ -38,7 +38,8 @@
 
 mod change;
 mod collect;
-pub mod diff;
+mod diff;
+mod error;
 pub mod lock;
 pub mod profile;
 mod schema_diff;
@@ -49,7 +50,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 pub use diff::{diff, Change, Severity};
-pub use lock::assert_lockfile;
+pub use error::CatalogError;
 
 /// The protocol revisions a catalog is read at by default: the newest of
 /// each era (what a listing can differ by).
@@ -148,20 +149,22 @@ impl Catalog {
     ///
     /// # Errors
     /// A document that is not a catalog lockfile of this format.
-    pub fn from_json(value: &Value) -> Result<Self, String> {
+    pub fn from_json(value: &Value) -> Result<Self, CatalogError> {
         match value.get("format").and_then(Value::as_str) {
             Some(lock::FORMAT) => {}
             other => {
-                return Err(format!(
+                return Err(CatalogError::Format(format!(
                     "not a catalog lockfile of format {:?} (found {other:?})",
                     lock::FORMAT
-                ))
+                )))
             }
         }
         let revisions = value
             .get("revisions")
             .and_then(Value::as_object)
-            .ok_or("a catalog lockfile needs a `revisions` object")?;
+            .ok_or_else(|| {
+                CatalogError::Format("a catalog lockfile needs a `revisions` object".to_owned())
+            })?;
         Ok(Self {
             revisions: revisions
                 .iter()

@@ -87,7 +87,7 @@ impl TokenReport {
     ///
     /// # Errors
     /// The listing costs more than `budget`.
-    pub fn within(&self, budget: usize) -> Result<(), String> {
+    pub fn within(&self, budget: usize) -> Result<(), super::CatalogError> {
         if self.total <= budget {
             return Ok(());
         }
@@ -101,7 +101,7 @@ impl TokenReport {
                 cost.name, cost.total, cost.description, cost.schema
             ));
         }
-        Err(message)
+        Err(super::CatalogError::OverBudget(message))
     }
 }
 

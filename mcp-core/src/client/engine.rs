@@ -18,7 +18,7 @@ use super::error::ClientError;
 use super::handlers::Handlers;
 use super::link::{Deliver, Inbound, Inbox, Link, Outgoing};
 use super::observer::Observer;
-use super::options::{Progress, RequestOptions};
+use super::options::{ProgressEvent, RequestOptions};
 #[cfg(feature = "client")]
 pub(crate) use super::speaking::modern_meta;
 pub(crate) use super::speaking::Speaking;
@@ -38,7 +38,7 @@ enum Waiting {
     Message(oneshot::Sender<Vec<u8>>),
 }
 
-type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+type ProgressFn = Arc<dyn Fn(ProgressEvent) + Send + Sync>;
 
 /// One connection to a server.
 pub(crate) struct Peer {
@@ -465,7 +465,7 @@ impl Peer {
                         .cloned()
                 });
                 if let Some(callback) = callback {
-                    callback(Progress {
+                    callback(ProgressEvent {
                         progress: p.progress,
                         total: p.total,
                         message: p.message,

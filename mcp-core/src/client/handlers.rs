@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use crate::handler::BoxFuture;
 use crate::protocol::ErrorObject;
-use crate::BoxFuture;
 
 /// A callback answering one kind of server request: gets the request's
 /// `params`, returns its result object (or a JSON-RPC error).
-pub type Answer = Arc<dyn Fn(Value) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync>;
+pub type ServerRequestHandler =
+    Arc<dyn Fn(Value) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync>;
 
 /// One callback answering every kind of server question (`method`,
 /// `params`): how a proxy relays them to its own caller.
@@ -27,15 +28,15 @@ pub type OnNotification = Arc<dyn Fn(&str, &Value) + Send + Sync>;
 /// exactly when its callback is set.
 #[derive(Clone, Default)]
 pub struct Handlers {
-    pub(crate) elicitation: Option<Answer>,
-    pub(crate) sampling: Option<Answer>,
-    pub(crate) roots: Option<Answer>,
+    pub(crate) elicitation: Option<ServerRequestHandler>,
+    pub(crate) sampling: Option<ServerRequestHandler>,
+    pub(crate) roots: Option<ServerRequestHandler>,
     pub(crate) notification: Option<OnNotification>,
     /// Answers elicitation, sampling and roots alike (set alone).
     pub(crate) relay: Option<Relay>,
 }
 
-fn boxed<F, Fut>(f: F) -> Answer
+fn boxed<F, Fut>(f: F) -> ServerRequestHandler
 where
     F: Fn(Value) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
@@ -115,7 +116,7 @@ impl Handlers {
     }
 
     /// The callback for a server request `method`, if any.
-    fn for_method(&self, method: &str) -> Option<&Answer> {
+    fn for_method(&self, method: &str) -> Option<&ServerRequestHandler> {
         match method {
             "elicitation/create" => self.elicitation.as_ref(),
             "sampling/createMessage" => self.sampling.as_ref(),

@@ -91,10 +91,10 @@ use serde_json::Value;
 pub use error::ClientError;
 pub use handlers::Handlers;
 #[cfg(feature = "client")]
-pub use handlers::{Answer, OnNotification};
+pub use handlers::{OnNotification, ServerRequestHandler};
 pub use options::RequestOptions;
 #[cfg(feature = "client")]
-pub use options::{ClientBuilder, Progress, Protocol};
+pub use options::{ClientBuilder, ProgressEvent, Protocol};
 
 #[cfg(feature = "client")]
 use connect::Greeting;

@@ -39,7 +39,7 @@ impl Protocol {
 
 /// A progress notification for one request.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
+pub struct ProgressEvent {
     /// How far along (grows with each notification).
     pub progress: f64,
     /// The total, when known.
@@ -54,7 +54,7 @@ pub struct Progress {
 pub struct RequestOptions {
     pub(crate) timeout: Option<Duration>,
     pub(crate) no_timeout: bool,
-    pub(crate) progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+    pub(crate) progress: Option<Arc<dyn Fn(ProgressEvent) + Send + Sync>>,
     pub(crate) cancel: Option<CancelToken>,
     pub(crate) param_headers: Vec<(String, String)>,
     pub(crate) handlers: Option<Handlers>,
@@ -87,7 +87,7 @@ impl RequestOptions {
     /// Asks for progress (a `progressToken`) and calls `f` with each
     /// notification.
     #[must_use]
-    pub fn progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+    pub fn progress(mut self, f: impl Fn(ProgressEvent) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(f));
         self
     }

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 /// interceptors from [`Request::extensions`](crate::intercept::Request).
 ///
 /// ```
-/// use mcp_core::AuthInfo;
+/// use mcp_core::context::AuthInfo;
 ///
 /// let who = AuthInfo::new("alice").with_scopes(["files:read", "files:write"]);
 /// assert_eq!(who.principal(), "alice");

@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// shared, and a clone that inserts copies only the table).
 ///
 /// ```
-/// use mcp_core::Extensions;
+/// use mcp_core::context::Extensions;
 ///
 /// #[derive(Debug, PartialEq)]
 /// struct Tenant(&'static str);

@@ -20,7 +20,7 @@ pub struct ProgressUpdate {
 }
 
 /// An explicit progress sink an embedder can put in a
-/// [`CallContext`](crate::CallContext).
+/// [`CallContext`](crate::transport::CallContext).
 pub type ProgressSink = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
 
 /// Reports progress for one request.
@@ -31,7 +31,8 @@ pub struct Progress {
 
 /// A sink whose reports are awaited (a task's status message, written to
 /// its store).
-pub(crate) type AwaitedSink = Arc<dyn Fn(ProgressUpdate) -> crate::BoxFuture<()> + Send + Sync>;
+pub(crate) type AwaitedSink =
+    Arc<dyn Fn(ProgressUpdate) -> crate::handler::BoxFuture<()> + Send + Sync>;
 
 #[derive(Clone)]
 enum ProgressTarget {

@@ -16,6 +16,14 @@ const MAX_PROBLEMS: usize = 8;
 pub fn parse_args<T: DeserializeOwned>(
     args: Map<String, Value>,
     schema: &Map<String, Value>,
+) -> Result<T, super::ArgsError> {
+    check_and_parse(args, schema).map_err(super::ArgsError)
+}
+
+/// [`parse_args`] with the message as text (what generated tools keep).
+pub(crate) fn check_and_parse<T: DeserializeOwned>(
+    args: Map<String, Value>,
+    schema: &Map<String, Value>,
 ) -> Result<T, String> {
     let mut value = Value::Object(args);
     let mut problems = Vec::new();
@@ -458,7 +466,7 @@ mod tests {
 
     #[test]
     fn reports_path_expected_and_received() {
-        let err = parse_args::<Value>(
+        let err = check_and_parse::<Value>(
             json!({"text": 5}).as_object().cloned().unwrap_or_default(),
             &schema(),
         )
@@ -467,7 +475,7 @@ mod tests {
             err.contains("`text`: expected string, received the integer 5"),
             "{err}"
         );
-        let err = parse_args::<Value>(
+        let err = check_and_parse::<Value>(
             json!({"text": "x", "tags": ["a", 3]})
                 .as_object()
                 .cloned()
@@ -483,7 +491,7 @@ mod tests {
 
     #[test]
     fn unknown_keys_get_suggestions() {
-        let err = parse_args::<Value>(
+        let err = check_and_parse::<Value>(
             json!({"text": "x", "startsAt": "now", "cuont": 1})
                 .as_object()
                 .cloned()
@@ -508,7 +516,7 @@ mod tests {
 
     #[test]
     fn missing_required_and_bounds() {
-        let err = parse_args::<Value>(
+        let err = check_and_parse::<Value>(
             json!({"count": -1})
                 .as_object()
                 .cloned()
@@ -559,7 +567,7 @@ mod tests {
             "inner": {"b": 1},
             "open": {"b": 1}
         });
-        let err = parse_args::<Value>(args.as_object().cloned().unwrap_or_default(), &schema)
+        let err = check_and_parse::<Value>(args.as_object().cloned().unwrap_or_default(), &schema)
             .expect_err("every field is wrong");
         for expected in [
             "`mode`: expected one of \"fast\", \"slow\", received the string \"medium\"",

@@ -24,7 +24,7 @@ type GetHandler = Arc<
 /// missing one is a `-32602` naming it.
 ///
 /// ```
-/// use mcp_core::{McpPromptDef, PromptArgs, InvokeContext, PromptArgument, PromptMessage};
+/// use mcp_core::{McpPromptDef, InvokeContext, handler::PromptArgs, protocol::{PromptArgument, PromptMessage}};
 ///
 /// let greet = McpPromptDef::new("greet", |args: PromptArgs, _ctx: InvokeContext| async move {
 ///     vec![PromptMessage::user(format!("Hi {}", args["who"]))]
@@ -99,14 +99,14 @@ impl McpPromptDef {
     }
 
     /// Declares the OAuth scopes a caller needs for this prompt (all of
-    /// them): a caller whose [`AuthInfo`](crate::AuthInfo) lacks one is
+    /// them): a caller whose [`AuthInfo`](crate::context::AuthInfo) lacks one is
     /// refused (over HTTP `403` with an `insufficient_scope` challenge,
     /// elsewhere a `-32003` JSON-RPC error) and does not see it listed.
     /// A caller with no `AuthInfo` at all lacks every scope. Repeats are
     /// dropped; see the `auth` module for where scopes come from.
     ///
     /// ```
-    /// use mcp_core::{McpPromptDef, PromptArgs, InvokeContext};
+    /// use mcp_core::{McpPromptDef, InvokeContext, handler::PromptArgs};
     ///
     /// let admin = McpPromptDef::new("admin", |_args: PromptArgs, _ctx: InvokeContext| async {
     ///     "You are the administrator's assistant.".to_owned()

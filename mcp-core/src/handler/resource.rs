@@ -34,7 +34,7 @@ pub(crate) enum ResourceKind {
 /// A resource (fixed URI) or a resource template, plus its read function.
 ///
 /// ```
-/// use mcp_core::{McpResourceDef, InvokeContext, ResourceRequest};
+/// use mcp_core::{McpResourceDef, InvokeContext, handler::ResourceRequest};
 ///
 /// let context = McpResourceDef::new(
 ///     "demo://project/context",
@@ -115,7 +115,7 @@ impl McpResourceDef {
         let uri_template = uri_template.into();
         let (parsed, template_error) = match UriTemplate::parse(&uri_template) {
             Ok(t) => (t, None),
-            Err(e) => (UriTemplate::empty(), Some(e)),
+            Err(e) => (UriTemplate::empty(), Some(e.to_string())),
         };
         Self {
             kind: ResourceKind::Template(
@@ -158,14 +158,14 @@ impl McpResourceDef {
     }
 
     /// Declares the OAuth scopes a caller needs for this resource (all of
-    /// them): a caller whose [`AuthInfo`](crate::AuthInfo) lacks one is
+    /// them): a caller whose [`AuthInfo`](crate::context::AuthInfo) lacks one is
     /// refused (over HTTP `403` with an `insufficient_scope` challenge,
     /// elsewhere a `-32003` JSON-RPC error) and does not see it listed.
     /// A caller with no `AuthInfo` at all lacks every scope. Repeats are
     /// dropped; see the `auth` module for where scopes come from.
     ///
     /// ```
-    /// use mcp_core::{McpResourceDef, ResourceRequest, InvokeContext};
+    /// use mcp_core::{McpResourceDef, InvokeContext, handler::ResourceRequest};
     ///
     /// let secret = McpResourceDef::new("demo://secret", "Secret",
     ///     |_req: ResourceRequest, _ctx: InvokeContext| async { "s3cret".to_owned() })

@@ -149,7 +149,7 @@ impl McpToolDef {
     ///
     /// A handler that asks anyway gets an error from the context (its
     /// question cannot be sent; [`InvokeContext::confirm`](crate::InvokeContext::confirm)
-    /// says [`CannotAsk::NoRoundTrip`](crate::CannotAsk::NoRoundTrip)), never
+    /// says [`CannotAsk::NoRoundTrip`](crate::context::CannotAsk::NoRoundTrip)), never
     /// a wrong answer.
     #[must_use]
     pub fn never_asks(mut self) -> Self {
@@ -236,7 +236,7 @@ impl McpToolDef {
     }
 
     /// Declares the OAuth scopes a caller needs for this tool (all of
-    /// them): a caller whose [`AuthInfo`](crate::AuthInfo) lacks one is
+    /// them): a caller whose [`AuthInfo`](crate::context::AuthInfo) lacks one is
     /// refused (over HTTP `403` with an `insufficient_scope` challenge,
     /// elsewhere a `-32003` JSON-RPC error) and does not see it listed.
     /// A caller with no `AuthInfo` at all lacks every scope. Repeats are

@@ -34,6 +34,52 @@ enum Part {
     },
 }
 
+/// Why [`UriTemplate::parse`] refused a template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UriTemplateError {
+    /// A `{` with no `}` after it.
+    Unclosed {
+        /// The template.
+        template: String,
+    },
+    /// An expression other than `{name}` or `{+name}`.
+    Unsupported {
+        /// The expression, without its braces.
+        expression: String,
+        /// The template.
+        template: String,
+    },
+    /// Two variables with no literal between them.
+    AdjacentVariables {
+        /// The template.
+        template: String,
+    },
+}
+
+impl std::fmt::Display for UriTemplateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unclosed { template } => {
+                write!(f, "unclosed `{{` in URI template `{template}`")
+            }
+            Self::Unsupported {
+                expression,
+                template,
+            } => write!(
+                f,
+                "unsupported expression `{{{expression}}}` in URI template `{template}` (use {{name}} or {{+name}})"
+            ),
+            Self::AdjacentVariables { template } => write!(
+                f,
+                "two variables with no literal between them in URI template `{template}`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for UriTemplateError {}
+
 impl UriTemplate {
     /// A template that matches only the empty string (a placeholder for an
     /// invalid template, which the server builder reports).
@@ -46,7 +92,7 @@ impl UriTemplate {
     ///
     /// # Errors
     /// A message describing why the template is not supported.
-    pub fn parse(template: &str) -> Result<Self, String> {
+    pub fn parse(template: &str) -> Result<Self, UriTemplateError> {
         let mut parts = Vec::new();
         let mut rest = template;
         while let Some(open) = rest.find('{') {
@@ -54,23 +100,24 @@ impl UriTemplate {
                 parts.push(Part::Literal(rest[..open].to_owned()));
             }
             let after = &rest[open + 1..];
-            let close = after
-                .find('}')
-                .ok_or_else(|| format!("unclosed `{{` in URI template `{template}`"))?;
+            let close = after.find('}').ok_or_else(|| UriTemplateError::Unclosed {
+                template: template.to_owned(),
+            })?;
             let expr = &after[..close];
             let (name, reserved) = match expr.strip_prefix('+') {
                 Some(n) => (n, true),
                 None => (expr, false),
             };
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!(
-                    "unsupported expression `{{{expr}}}` in URI template `{template}` (use {{name}} or {{+name}})"
-                ));
+                return Err(UriTemplateError::Unsupported {
+                    expression: expr.to_owned(),
+                    template: template.to_owned(),
+                });
             }
             if matches!(parts.last(), Some(Part::Var { .. })) {
-                return Err(format!(
-                    "two variables with no literal between them in URI template `{template}`"
-                ));
+                return Err(UriTemplateError::AdjacentVariables {
+                    template: template.to_owned(),
+                });
             }
             parts.push(Part::Var {
                 name: name.to_owned(),

@@ -74,6 +74,25 @@ pub enum Content {
     Raw(RawContent),
 }
 
+/// The error of [`RawContent::new`]: the JSON given is not an object.
+#[derive(Debug, Clone)]
+pub struct NotAnObject(Box<RawValue>);
+
+impl NotAnObject {
+    /// The JSON text refused.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl std::fmt::Display for NotAnObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a content block must be an object, not {}", self.0.get())
+    }
+}
+
+impl std::error::Error for NotAnObject {}
+
 /// A content block kept as JSON text: what a proxy forwards without
 /// parsing it into a typed [`Content`] and writing it again.
 #[derive(Debug, Clone)]
@@ -84,14 +103,11 @@ impl RawContent {
     ///
     /// # Errors
     /// `raw` is not a JSON object (every content block is one).
-    pub fn new(raw: Box<RawValue>) -> Result<Self, String> {
+    pub fn new(raw: Box<RawValue>) -> Result<Self, NotAnObject> {
         if raw.get().trim_start().starts_with('{') {
             Ok(Self(raw))
         } else {
-            Err(format!(
-                "a content block must be an object, not {}",
-                raw.get()
-            ))
+            Err(NotAnObject(raw))
         }
     }
 

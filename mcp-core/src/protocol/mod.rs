@@ -24,14 +24,15 @@ pub use capabilities::{
     ClientCapabilities, ListCapability, ResourcesCapability, ServerCapabilities,
 };
 pub use common::{Annotations, Icon, Role};
-pub use content::{Content, RawContent};
+pub use content::{Content, NotAnObject, RawContent};
 pub use jsonrpc::{
     fail, is_notification, notification, ok, ErrorCode, ErrorObject, MessageKind, RequestId,
     MAX_ERROR_TEXT,
 };
 pub use lifecycle::{ClientInfo, Implementation};
 pub use logging::{LoggingLevel, UnknownLevel};
-pub use meta::{Era, ModernMeta};
+// One public path (`protocol::meta`); the short one is for the crate.
+pub(crate) use meta::Era;
 pub use prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use resources::{Resource, ResourceContents, ResourceTemplate};
 pub use tools::{CallToolResult, Tool, ToolAnnotations};

@@ -2,7 +2,7 @@
 //! needs, the refusal when its caller lacks them, and the scopes the
 //! catalog declares (a resource server's `scopes_supported`).
 //!
-//! The caller's grants are the [`AuthInfo`](crate::AuthInfo) in the
+//! The caller's grants are the [`AuthInfo`](crate::context::AuthInfo) in the
 //! request's extensions; an item without scopes is open to every caller.
 
 use serde_json::{Map, Value};

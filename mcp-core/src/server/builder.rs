@@ -280,7 +280,7 @@ impl McpServerBuilder {
 
     /// Caps the URIs one session may subscribe to through
     /// `resources/subscribe` (default
-    /// [`DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION`](crate::DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION),
+    /// [`DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION`](crate::transport::DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION),
     /// 1,000; at least 1). One more is answered with a `-32600` error
     /// naming the cap; unsubscribing makes room.
     pub fn max_subscriptions_per_session(mut self, max: usize) -> Self {

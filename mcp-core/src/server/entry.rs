@@ -135,7 +135,7 @@ impl McpServer {
     /// ```no_run
     /// use std::sync::Arc;
     ///
-    /// use mcp_core::{CallContext, Frame, McpServer, Session, Started};
+    /// use mcp_core::{McpServer, transport::{CallContext, Frame, Session, Started}};
     /// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     ///
     /// async fn serve(server: McpServer, path: &str) -> std::io::Result<()> {

@@ -81,7 +81,7 @@ pub(crate) use access::Denied as ScopeDenied;
 pub(crate) use admission::{too_many_in_flight, InflightLimit, LimitGuard};
 pub use admission::{Admission, Admit, Permit};
 pub use builder::{BuildError, McpServerBuilder, DEFAULT_CLIENT_REQUEST_TIMEOUT};
-pub use decode::{parse_payload, Frame};
+pub use decode::{parse_payload, Frame, ParseError};
 pub use encode::Response;
 pub use entry::{Call, PendingCall, Started, Unpolled};
 #[cfg(feature = "http")]
@@ -197,7 +197,7 @@ impl McpServer {
         sent
     }
 
-    /// Call after closing a [`Session`](crate::Session) (a custom
+    /// Call after closing a [`Session`](crate::transport::Session) (a custom
     /// transport's connection ended): releases what the server kept for
     /// closed sessions (resource subscriptions hold their output channel).
     pub fn release_closed_sessions(&self) {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use hyper::Method;
 use mcp_core::client::oauth::{HeadlessRedirect, OAuth, PreRegistered};
 use mcp_core::client::{ClientBuilder, ClientError, Protocol};
-use mcp_core::{CallToolResult, HttpOptions, McpServer};
+use mcp_core::{protocol::CallToolResult, HttpOptions, McpServer};
 use serde_json::json;
 
 use server::{start, Plan, READ_SCOPE, WRITE_SCOPE};

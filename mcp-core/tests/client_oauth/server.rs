@@ -16,7 +16,10 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use mcp_core::protocol::base64;
-use mcp_core::{CallToolResult, HttpOptions, InvokeContext, McpHttpService, McpServer, McpToolDef};
+use mcp_core::{
+    protocol::CallToolResult, transport::http::McpHttpService, HttpOptions, InvokeContext,
+    McpServer, McpToolDef,
+};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 

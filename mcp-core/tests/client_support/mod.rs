@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_core::client::Handlers;
-use mcp_core::{CallToolResult, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{protocol::CallToolResult, InvokeContext, McpServer, McpToolDef};
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
@@ -110,11 +110,11 @@ pub fn handlers() -> Handlers {
 /// process keeps its blocks raw: they are parsed here).
 pub fn text(result: &CallToolResult) -> String {
     let first = match result.content.first() {
-        Some(mcp_core::Content::Raw(raw)) => raw.parse().ok(),
+        Some(mcp_core::protocol::Content::Raw(raw)) => raw.parse().ok(),
         other => other.cloned(),
     };
     match &first {
-        Some(mcp_core::Content::Text { text, .. }) => text.clone(),
+        Some(mcp_core::protocol::Content::Text { text, .. }) => text.clone(),
         other => panic!("a text block, got {other:?}"),
     }
 }

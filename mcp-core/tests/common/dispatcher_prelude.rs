@@ -10,13 +10,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
-use mcp_core::{
-    BuildError, CallContext, CallToolResult, CancelToken, ElicitResponse, ErrorObject,
-    InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpServerBuilder, McpToolDef, Outbound,
-    ProgressUpdate, PromptArgs, PromptArgument, PromptMessage, ResourceContents, ResourceRequest,
-    Session,
-};
-use mcp_core::{CannotAsk, Confirmation, Elicit, ProgressSink};
+use mcp_core::{BuildError, CancelToken, InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpServerBuilder, McpToolDef, transport::{CallContext, Session}, protocol::{CallToolResult, ErrorObject, PromptArgument, PromptMessage, ResourceContents}, context::{ElicitResponse, Outbound, ProgressUpdate}, handler::{PromptArgs, ResourceRequest}};
+use mcp_core::{Confirmation, Elicit, context::{CannotAsk, ProgressSink}};
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
@@ -227,7 +222,7 @@ fn greet_prompt() -> McpPromptDef {
         "greet",
         |args: PromptArgs, _ctx: InvokeContext| async move {
             let tone = args.get("tone").map_or("plain", String::as_str).to_owned();
-            mcp_core::GetPromptResult::new(vec![PromptMessage::user(format!(
+            mcp_core::protocol::GetPromptResult::new(vec![PromptMessage::user(format!(
                 "Hi {} ({tone})",
                 args["who"]
             ))])

@@ -10,11 +10,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_core::testing::TestClient;
-use mcp_core::CompletionRequest;
-use mcp_core::{
-    CallContext, ErrorObject, InputRequest, InvokeContext, McpResourceDef, McpServer,
-    McpServerBuilder, McpToolDef, Outbound, Session,
-};
+use mcp_core::handler::CompletionRequest;
+use mcp_core::{InvokeContext, McpResourceDef, McpServer, McpServerBuilder, McpToolDef, transport::{CallContext, Session}, protocol::ErrorObject, context::{InputRequest, Outbound}};
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, Mutex};
 use tokio::task::JoinHandle;

@@ -8,9 +8,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_core::transport::http::{serve_http, HttpHandle, HttpOptions};
+use mcp_core::{serve_http, HttpOptions};
+
+use mcp_core::transport::http::HttpHandle;
 use mcp_core::{
-    CallToolResult, InvokeContext, McpResourceDef, McpServer, McpToolDef, ResourceRequest,
+    handler::ResourceRequest, protocol::CallToolResult, InvokeContext, McpResourceDef, McpServer,
+    McpToolDef,
 };
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncReadExt;

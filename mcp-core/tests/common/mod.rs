@@ -6,7 +6,7 @@ pub mod tasks;
 use std::future::Future;
 use std::time::Duration;
 
-use mcp_core::{CallContext, McpServer};
+use mcp_core::{transport::CallContext, McpServer};
 use serde_json::{json, Value};
 
 /// Generous guard against hangs; never a timing assertion.

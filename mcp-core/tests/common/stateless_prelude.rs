@@ -12,13 +12,9 @@ use std::time::Duration;
 use mcp_core::protocol::base64::{decode_url, encode_url};
 use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
 use mcp_core::testing::{ClientOptions, TestClient};
-use mcp_core::CacheScope;
-use mcp_core::{
-    serve_io, CallContext, ElicitResponse, ErrorObject, InvokeContext, McpPromptDef,
-    McpResourceDef, McpServer, McpServerBuilder, McpToolDef, PromptArgs, PromptMessage, RequestId,
-    ResourceRequest, StdioHandle, StdioOptions,
-};
-use mcp_core::{StateKey, StateKeys};
+use mcp_core::protocol::CacheScope;
+use mcp_core::{InvokeContext, McpPromptDef, McpResourceDef, McpServer, McpServerBuilder, McpToolDef, StdioOptions, transport::stdio::{serve_io, StdioHandle}, transport::CallContext, context::ElicitResponse, protocol::{ErrorObject, PromptMessage, RequestId}, handler::{PromptArgs, ResourceRequest}};
+use mcp_core::{transport::{StateKey, StateKeys}};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -198,7 +194,7 @@ fn confirm_schema() -> Value {
 }
 
 fn branch_schema() -> Value {
-    let schema = Value::Object(mcp_core::schema_for::<Branch>());
+    let schema = Value::Object(mcp_core::handler::schema_for::<Branch>());
     // Independent of the generator: a flat object with a required string.
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["properties"]["branch"]["type"], "string");

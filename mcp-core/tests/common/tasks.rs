@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_core::tasks::{TaskSupport, TASKS_EXTENSION};
-use mcp_core::{CallContext, InputRequest, InvokeContext, McpServer, McpToolDef};
+use mcp_core::{
+    context::InputRequest, transport::CallContext, InvokeContext, McpServer, McpToolDef,
+};
 use serde_json::{json, Map, Value};
 
 use super::guard;

@@ -58,13 +58,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
-use super::handlers::{Answer, Handlers};
-use super::options::{ClientBuilder, Progress, RequestOptions};
+use super::handlers::{Handlers, ServerRequestHandler};
+use super::options::{ClientBuilder, ProgressEvent, RequestOptions};
 use super::{Client, ClientError};
 use crate::context::{InputRequest, InvokeContext};
 use crate::protocol::{CallToolResult, Tool};
 use crate::server::registry::Owner;
-use crate::{BoxFuture, McpServer, McpServerBuilder, McpToolDef};
+use crate::{handler::BoxFuture, McpServer, McpServerBuilder, McpToolDef};
 
 /// The `_meta` key marking a forwarded tool: `{"remote": <label>}`.
 pub const PROXIED_META: &str = "mcp-core/proxied";
@@ -220,11 +220,11 @@ impl std::fmt::Debug for Remote {
 }
 
 /// The answer to a backend question that no forwarded call relates to.
-fn no_caller(method: &'static str) -> Answer {
+fn no_caller(method: &'static str) -> ServerRequestHandler {
     Arc::new(move |_| {
         Box::pin(async move {
-            Err(crate::ErrorObject::new(
-                crate::ErrorCode::INTERNAL_ERROR,
+            Err(crate::protocol::ErrorObject::new(
+                crate::protocol::ErrorCode::INTERNAL_ERROR,
                 format!("{method}: no caller of this proxy is waiting for it"),
             ))
         })
@@ -443,7 +443,7 @@ impl Remote {
         };
         let mut options = self.options_for(&ctx);
         let outcome = if ctx.progress().is_some() {
-            let (progress_tx, mut progress_rx) = mpsc::channel::<Progress>(32);
+            let (progress_tx, mut progress_rx) = mpsc::channel::<ProgressEvent>(32);
             // Lossy by design: a caller that reads slowly skips steps.
             options = options.progress(move |p| {
                 let _ = progress_tx.try_send(p);
@@ -527,7 +527,7 @@ fn relay(ctx: &InvokeContext) -> Handlers {
     Handlers::relaying(Arc::new(
         move |method: &'static str,
               params: Value|
-              -> BoxFuture<Result<Value, crate::ErrorObject>> {
+              -> BoxFuture<Result<Value, crate::protocol::ErrorObject>> {
             let ctx = ctx.clone();
             let key = format!("relay-{}", asked.fetch_add(1, Ordering::Relaxed));
             Box::pin(async move {

@@ -8,7 +8,10 @@ use super::Remote;
 use crate::client::ClientError;
 use crate::context::InvokeContext;
 use crate::protocol::{Prompt, Resource, ResourceTemplate};
-use crate::{McpPromptDef, McpResourceDef, PromptArgs, ResourceRequest};
+use crate::{
+    handler::{PromptArgs, ResourceRequest},
+    McpPromptDef, McpResourceDef,
+};
 
 impl Remote {
     /// A forwarder for the backend's resource (requiring the
@@ -64,7 +67,7 @@ impl Remote {
         &self,
         uri: &str,
         ctx: &InvokeContext,
-    ) -> Result<Vec<crate::protocol::ResourceContents>, crate::ErrorObject> {
+    ) -> Result<Vec<crate::protocol::ResourceContents>, crate::protocol::ErrorObject> {
         let client = self.client().await.map_err(|e| self.error(&e))?;
         let options = self.options_for(ctx);
         match client
@@ -134,9 +137,9 @@ impl Remote {
         def
     }
 
-    fn error(&self, e: &ClientError) -> crate::ErrorObject {
-        crate::ErrorObject::new(
-            crate::ErrorCode::INTERNAL_ERROR,
+    fn error(&self, e: &ClientError) -> crate::protocol::ErrorObject {
+        crate::protocol::ErrorObject::new(
+            crate::protocol::ErrorCode::INTERNAL_ERROR,
             format!("backend {}: {e}", self.0.label),
         )
     }

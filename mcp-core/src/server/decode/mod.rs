@@ -12,29 +12,33 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+mod parse_error;
+
+pub use parse_error::ParseError;
+
 use crate::protocol::meta::{DecodedMeta, Key, MetaClaim};
-use crate::protocol::{fail, ErrorObject, RequestId};
+use crate::protocol::{ErrorObject, RequestId};
 
 /// Parses one transport frame (a stdio line, an HTTP body) as JSON.
 ///
 /// # Errors
-/// The ready-to-send `-32700 Parse error` response (id `null`) for invalid
-/// JSON, invalid UTF-8 or nesting deeper than serde_json's limit.
-pub fn parse_payload(bytes: &[u8]) -> Result<Value, Value> {
+/// A [`ParseError`] (its reply: `-32700 Parse error`, id `null`) for
+/// invalid JSON, invalid UTF-8 or nesting deeper than serde_json's limit.
+pub fn parse_payload(bytes: &[u8]) -> Result<Value, ParseError> {
     serde_json::from_slice(bytes).map_err(|e| {
         // Valid JSON nested deeper than serde_json's limit is refused, but
         // its id is answered when the envelope's own `id` is readable.
         if is_depth_limit(&e, bytes) {
             if let Some(id) = top_level_id(bytes) {
-                return fail(
+                return ParseError::new(
                     id.to_value(),
-                    &ErrorObject::invalid_request(
+                    ErrorObject::invalid_request(
                         "Invalid JSON-RPC request: nested deeper than 128 levels",
                     ),
                 );
             }
         }
-        fail(Value::Null, &ErrorObject::parse_error())
+        ParseError::new(Value::Null, ErrorObject::parse_error())
     })
 }
 
@@ -144,8 +148,8 @@ impl Frame {
     /// Decodes one frame (a stdio line, an HTTP body).
     ///
     /// # Errors
-    /// The ready-to-send `-32700` reply (id `null`) for invalid JSON.
-    pub fn parse(bytes: &[u8]) -> Result<Self, Value> {
+    /// A [`ParseError`] (its reply: `-32700`, id `null`) for invalid JSON.
+    pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
         match parse_request(bytes) {
             Some(parts) => Ok(Self(Incoming::Request(parts))),
             None => parse_payload(bytes).map(|message| Self(Incoming::Json(message))),

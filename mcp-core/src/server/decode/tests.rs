@@ -29,18 +29,24 @@ fn the_id_of_an_over_deep_message_is_recovered() {
             json!("q\"}"),
         ),
     ] {
-        let reply = parse_payload(text.as_bytes()).expect_err("too deep");
+        let reply = parse_payload(text.as_bytes())
+            .expect_err("too deep")
+            .reply();
         assert_eq!(reply["id"], id, "{reply}");
         assert_eq!(reply["error"]["code"], -32600, "{reply}");
     }
     // Unreadable id, or no object: the usual parse error.
     let text = format!(r#"{{"id":{deep}}}"#);
     assert_eq!(
-        parse_payload(text.as_bytes()).expect_err("too deep")["id"],
+        parse_payload(text.as_bytes())
+            .expect_err("too deep")
+            .reply()["id"],
         Value::Null
     );
     assert_eq!(
-        parse_payload(deep.as_bytes()).expect_err("too deep")["id"],
+        parse_payload(deep.as_bytes())
+            .expect_err("too deep")
+            .reply()["id"],
         Value::Null
     );
 }
@@ -82,7 +88,7 @@ fn a_syntax_error_before_the_depth_limit_is_a_parse_error() {
     ] {
         let e = serde_json::from_slice::<Value>(text.as_bytes()).expect_err("invalid");
         assert!(!is_depth_limit(&e, text.as_bytes()), "{e}");
-        let reply = parse_payload(text.as_bytes()).expect_err("invalid");
+        let reply = parse_payload(text.as_bytes()).expect_err("invalid").reply();
         assert_eq!(reply["error"]["code"], -32700, "{reply}");
         assert_eq!(reply["id"], Value::Null, "{reply}");
     }

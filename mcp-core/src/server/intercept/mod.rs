@@ -39,7 +39,7 @@
 //!
 //! ```
 //! use mcp_core::intercept::{Hook, Interceptor, Next, Operation, Operations, Outcome, Request};
-//! use mcp_core::CallToolResult;
+//! use mcp_core::protocol::CallToolResult;
 //!
 //! /// Refuses every tool whose name starts with `admin_` to callers who are
 //! /// not `root`, before their arguments are even parsed.

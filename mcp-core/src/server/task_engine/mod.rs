@@ -92,7 +92,8 @@ impl crate::McpServer {
             "method": "tools/call",
             "params": request,
         });
-        let mut ctx = crate::CallContext::new().with_extension(Resume(task_id.to_owned()));
+        let mut ctx =
+            crate::transport::CallContext::new().with_extension(Resume(task_id.to_owned()));
         if let Some(owner) = &record.owner {
             ctx = ctx.with_principal(owner.as_str());
         }

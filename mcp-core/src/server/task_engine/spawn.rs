@@ -23,6 +23,7 @@ use super::wire;
 use crate::context::interrupt::{Channel, Interrupt, Interruption};
 use crate::context::{Extensions, Progress, ProgressUpdate};
 use crate::handler::tool::McpToolDef;
+use crate::handler::BoxFuture;
 use crate::panic::{catch_panic, panic_error, CatchPanic};
 use crate::protocol::{CallToolResult, ErrorObject};
 use crate::server::outcome::{Answer, Stop};
@@ -31,7 +32,6 @@ use crate::server::McpServer;
 use crate::storage::TaskChange;
 use crate::tasks::time::now_ms;
 use crate::tasks::{TaskRecord, TaskSupport};
-use crate::BoxFuture;
 
 type Work = CatchPanic<BoxFuture<CallToolResult>>;
 

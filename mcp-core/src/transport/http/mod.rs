@@ -35,7 +35,7 @@
 //! [`HttpOptions::stateless`] / [`HttpOptions::without_sessions`]): a
 //! successful legacy `initialize` gets
 //! an `Mcp-Session-Id` (32 bytes from the OS RNG, hex); every later request
-//! must carry it; `DELETE` ends it. Each session is one [`Session`](crate::Session),
+//! must carry it; `DELETE` ends it. Each session is one [`Session`](crate::transport::Session),
 //! so a `notifications/cancelled` POSTed in the same session cancels the
 //! call, and no other session can. A session is bound to its principal
 //! ([`HttpOptions::principal`]); another principal gets 404 as if it did not
@@ -121,7 +121,7 @@
 //! `Router::route_service`); its response body is [`McpBody`].
 //!
 //! ```no_run
-//! use mcp_core::transport::http::{serve_http, HttpOptions};
+//! use mcp_core::{serve_http, HttpOptions};
 //! # async fn run(server: mcp_core::McpServer) -> std::io::Result<()> {
 //! // Legacy sessions on (the default); `HttpOptions::stateless()` for none.
 //! let handle = serve_http(server, HttpOptions::new().port(8080)).await?;
@@ -143,25 +143,28 @@ mod modern;
 mod names;
 #[cfg(feature = "auth")]
 mod oauth;
-mod options;
+pub(crate) mod options;
 mod post;
 mod post_rest;
 mod principal;
 mod queue;
 mod respond;
 mod scopes;
-mod server;
+pub(crate) mod server;
 mod service;
 mod session_store;
 mod sessions;
 mod sse;
 
+// The module docs link to the entry points, whose public path is the root.
+#[allow(unused_imports)]
+use crate::{serve_http, HttpOptions};
 pub use names::{PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 pub use options::{
-    AllowRequestFn, AuthorizeFn, HttpOptions, PrincipalFn, SessionOptions, DEFAULT_MAX_BODY_BYTES,
+    AllowRequestFn, AuthorizeFn, PrincipalFn, SessionOptions, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_SESSION_TTL,
     DEFAULT_STREAM_BUDGET_BYTES,
 };
-pub use server::{serve_http, HttpHandle};
+pub use server::HttpHandle;
 pub use service::McpHttpService;
 pub use sse::McpBody;

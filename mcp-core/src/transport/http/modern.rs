@@ -27,7 +27,7 @@ use serde_json::Value;
 use crate::protocol::base64;
 use crate::protocol::meta::meta_keys;
 use crate::protocol::MODERN_PROTOCOL_VERSIONS;
-use crate::{Frame, McpServer};
+use crate::{transport::Frame, McpServer};
 
 use super::names::PROTOCOL_VERSION_NAME;
 

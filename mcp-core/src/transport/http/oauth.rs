@@ -19,7 +19,7 @@ use crate::protocol::ErrorCode;
 
 impl McpHttpService {
     /// Verifies the token of a request to the MCP path and attaches its
-    /// principal and [`AuthInfo`](crate::AuthInfo); `Some` is the answer
+    /// principal and [`AuthInfo`](crate::context::AuthInfo); `Some` is the answer
     /// when the request goes no further.
     pub(super) async fn oauth(
         &self,

@@ -81,7 +81,7 @@ impl SessionOptions {
     }
 }
 
-/// Options for [`serve_http`](super::serve_http) and
+/// Options for [`serve_http`](crate::serve_http) and
 /// [`McpHttpService`](super::McpHttpService).
 ///
 /// The defaults are a loopback development surface: bound to `127.0.0.1`
@@ -100,12 +100,13 @@ impl SessionOptions {
 /// [`without_sessions`](Self::without_sessions), or `sessions = None`). There
 /// a legacy call cannot ask the client anything:
 /// [`InvokeContext::confirm`](crate::InvokeContext::confirm) returns
-/// [`CannotAsk::SessionlessHttp`](crate::CannotAsk::SessionlessHttp) for the
+/// [`CannotAsk::SessionlessHttp`](crate::context::CannotAsk::SessionlessHttp) for the
 /// tool to answer, and the other questions answer a `-32603` error saying so.
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_core::transport::http::{HttpOptions, SessionOptions};
+/// use mcp_core::transport::http::SessionOptions;
+/// use mcp_core::HttpOptions;
 ///
 /// let options = HttpOptions::new()
 ///     .port(8080)
@@ -324,7 +325,7 @@ impl HttpOptions {
     /// answered. 2026-07-28 clients lose nothing.
     ///
     /// ```
-    /// use mcp_core::transport::http::HttpOptions;
+    /// use mcp_core::HttpOptions;
     ///
     /// assert!(HttpOptions::new().sessions.is_some());
     /// assert!(HttpOptions::stateless().sessions.is_none());

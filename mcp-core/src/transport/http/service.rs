@@ -1,5 +1,5 @@
 //! [`McpHttpService`]: the MCP endpoint as a hyper `Service`, usable on its
-//! own server ([`serve_http`](super::serve_http)) or mounted in yours.
+//! own server ([`serve_http`](crate::serve_http)) or mounted in yours.
 
 // A refused request is answered with its ready `Response`; it is built once
 // per request, so its size in a `Result` does not matter.
@@ -36,7 +36,7 @@ use crate::server::{InflightLimit, McpServer};
 /// The MCP endpoint as a service: guard, authorization, routing, sessions,
 /// body limits and Streamable HTTP responses. Cheap to clone.
 ///
-/// [`serve_http`](super::serve_http) runs it on its own listener. To mount
+/// [`serve_http`](crate::serve_http) runs it on its own listener. To mount
 /// it in your own hyper server, build one per server and call
 /// [`for_connection`](Self::for_connection) for each accepted connection
 /// (it supplies the peer address and the per-connection request limit);
@@ -101,7 +101,7 @@ impl McpHttpService {
     /// The endpoint for `server` with `options` (the bind options `port` and
     /// `host` are ignored here). Options whose session store no other
     /// replica could share are logged as an error
-    /// ([`serve_http`](super::serve_http) refuses them).
+    /// ([`serve_http`](crate::serve_http) refuses them).
     pub fn new(server: McpServer, options: HttpOptions) -> Self {
         if let Some(why) = unshareable(&options, &server) {
             tracing::error!("{why}");
@@ -529,7 +529,7 @@ where
     Box::pin(async move { Ok(owner.service().respond(parts, body).await) })
 }
 
-/// One accepted connection's service, as [`serve_http`](super::serve_http)
+/// One accepted connection's service, as [`serve_http`](crate::serve_http)
 /// hands it to hyper. Each request's future holds one more reference to
 /// this connection's handle, where a clone of [`McpHttpService`] would
 /// count one more on the server-wide state that every connection's

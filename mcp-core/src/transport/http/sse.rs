@@ -286,12 +286,18 @@ mod tests {
         let (tx, rx) = crate::transport::http::queue::channel(4, 1 << 20, None, None);
         let body = McpBody::sse(vec![frame(&json!(1))], rx, None, None, Vec::new());
         assert!(tx.message(&json!(2)).await);
-        let frame = crate::Frame::from_value(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+        let frame = crate::transport::Frame::from_value(
+            json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+        );
         let server = crate::McpServer::builder()
             .build()
             .unwrap_or_else(|e| panic!("{e}"));
         let reply = server
-            .accept(frame, &std::sync::Arc::new(crate::CallContext::new()), None)
+            .accept(
+                frame,
+                &std::sync::Arc::new(crate::transport::CallContext::new()),
+                None,
+            )
             .run()
             .await;
         tx.finish(Event::Done(reply)).await;

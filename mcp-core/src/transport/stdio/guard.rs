@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
 use tokio::net::unix::pipe;
 
-use super::BoxedWriter;
+use super::serve::BoxedWriter;
 
 /// The original stdout while a guard is live.
 struct Saved {

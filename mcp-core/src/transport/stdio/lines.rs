@@ -2,7 +2,6 @@
 
 use std::io;
 
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::server::Frame;
@@ -12,7 +11,7 @@ use crate::server::Frame;
 #[allow(clippy::large_enum_variant)]
 pub(super) enum Line {
     /// A non-blank line, parsed: the message or the ready `-32700` reply.
-    Parsed(Result<Frame, Value>),
+    Parsed(Result<Frame, crate::server::ParseError>),
     Blank,
     TooLong,
 }

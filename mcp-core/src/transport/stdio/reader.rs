@@ -146,7 +146,7 @@ impl Reader<'_> {
             }
             Line::Parsed(Ok(frame)) => frame,
             Line::Parsed(Err(reply)) => {
-                self.answer_value(&reply);
+                self.answer_value(&reply.reply());
                 return None;
             }
         };

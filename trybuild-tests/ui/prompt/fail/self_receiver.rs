@@ -1,4 +1,4 @@
-use mcp_core::{mcp_prompt, PromptMessage};
+use mcp_core::{mcp_prompt, protocol::PromptMessage};
 
 struct Planner;
 

@@ -2,7 +2,7 @@
 //! does: `String`, an own error type, a boxed error (the shape of
 //! `anyhow::Result`), and `ErrorObject`.
 
-use mcp_core::{mcp_prompt, ErrorObject, McpServer, PromptMessage};
+use mcp_core::{mcp_prompt, McpServer, protocol::{ErrorObject, PromptMessage}};
 
 /// An error with only `Display`.
 #[derive(Debug)]

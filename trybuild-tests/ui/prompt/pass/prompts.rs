@@ -1,8 +1,6 @@
 //! Prompts with required and optional arguments and every return shape.
 
-use mcp_core::{
-    mcp_prompt, ErrorObject, GetPromptResult, InvokeContext, McpServer, PromptMessage,
-};
+use mcp_core::{mcp_prompt, InvokeContext, McpServer, protocol::{ErrorObject, GetPromptResult, PromptMessage}};
 
 /// Plan the week.
 #[mcp_prompt(title = "Weekly plan")]

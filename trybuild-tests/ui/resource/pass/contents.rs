@@ -1,6 +1,6 @@
 //! Fixed resources with every return shape, async and sync.
 
-use mcp_core::{mcp_resource, ErrorObject, McpServer, ResourceContents};
+use mcp_core::{mcp_resource, McpServer, protocol::{ErrorObject, ResourceContents}};
 
 /// Owned text.
 #[mcp_resource(uri = "notes://owned", mime_type = "text/markdown")]

@@ -2,7 +2,7 @@
 //! does: `String`, an own error type, a boxed error (the shape of
 //! `anyhow::Result`), and `ErrorObject`.
 
-use mcp_core::{mcp_resource, ErrorObject, McpServer};
+use mcp_core::{mcp_resource, McpServer, protocol::ErrorObject};
 
 /// An error with only `Display`.
 #[derive(Debug)]

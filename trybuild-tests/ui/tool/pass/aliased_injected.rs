@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use mcp_core::InvokeContext as Ctx;
 use mcp_core::State as Shared;
-use mcp_core::{mcp_prompt, mcp_resource, mcp_tool, McpServer, PromptMessage, State};
+use mcp_core::{mcp_prompt, mcp_resource, mcp_tool, McpServer, State, protocol::PromptMessage};
 use serde_json::json;
 
 type AppState = State<Arc<Config>>;

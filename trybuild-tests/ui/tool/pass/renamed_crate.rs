@@ -2,7 +2,7 @@
 //! that re-exports `mcp-core`, depended on under the name `renamed_core`.
 //! Nothing below names `mcp_core`, `serde` or `schemars`.
 
-use renamed_core::{mcp_prompt, mcp_resource, mcp_tool, McpServer, PromptMessage};
+use renamed_core::{mcp_prompt, mcp_resource, mcp_tool, protocol::PromptMessage, McpServer};
 
 /// Add two numbers.
 #[mcp_tool(crate = "renamed_core")]

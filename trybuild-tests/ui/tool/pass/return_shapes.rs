@@ -1,6 +1,6 @@
 //! Every return shape a tool may have.
 
-use mcp_core::{mcp_tool, CallToolResult, Content, IntoToolResult, Json, McpServer};
+use mcp_core::{mcp_tool, Json, McpServer, protocol::{CallToolResult, Content}, handler::IntoToolResult};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;

@@ -4,9 +4,7 @@
 #![deny(rust_2018_idioms, unused_qualifications, trivial_casts, unused_results)]
 #![forbid(unsafe_code)]
 
-use mcp_core::{
-    mcp_prompt, mcp_resource, mcp_tool, InvokeContext, Json, McpServer, PromptMessage, State,
-};
+use mcp_core::{mcp_prompt, mcp_resource, mcp_tool, InvokeContext, Json, McpServer, State, protocol::PromptMessage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
