@@ -20,6 +20,12 @@ const SERVER_DOOR: &[&str] = &[
     "Response",
     "Started",
     "Unpolled",
+    // The rest of the public transport API (`mcp_core::transport`): a
+    // frame that does not parse, and the defaults a transport names.
+    "parse_payload",
+    "ParseError",
+    "DEFAULT_CLIENT_REQUEST_TIMEOUT",
+    "DEFAULT_MAX_SUBSCRIPTIONS_PER_SESSION",
     // Narrow handles: the `-32000` busy error, the HTTP transport's
     // per-connection limit (taken before its fair share of the server's,
     // outside `accept`: a refusal there is an HTTP 503), a denied scope's
