@@ -1,9 +1,9 @@
 //! Transports, and the API for writing your own: a transport decodes a
 //! [`Frame`], hands it to [`McpServer::accept`](crate::McpServer::accept)
 //! with a [`CallContext`] and its [`Session`], and writes the [`Response`]s.
-//! The built-in ones are [`stdio`] and [`http`]; their entry points
-//! ([`serve_stdio`](crate::serve_stdio), [`serve_http`](crate::serve_http))
-//! are at the crate root.
+//! The built-in ones are the modules `stdio` and `http` (features of the
+//! same names); their entry points, `serve_stdio` and `serve_http`, are at
+//! the crate root.
 
 #[cfg(feature = "stdio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
