@@ -6,6 +6,7 @@
 //! over an entry of another backend or of the server itself, whatever it
 //! lists, de-lists and lists again.
 
+use super::ordered::OrderedMap;
 use super::{ListKind, Owner, PromptRegistry, ResourceRegistry, ToolRegistry};
 use crate::handler::prompt::McpPromptDef;
 use crate::handler::resource::McpResourceDef;
@@ -41,6 +42,84 @@ fn merged_state(
         }
     }
     state
+}
+
+/// What ownership needs of a tool, prompt or resource descriptor.
+trait OwnedEntry: Sized {
+    /// Whom the entry records as having added it.
+    fn owner(&self) -> Option<&Owner>;
+    /// The scopes and required state of the entry, read and written.
+    fn scopes_and_state(&mut self) -> (Vec<String>, &mut Vec<(std::any::TypeId, &'static str)>);
+    /// Sets the scopes.
+    fn set_scopes(self, scopes: Vec<String>) -> Self;
+}
+
+macro_rules! owned_entry {
+    ($($def:ty),*) => {$(
+        impl OwnedEntry for $def {
+            fn owner(&self) -> Option<&Owner> {
+                self.owner.as_ref()
+            }
+            fn scopes_and_state(
+                &mut self,
+            ) -> (
+                Vec<String>,
+                &mut Vec<(std::any::TypeId, &'static str)>,
+            ) {
+                (self.scopes().to_vec(), &mut self.required_state)
+            }
+            fn set_scopes(self, scopes: Vec<String>) -> Self {
+                self.with_scopes(scopes)
+            }
+        }
+    )*};
+}
+owned_entry!(McpToolDef, McpPromptDef, McpResourceDef);
+
+/// `new`, replacing `old` for `owner`: refused (`taken`) unless `owner`
+/// added `old`; otherwise `new` keeps `old`'s scopes and adds its
+/// required state, so a backend cannot loosen what the server set.
+fn replacing<E: OwnedEntry>(
+    mut new: E,
+    mut old: E,
+    owner: &Owner,
+    taken: impl FnOnce() -> BuildError,
+) -> Result<E, BuildError> {
+    if old.owner() != Some(owner) {
+        return Err(taken());
+    }
+    let (scopes, old_state) = old.scopes_and_state();
+    let (_, new_state) = new.scopes_and_state();
+    *new_state = merged_state(std::mem::take(old_state), &new_state[..]);
+    Ok(new.set_scopes(scopes))
+}
+
+/// Replaces or adds `entry` under `name` in `map` for `owner`.
+fn put_named<E: OwnedEntry>(
+    map: &mut OrderedMap<E>,
+    name: String,
+    entry: E,
+    owner: &Owner,
+    taken: impl FnOnce(String) -> BuildError,
+) -> Result<(), BuildError> {
+    let entry = match map.remove(&name) {
+        Some(old) => {
+            let key = name.clone();
+            replacing(entry, old, owner, || taken(key))?
+        }
+        None => entry,
+    };
+    map.insert(name, entry);
+    Ok(())
+}
+
+/// Removes `name` from `map` if `owner` added it.
+fn remove_named<E: OwnedEntry>(map: &mut OrderedMap<E>, name: &str, owner: &Owner) -> bool {
+    if map.get(name).and_then(E::owner) != Some(owner) {
+        return false;
+    }
+    map.remove(name);
+    true
 }
 
 impl McpServer {
@@ -117,16 +196,7 @@ impl McpServer {
             .tools
             .change(|current| {
                 let mut tools = current.tools.clone();
-                if let Some(old) = tools.get(&name) {
-                    if !held_by(Some(&old.owner), owner) {
-                        return Err(BuildError::DuplicateTool(name));
-                    }
-                    let state = merged_state(old.required_state.clone(), &tool.required_state);
-                    tool = tool.with_scopes(old.scopes().to_vec());
-                    tool.required_state = state;
-                    tools.remove(&name);
-                }
-                tools.insert(name, tool);
+                put_named(&mut tools, name, tool, owner, BuildError::DuplicateTool)?;
                 Ok(ToolRegistry::new(tools))
             })
             .unwrap_or(Err(BuildError::CatalogNotLive))?;
@@ -140,12 +210,10 @@ impl McpServer {
             .registry
             .tools
             .change(|current| {
-                if !held_by(current.tools.get(name).map(|t| &t.owner), owner) {
-                    return Err(());
-                }
                 let mut tools = current.tools.clone();
-                tools.remove(name);
-                Ok(ToolRegistry::new(tools))
+                remove_named(&mut tools, name, owner)
+                    .then(|| ToolRegistry::new(tools))
+                    .ok_or(())
             })?
             .ok()?;
         Some(self.list_changed(ListKind::Tools).await)
@@ -173,16 +241,13 @@ impl McpServer {
             .prompts
             .change(|current| {
                 let mut prompts = current.prompts.clone();
-                if let Some(old) = prompts.get(&name) {
-                    if !held_by(Some(&old.owner), owner) {
-                        return Err(BuildError::DuplicatePrompt(name));
-                    }
-                    let state = merged_state(old.required_state.clone(), &prompt.required_state);
-                    prompt = prompt.with_scopes(old.scopes().to_vec());
-                    prompt.required_state = state;
-                    prompts.remove(&name);
-                }
-                prompts.insert(name, prompt);
+                put_named(
+                    &mut prompts,
+                    name,
+                    prompt,
+                    owner,
+                    BuildError::DuplicatePrompt,
+                )?;
                 Ok(PromptRegistry::new(prompts))
             })
             .unwrap_or(Err(BuildError::CatalogNotLive))?;
@@ -195,12 +260,10 @@ impl McpServer {
             .registry
             .prompts
             .change(|current| {
-                if !held_by(current.prompts.get(name).map(|p| &p.owner), owner) {
-                    return Err(());
-                }
                 let mut prompts = current.prompts.clone();
-                prompts.remove(name);
-                Ok(PromptRegistry::new(prompts))
+                remove_named(&mut prompts, name, owner)
+                    .then(|| PromptRegistry::new(prompts))
+                    .ok_or(())
             })?
             .ok()?;
         Some(self.list_changed(ListKind::Prompts).await)
@@ -235,14 +298,10 @@ impl McpServer {
                 } else {
                     resources.remove(&key)
                 };
-                if let Some(old) = old {
-                    if !held_by(Some(&old.owner), owner) {
-                        return Err(BuildError::DuplicateResource(key));
-                    }
-                    let state = merged_state(old.required_state.clone(), &def.required_state);
-                    def = def.with_scopes(old.scopes().to_vec());
-                    def.required_state = state;
-                }
+                let def = match old {
+                    Some(old) => replacing(def, old, owner, || BuildError::DuplicateResource(key))?,
+                    None => def,
+                };
                 super::resources::insert(&mut resources, &mut templates, def)?;
                 Ok(ResourceRegistry::new(resources, templates))
             })
