@@ -5,8 +5,8 @@ For each example binary it runs the initialize handshake over stdio, fetches
 tools/list, resources/list, resources/templates/list and prompts/list, and
 checks every Tool, Resource, ResourceTemplate and Prompt (and the 2025-11-25
 list results and InitializeResult) against the schemas of 2025-11-25 and
-2026-07-28 in ../shared/spec/schema/. Needs the `jsonschema` package (the
-interop harness's venv has it). Prints one line per check and ends with
+2026-07-28 in SCHEMA_DIR (the official schema files, named
+<revision>.json). Needs the `jsonschema` package. Prints one line per check and ends with
 "N passed, M failed"; exits non-zero on any failure.
 
 usage: validate_listings.py SCHEMA_DIR EXAMPLE_BINARY...
