@@ -4,7 +4,7 @@
 //! tells the listeners through the registry and the bus.
 
 use super::registry::resources::insert;
-use super::registry::{ListKind, PromptRegistry, ResourceRegistry, ToolRegistry};
+use super::registry::{ListKind, Part, PromptRegistry, ResourceRegistry, ToolRegistry, Versions};
 use super::{BuildError, McpServer};
 use crate::handler::prompt::McpPromptDef;
 use crate::handler::resource::McpResourceDef;
@@ -27,23 +27,22 @@ impl McpServer {
     pub async fn add_tool(&self, tool: impl Into<McpToolDef>) -> Result<usize, BuildError> {
         let mut tool = tool.into();
         tool.default_timeout(self.inner.registry.tool_timeout);
-        if !self.inner.registry.tools.is_live() {
-            return Err(BuildError::CatalogNotLive);
-        }
-        self.check_state(&format!("tool `{}`", tool.name()), &tool.required_state)?;
         let name = tool.name().to_owned();
-        self.inner
-            .registry
-            .tools
-            .change(|current| {
+        let needs = tool.required_state.clone();
+        self.add_live(
+            &self.inner.registry.tools,
+            ListKind::Tools,
+            &format!("tool `{}`", tool.name()),
+            &needs,
+            |current| {
                 let mut tools = current.tools.clone();
                 if !tools.insert(name.clone(), tool) {
                     return Err(BuildError::DuplicateTool(name));
                 }
                 Ok(ToolRegistry::new(tools))
-            })
-            .unwrap_or(Err(BuildError::CatalogNotLive))?;
-        Ok(self.list_changed(ListKind::Tools).await)
+            },
+        )
+        .await
     }
 
     /// Removes a tool from a [live](crate::McpServerBuilder::live_tools)
@@ -65,6 +64,28 @@ impl McpServer {
             })?
             .ok()?;
         Some(self.list_changed(ListKind::Tools).await)
+    }
+
+    /// The one way an entry joins a live part: refused when `part` is not
+    /// live, or when the server lacks state the entry `needs` (`what`
+    /// names the entry in the error); otherwise `next` makes the new
+    /// version from the current one, and the listeners of `kind` are told
+    /// (how many is returned).
+    pub(crate) async fn add_live<C: Part>(
+        &self,
+        part: &Versions<C>,
+        kind: ListKind,
+        what: &str,
+        needs: &[(std::any::TypeId, &'static str)],
+        next: impl FnOnce(&C) -> Result<C, BuildError>,
+    ) -> Result<usize, BuildError> {
+        if !part.is_live() {
+            return Err(BuildError::CatalogNotLive);
+        }
+        self.check_state(what, needs)?;
+        part.change(next)
+            .unwrap_or(Err(BuildError::CatalogNotLive))?;
+        Ok(self.list_changed(kind).await)
     }
 
     /// Refuses a handler needing state the server does not have.
@@ -109,26 +130,22 @@ impl McpServer {
     /// only skips notifying the remaining clients.
     pub async fn add_prompt(&self, prompt: impl Into<McpPromptDef>) -> Result<usize, BuildError> {
         let prompt = prompt.into();
-        if !self.inner.registry.prompts.is_live() {
-            return Err(BuildError::CatalogNotLive);
-        }
-        self.check_state(
-            &format!("prompt `{}`", prompt.name()),
-            &prompt.required_state,
-        )?;
         let name = prompt.name().to_owned();
-        self.inner
-            .registry
-            .prompts
-            .change(|current| {
+        let needs = prompt.required_state.clone();
+        self.add_live(
+            &self.inner.registry.prompts,
+            ListKind::Prompts,
+            &format!("prompt `{}`", prompt.name()),
+            &needs,
+            |current| {
                 let mut prompts = current.prompts.clone();
                 if !prompts.insert(name.clone(), prompt) {
                     return Err(BuildError::DuplicatePrompt(name));
                 }
                 Ok(PromptRegistry::new(prompts))
-            })
-            .unwrap_or(Err(BuildError::CatalogNotLive))?;
-        Ok(self.list_changed(ListKind::Prompts).await)
+            },
+        )
+        .await
     }
 
     /// Removes a prompt from a [live](crate::McpServerBuilder::live_catalog)
@@ -185,21 +202,20 @@ impl McpServer {
         resource: impl Into<McpResourceDef>,
     ) -> Result<usize, BuildError> {
         let def = resource.into();
-        if !self.inner.registry.resources.is_live() {
-            return Err(BuildError::CatalogNotLive);
-        }
-        self.check_state(&format!("resource `{}`", def.key()), &def.required_state)?;
-        self.inner
-            .registry
-            .resources
-            .change(|current| {
+        let needs = def.required_state.clone();
+        self.add_live(
+            &self.inner.registry.resources,
+            ListKind::Resources,
+            &format!("resource `{}`", def.key()),
+            &needs,
+            |current| {
                 let mut resources = current.resources.clone();
                 let mut templates = current.templates.clone();
                 insert(&mut resources, &mut templates, def)?;
                 Ok(ResourceRegistry::new(resources, templates))
-            })
-            .unwrap_or(Err(BuildError::CatalogNotLive))?;
-        Ok(self.list_changed(ListKind::Resources).await)
+            },
+        )
+        .await
     }
 
     /// Removes the resource registered under `uri` (not a template: see

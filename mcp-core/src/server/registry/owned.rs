@@ -186,21 +186,20 @@ impl McpServer {
     ) -> Result<usize, BuildError> {
         tool.default_timeout(self.inner.registry.tool_timeout);
         tool.owner = Some(owner.clone());
-        if !self.inner.registry.tools.is_live() {
-            return Err(BuildError::CatalogNotLive);
-        }
-        self.check_state(&format!("tool `{}`", tool.name()), &tool.required_state)?;
         let name = tool.name().to_owned();
-        self.inner
-            .registry
-            .tools
-            .change(|current| {
+        let needs = tool.required_state.clone();
+        self.add_live(
+            &self.inner.registry.tools,
+            ListKind::Tools,
+            &format!("tool `{}`", tool.name()),
+            &needs,
+            |current| {
                 let mut tools = current.tools.clone();
                 put_named(&mut tools, name, tool, owner, BuildError::DuplicateTool)?;
                 Ok(ToolRegistry::new(tools))
-            })
-            .unwrap_or(Err(BuildError::CatalogNotLive))?;
-        Ok(self.list_changed(ListKind::Tools).await)
+            },
+        )
+        .await
     }
 
     /// Removes tool `name` if `owner` added it; `None` (and nothing
@@ -230,16 +229,15 @@ impl McpServer {
         mut prompt: McpPromptDef,
     ) -> Result<usize, BuildError> {
         prompt.owner = Some(owner.clone());
-        if !self.inner.registry.prompts.is_live() {
-            return Err(BuildError::CatalogNotLive);
-        }
         let what = format!("prompt `{}`", prompt.name());
-        self.check_state(&what, &prompt.required_state)?;
         let name = prompt.name().to_owned();
-        self.inner
-            .registry
-            .prompts
-            .change(|current| {
+        let needs = prompt.required_state.clone();
+        self.add_live(
+            &self.inner.registry.prompts,
+            ListKind::Prompts,
+            &what,
+            &needs,
+            |current| {
                 let mut prompts = current.prompts.clone();
                 put_named(
                     &mut prompts,
@@ -249,9 +247,9 @@ impl McpServer {
                     BuildError::DuplicatePrompt,
                 )?;
                 Ok(PromptRegistry::new(prompts))
-            })
-            .unwrap_or(Err(BuildError::CatalogNotLive))?;
-        Ok(self.list_changed(ListKind::Prompts).await)
+            },
+        )
+        .await
     }
 
     /// [`remove_owned_tool`](Self::remove_owned_tool) for a prompt.
@@ -281,15 +279,14 @@ impl McpServer {
         mut def: McpResourceDef,
     ) -> Result<usize, BuildError> {
         def.owner = Some(owner.clone());
-        if !self.inner.registry.resources.is_live() {
-            return Err(BuildError::CatalogNotLive);
-        }
-        self.check_state(&format!("resource `{}`", def.key()), &def.required_state)?;
         let key = def.key().to_owned();
-        self.inner
-            .registry
-            .resources
-            .change(|current| {
+        let needs = def.required_state.clone();
+        self.add_live(
+            &self.inner.registry.resources,
+            ListKind::Resources,
+            &format!("resource `{}`", def.key()),
+            &needs,
+            |current| {
                 let mut resources = current.resources.clone();
                 let mut templates = current.templates.clone();
                 let old = if def.is_template() {
@@ -304,9 +301,9 @@ impl McpServer {
                 };
                 super::resources::insert(&mut resources, &mut templates, def)?;
                 Ok(ResourceRegistry::new(resources, templates))
-            })
-            .unwrap_or(Err(BuildError::CatalogNotLive))?;
-        Ok(self.list_changed(ListKind::Resources).await)
+            },
+        )
+        .await
     }
 
     /// [`remove_owned_tool`](Self::remove_owned_tool) for the resource at
