@@ -94,7 +94,7 @@ impl McpServer {
                 ));
                 continue;
             }
-            let prepared = match self.prepare_value(item, ctx) {
+            let prepared = match self.pipeline().prepare_value(item, ctx) {
                 Step::Done(reply) => {
                     replies[slot] = reply;
                     continue;
@@ -111,7 +111,7 @@ impl McpServer {
             };
             let server = self.clone();
             tasks.spawn(async move {
-                let reply = server.run_prepared(prepared).await;
+                let reply = server.pipeline().run_prepared(prepared).await;
                 drop(permit);
                 (slot, reply)
             });

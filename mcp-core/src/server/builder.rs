@@ -436,52 +436,56 @@ impl McpServerBuilder {
         let server_info_raw = Arc::new(super::encode::ServerInfoRaw::new(&server_info_json));
         let server = McpServer {
             inner: Arc::new(Inner {
-                lifecycle: super::lifecycle::Lifecycle {
-                    info,
-                    instructions: self.instructions,
-                    capabilities,
-                    capabilities_json,
-                    server_info_json,
-                    server_info_raw,
-                    discover_cache: self
-                        .discover_cache
-                        .unwrap_or(CacheHint::new(3_600_000, CacheScope::Public)),
-                    logging: self.logging,
-                    client_request_timeout: self
-                        .client_request_timeout
-                        .unwrap_or(DEFAULT_CLIENT_REQUEST_TIMEOUT),
+                pipeline: super::Pipeline {
+                    lifecycle: super::lifecycle::Lifecycle {
+                        info,
+                        instructions: self.instructions,
+                        capabilities,
+                        capabilities_json,
+                        server_info_json,
+                        server_info_raw,
+                        discover_cache: self
+                            .discover_cache
+                            .unwrap_or(CacheHint::new(3_600_000, CacheScope::Public)),
+                        logging: self.logging,
+                        client_request_timeout: self
+                            .client_request_timeout
+                            .unwrap_or(DEFAULT_CLIENT_REQUEST_TIMEOUT),
+                    },
+                    registry: super::registry::Registry {
+                        tools,
+                        list_listeners: super::registry::ListListeners::default(),
+                        resources,
+                        prompts,
+                        list_cache,
+                        resource_list_cache,
+                        prompt_list_cache,
+                        tool_timeout: self.tool_timeout,
+                        #[cfg(feature = "metrics")]
+                        count_sessions: self.count_sessions,
+                    },
+                    features: super::features::Features {
+                        completer: self.completer,
+                        resource_subscriptions: self.resource_subscriptions && has_resources,
+                        subscriptions: self
+                            .max_subscriptions_per_session
+                            .map_or_else(Subscriptions::default, Subscriptions::new),
+                    },
+                    chains: super::mount_chains::Chains {
+                        interceptors: super::intercept::Chain::new(self.interceptors),
+                        tool_chains,
+                        entry_chains,
+                    },
+                    extensions: super::offered_extensions::Extensions {
+                        tasks: ext.tasks,
+                        skills: ext.skills,
+                    },
+                    handlers: super::round_trip::Handlers {
+                        state: Arc::new(self.state),
+                        state_keys: self.state_keys.unwrap_or_default(),
+                    },
+                    shared_session: Session::new(),
                 },
-                registry: super::registry::Registry {
-                    tools,
-                    list_listeners: super::registry::ListListeners::default(),
-                    resources,
-                    prompts,
-                    list_cache,
-                    resource_list_cache,
-                    prompt_list_cache,
-                    tool_timeout: self.tool_timeout,
-                    #[cfg(feature = "metrics")]
-                    count_sessions: self.count_sessions,
-                },
-                features: super::features::Features {
-                    completer: self.completer,
-                    resource_subscriptions: self.resource_subscriptions && has_resources,
-                    subscriptions: self
-                        .max_subscriptions_per_session
-                        .map_or_else(Subscriptions::default, Subscriptions::new),
-                },
-                chains: super::mount_chains::Chains {
-                    interceptors: super::intercept::Chain::new(self.interceptors),
-                    tool_chains,
-                    entry_chains,
-                },
-                extensions: super::offered_extensions::Extensions {
-                    tasks: ext.tasks,
-                    skills: ext.skills,
-                },
-                shared_session: Session::new(),
-                state: Arc::new(self.state),
-                state_keys: self.state_keys.unwrap_or_default(),
                 storage: ext.storage,
             }),
         };

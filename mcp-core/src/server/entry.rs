@@ -183,7 +183,7 @@ impl McpServer {
             Incoming::Json(Value::Array(items)) => {
                 State::Batch(items, Arc::clone(ctx), admit.cloned())
             }
-            message => match self.prepare(message, ctx) {
+            message => match self.pipeline().prepare(message, ctx) {
                 Step::Done(reply) => State::Done(reply),
                 // Only a request that will run a handler is admitted: what
                 // is answered in place (`ping`, `initialize`, errors) and
@@ -258,9 +258,10 @@ impl Call {
                 // prepared call a second time (a copy of a few hundred bytes).
                 let outcome = self
                     .server
+                    .pipeline()
                     .execute(&prepared.scope, prepared.params, prepared.held)
                     .await;
-                let reply = self.server.conclude(prepared.scope, outcome);
+                let reply = self.server.pipeline().conclude(prepared.scope, outcome);
                 drop(permit);
                 reply.map(Response::from)
             }
@@ -306,9 +307,10 @@ impl McpServer {
             // prepared call a second time.
             work: Box::pin(async move {
                 let outcome = server
+                    .pipeline()
                     .execute(&prepared.scope, prepared.params, prepared.held)
                     .await;
-                let reply = server.conclude(prepared.scope, outcome);
+                let reply = server.pipeline().conclude(prepared.scope, outcome);
                 drop(permit);
                 reply.map(Response::from)
             }),
@@ -317,9 +319,10 @@ impl McpServer {
 
     /// Runs one message (never split as a batch) to its reply.
     pub(crate) async fn reply_to(&self, message: Value, ctx: &CallContext) -> Option<Reply> {
-        match self.prepare_value(message, &Arc::new(ctx.clone())) {
+        let pipeline = self.pipeline();
+        match pipeline.prepare_value(message, &Arc::new(ctx.clone())) {
             Step::Done(reply) => reply,
-            Step::Run(call) => self.run_prepared(call).await,
+            Step::Run(call) => pipeline.run_prepared(call).await,
         }
     }
 }

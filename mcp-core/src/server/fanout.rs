@@ -35,6 +35,7 @@ async fn deliver(server: McpServer, event: BusEvent) {
         BusEvent::ResourceUpdated { uri } => {
             server
                 .inner
+                .pipeline
                 .features
                 .subscriptions
                 .notify_updated(&uri)
@@ -43,6 +44,7 @@ async fn deliver(server: McpServer, event: BusEvent) {
         BusEvent::ToolsListChanged => {
             server
                 .inner
+                .pipeline
                 .registry
                 .list_listeners
                 .changed(ListKind::Tools)
@@ -51,6 +53,7 @@ async fn deliver(server: McpServer, event: BusEvent) {
         BusEvent::ResourcesListChanged => {
             server
                 .inner
+                .pipeline
                 .registry
                 .list_listeners
                 .changed(ListKind::Resources)
@@ -59,13 +62,14 @@ async fn deliver(server: McpServer, event: BusEvent) {
         BusEvent::PromptsListChanged => {
             server
                 .inner
+                .pipeline
                 .registry
                 .list_listeners
                 .changed(ListKind::Prompts)
                 .await;
         }
         BusEvent::TaskChanged { task_id } => {
-            if let Some(engine) = &server.inner.extensions.tasks {
+            if let Some(engine) = &server.inner.pipeline.extensions.tasks {
                 engine.changed_elsewhere(&task_id).await;
             }
         }

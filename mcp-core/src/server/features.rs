@@ -300,7 +300,7 @@ impl SubscriptionsHandle {
     /// The URIs `session` is subscribed to; `None` once the server is gone.
     pub(crate) fn legacy_uris(&self, session: &Session) -> Option<Vec<String>> {
         let inner = self.0.upgrade()?;
-        Some(inner.features.subscriptions.legacy_uris(session))
+        Some(inner.pipeline.features.subscriptions.legacy_uris(session))
     }
 }
 

@@ -26,11 +26,11 @@ impl McpServer {
     /// only skips notifying the remaining clients.
     pub async fn add_tool(&self, tool: impl Into<McpToolDef>) -> Result<usize, BuildError> {
         let mut tool = tool.into();
-        tool.default_timeout(self.inner.registry.tool_timeout);
+        tool.default_timeout(self.inner.pipeline.registry.tool_timeout);
         let name = tool.name().to_owned();
         let needs = tool.required_state.clone();
         self.add_live(
-            &self.inner.registry.tools,
+            &self.inner.pipeline.registry.tools,
             ListKind::Tools,
             &format!("tool `{}`", tool.name()),
             &needs,
@@ -53,6 +53,7 @@ impl McpServer {
     /// As for [`add_tool`](Self::add_tool).
     pub async fn remove_tool(&self, name: &str) -> Option<usize> {
         self.inner
+            .pipeline
             .registry
             .tools
             .change(|current| {
@@ -94,7 +95,10 @@ impl McpServer {
         handler: &str,
         needs: &[(std::any::TypeId, &'static str)],
     ) -> Result<(), BuildError> {
-        match needs.iter().find(|(id, _)| !self.inner.state.contains(*id)) {
+        match needs
+            .iter()
+            .find(|(id, _)| !self.inner.pipeline.handlers.state.contains(*id))
+        {
             Some((_, type_name)) => Err(BuildError::MissingState {
                 handler: handler.to_owned(),
                 type_name,
@@ -133,7 +137,7 @@ impl McpServer {
         let name = prompt.name().to_owned();
         let needs = prompt.required_state.clone();
         self.add_live(
-            &self.inner.registry.prompts,
+            &self.inner.pipeline.registry.prompts,
             ListKind::Prompts,
             &format!("prompt `{}`", prompt.name()),
             &needs,
@@ -156,6 +160,7 @@ impl McpServer {
     /// As for [`add_prompt`](Self::add_prompt).
     pub async fn remove_prompt(&self, name: &str) -> Option<usize> {
         self.inner
+            .pipeline
             .registry
             .prompts
             .change(|current| {
@@ -204,7 +209,7 @@ impl McpServer {
         let def = resource.into();
         let needs = def.required_state.clone();
         self.add_live(
-            &self.inner.registry.resources,
+            &self.inner.pipeline.registry.resources,
             ListKind::Resources,
             &format!("resource `{}`", def.key()),
             &needs,
@@ -228,6 +233,7 @@ impl McpServer {
     /// As for [`add_resource`](Self::add_resource).
     pub async fn remove_resource(&self, uri: &str) -> Option<usize> {
         self.inner
+            .pipeline
             .registry
             .resources
             .change(|current| {
@@ -265,6 +271,7 @@ impl McpServer {
     /// As for [`add_resource`](Self::add_resource).
     pub async fn remove_resource_template(&self, template: &str) -> Option<usize> {
         self.inner
+            .pipeline
             .registry
             .resources
             .change(|current| {

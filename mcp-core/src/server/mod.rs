@@ -64,7 +64,6 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::context::state_map::StateMap;
 use crate::context::CallContext;
 use crate::protocol::{
     CallToolResult, Era, ErrorObject, Implementation, RequestId, ServerCapabilities, Tool,
@@ -116,6 +115,17 @@ pub struct McpServer {
 
 /// What a built server holds (shared by every clone).
 pub(crate) struct Inner {
+    /// What the request pipeline reads.
+    pub(crate) pipeline: Pipeline,
+    /// Where the server keeps its shared state (tasks, notices, sessions).
+    pub(crate) storage: crate::storage::Storage,
+}
+
+/// The parts the request pipeline reads, each owned by the stage that
+/// reads it. The dispatcher (`prepare.rs`, `run.rs`) is a method of the
+/// whole, since it routes to every method; each method is a function of
+/// the parts it takes.
+pub(crate) struct Pipeline {
     /// Who the server is and what it offers (stage: lifecycle).
     pub(crate) lifecycle: lifecycle::Lifecycle,
     /// The tools, resources and prompts (stage: registry).
@@ -126,35 +136,64 @@ pub(crate) struct Inner {
     pub(crate) chains: mount_chains::Chains,
     /// The tasks and skills extensions.
     pub(crate) extensions: offered_extensions::Extensions,
+    /// What a handler's context is made from (stage: round trip).
+    pub(crate) handlers: round_trip::Handlers,
+    /// The session a call without one of its own is registered in.
     pub(crate) shared_session: Session,
-    pub(crate) state: Arc<StateMap>,
-    pub(crate) state_keys: StateKeys,
-    /// Where the server keeps its shared state (tasks, notices, sessions).
-    pub(crate) storage: crate::storage::Storage,
 }
 
 impl fmt::Debug for McpServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpServer")
-            .field("info", &self.inner.lifecycle.info)
-            .field("tools", &self.inner.registry.tools.snapshot().tools.len())
+            .field("info", &self.inner.pipeline.lifecycle.info)
+            .field(
+                "tools",
+                &self.inner.pipeline.registry.tools.snapshot().tools.len(),
+            )
             .field(
                 "resources",
-                &self.inner.registry.resources.snapshot().resources.len(),
+                &self
+                    .inner
+                    .pipeline
+                    .registry
+                    .resources
+                    .snapshot()
+                    .resources
+                    .len(),
             )
             .field(
                 "templates",
-                &self.inner.registry.resources.snapshot().templates.len(),
+                &self
+                    .inner
+                    .pipeline
+                    .registry
+                    .resources
+                    .snapshot()
+                    .templates
+                    .len(),
             )
             .field(
                 "prompts",
-                &self.inner.registry.prompts.snapshot().prompts.len(),
+                &self
+                    .inner
+                    .pipeline
+                    .registry
+                    .prompts
+                    .snapshot()
+                    .prompts
+                    .len(),
             )
             .finish_non_exhaustive()
     }
 }
 
 impl McpServer {
+    /// What the request pipeline reads (every part but storage).
+    #[inline]
+    pub(crate) fn pipeline(&self) -> &Pipeline {
+        &self.inner.pipeline
+    }
+
     /// Starts building a server.
     pub fn builder() -> McpServerBuilder {
         McpServerBuilder::default()
@@ -162,19 +201,19 @@ impl McpServer {
 
     /// The implementation info `initialize` reports.
     pub fn info(&self) -> &Implementation {
-        &self.inner.lifecycle.info
+        &self.inner.pipeline.lifecycle.info
     }
 
     /// The capabilities `initialize` and `server/discover` advertise, as
     /// sent: `tools` always, `resources` and `prompts` only when some are
     /// registered.
     pub fn capabilities(&self) -> &Value {
-        &self.inner.lifecycle.capabilities_json
+        &self.inner.pipeline.lifecycle.capabilities_json
     }
 
     /// The same capabilities, typed.
     pub fn server_capabilities(&self) -> &ServerCapabilities {
-        &self.inner.lifecycle.capabilities
+        &self.inner.pipeline.lifecycle.capabilities
     }
 
     /// Tells every subscriber of `uri` (a legacy `resources/subscribe`, or a
@@ -187,7 +226,13 @@ impl McpServer {
     /// Dropping the future may leave later subscribers, or the other
     /// replicas, unnotified.
     pub async fn notify_resource_updated(&self, uri: &str) -> usize {
-        let sent = self.inner.features.subscriptions.notify_updated(uri).await;
+        let sent = self
+            .inner
+            .pipeline
+            .features
+            .subscriptions
+            .notify_updated(uri)
+            .await;
         if let Some(bus) = self.inner.storage.notices() {
             bus.publish(crate::storage::BusEvent::ResourceUpdated {
                 uri: uri.to_owned(),
@@ -201,43 +246,43 @@ impl McpServer {
     /// transport's connection ended): releases what the server kept for
     /// closed sessions (resource subscriptions hold their output channel).
     pub fn release_closed_sessions(&self) {
-        self.inner.features.subscriptions.forget_closed();
+        self.inner.pipeline.features.subscriptions.forget_closed();
         // A closed session's list-change listener held its transport's
         // writer open (a stdio server did not exit at end of input).
-        self.inner.registry.list_listeners.forget_closed();
+        self.inner.pipeline.registry.list_listeners.forget_closed();
     }
 
     /// List-change listeners held (legacy sessions of a live catalog, and
     /// 2026-07-28 listens); for tests of the transports' bookkeeping.
     #[doc(hidden)]
     pub fn list_listener_count(&self) -> usize {
-        self.inner.registry.list_listeners.len()
+        self.inner.pipeline.registry.list_listeners.len()
     }
 
     /// Resource subscribers held (sessions with legacy subscriptions, and
     /// listens); for tests of the transports' bookkeeping.
     #[doc(hidden)]
     pub fn subscriber_count(&self) -> usize {
-        self.inner.features.subscriptions.len()
+        self.inner.pipeline.features.subscriptions.len()
     }
 
     /// Every scope a tool, resource or prompt of this server declares,
     /// sorted, without repeats (what a resource server publishes as
     /// `scopes_supported`). A live catalog's tools count as they are now.
     pub fn declared_scopes(&self) -> Vec<String> {
-        self.inner.registry.declared_scopes()
+        self.inner.pipeline.registry.declared_scopes()
     }
 
     /// Whether `kind`'s part of the catalog is live.
     pub(crate) fn is_live(&self, kind: registry::ListKind) -> bool {
-        self.inner.registry.is_live(kind)
+        self.inner.pipeline.registry.is_live(kind)
     }
 
     /// Tells the listeners here, and the other replicas through the bus,
     /// that `kind`'s part changed; how many listeners here took it.
     pub(crate) async fn list_changed(&self, kind: registry::ListKind) -> usize {
         let bus = self.inner.storage.notices();
-        self.inner.registry.list_changed(kind, bus).await
+        self.inner.pipeline.registry.list_changed(kind, bus).await
     }
 
     /// A legacy session initialized: it hears of changes to the live
@@ -248,6 +293,7 @@ impl McpServer {
         outbound: Option<&Arc<dyn crate::context::Outbound>>,
     ) {
         self.inner
+            .pipeline
             .registry
             .listen_for_list_changes(session, outbound);
     }
@@ -255,7 +301,7 @@ impl McpServer {
     /// The tool descriptors `tools/list` returns (before `visible`
     /// filtering), as the catalog holds them now.
     pub fn list_tools(&self) -> Vec<Tool> {
-        let catalog = self.inner.registry.tools.snapshot();
+        let catalog = self.inner.pipeline.registry.tools.snapshot();
         catalog.tools.iter().map(|t| t.tool().clone()).collect()
     }
 
@@ -293,7 +339,11 @@ impl McpServer {
         let ctx = std::sync::Arc::new(CallContext::new());
         let (scope, params) =
             inflight::register(parts, Era::Legacy, &ctx, Session::new()).map_err(|(_, e)| e)?;
-        match self.execute(&scope, params, Default::default()).await {
+        match self
+            .pipeline()
+            .execute(&scope, params, Default::default())
+            .await
+        {
             Outcome::Answer(Answer::Tool(result)) => Ok(result),
             Outcome::Error(e) => Err(e),
             Outcome::NoReply => Err(ErrorObject::internal("the call was cancelled")),
@@ -321,7 +371,7 @@ impl McpServer {
 impl McpServer {
     /// The state keys the server's handlers declared.
     pub(crate) fn state_keys(&self) -> &StateKeys {
-        &self.inner.state_keys
+        &self.inner.pipeline.handlers.state_keys
     }
 
     /// The handle to this server's subscriptions a saved session keeps.
@@ -338,6 +388,7 @@ impl McpServer {
         uris: &[String],
     ) {
         self.inner
+            .pipeline
             .features
             .subscriptions
             .restore_legacy(session, outbound, uris);
@@ -345,14 +396,14 @@ impl McpServer {
 
     /// The tools' catalog.
     pub(crate) fn tools(&self) -> &registry::Tools {
-        &self.inner.registry.tools
+        &self.inner.pipeline.registry.tools
     }
 
     /// True when a tool, resource or prompt declares scopes (a transport
     /// checks requests only then).
     #[inline]
     pub(crate) fn has_scoped_items(&self) -> bool {
-        self.inner.registry.has_scoped_items()
+        self.inner.pipeline.registry.has_scoped_items()
     }
 
     /// The registry's scope check (`access.rs`) for a transport that
@@ -368,6 +419,7 @@ impl McpServer {
         match route::by_name(method) {
             Some(route) => self
                 .inner
+                .pipeline
                 .registry
                 .check_named_scopes(route, params, name, ext),
             None => Ok(()),

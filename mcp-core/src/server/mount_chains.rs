@@ -11,9 +11,11 @@ use serde_json::{Map, Value};
 use super::intercept::{Chain, Interceptor, LocalBoxed, Method, Operation, Request};
 use super::methods;
 use super::outcome::{Answer, Stop};
+use super::registry::Registry;
 use super::request_facts::RequestFacts;
+use super::round_trip::Invoke;
 use super::route::Route;
-use super::McpServer;
+use super::run::json_answer;
 use crate::context::Extensions;
 
 type Registered = Vec<(String, Arc<dyn Interceptor>)>;
@@ -60,22 +62,24 @@ impl EntryChains {
 /// Runs `resources/read` or `prompts/get` through the interceptors of
 /// the entry it names, when it has any (inside the server's chain);
 /// `Err` gives the params back when it has none. Reads the entry chains
-/// and the resources' catalog; `server` is the method at the chain's end.
+/// and the resources' catalog; the registry and `invoke` run the method
+/// at the chain's end.
 pub(crate) async fn run_entry_chain(
-    server: &McpServer,
+    chains: &EntryChains,
+    registry: &Registry,
+    invoke: Invoke<'_>,
     facts: &RequestFacts,
     route: Route,
     params: Map<String, Value>,
     ext: Extensions,
 ) -> Result<Result<Answer, Stop>, (Map<String, Value>, Extensions)> {
-    let chains = &server.inner.chains.entry_chains;
     let field = |key: &str| params.get(key).and_then(Value::as_str);
     let chain = match route {
         Route::PromptsGet if !chains.prompts.is_empty() => {
             field("name").and_then(|name| chains.prompts.get(name))
         }
         Route::ResourcesRead if !chains.resources.is_empty() => {
-            let catalog = server.inner.registry.resources.snapshot();
+            let catalog = registry.resources.snapshot();
             field("uri")
                 .and_then(|uri| catalog.find(uri))
                 .and_then(|(def, _)| chains.resources.get(def.key()))
@@ -92,12 +96,18 @@ pub(crate) async fn run_entry_chain(
         params,
         extensions: ext,
     };
-    Ok(chain.run(req, &EntryMethod(server)).await.into())
+    Ok(chain
+        .run(req, &EntryMethod { registry, invoke })
+        .await
+        .into())
 }
 
 /// A resource's read or a prompt's get as the end of that entry's own
 /// interceptors.
-struct EntryMethod<'s>(&'s McpServer);
+struct EntryMethod<'s> {
+    registry: &'s Registry,
+    invoke: Invoke<'s>,
+}
 
 impl Method for EntryMethod<'_> {
     fn call<'a>(&'a self, req: Request<'a>) -> LocalBoxed<'a> {
@@ -109,11 +119,12 @@ impl Method for EntryMethod<'_> {
                 extensions,
             } = req;
             let json = if route == Route::PromptsGet {
-                methods::prompts::get(self.0, facts, params, extensions).await
+                methods::prompts::get(self.registry, self.invoke, facts, params, extensions).await
             } else {
-                methods::resources::read(self.0, facts, params, extensions).await
+                methods::resources::read(self.registry, self.invoke, facts, params, extensions)
+                    .await
             };
-            self.0.json_answer(facts, json).into()
+            json_answer(self.invoke.lifecycle, facts, json).into()
         })
     }
 }

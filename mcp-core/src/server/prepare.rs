@@ -13,22 +13,22 @@ use super::encode::Reply;
 use super::inflight::{on_notification, on_response, register};
 use super::intercept::Operation;
 use super::run::Prepared;
-use super::McpServer;
+use super::Pipeline;
 use crate::context::CallContext;
 use crate::protocol::Era;
 use crate::session::Session;
 
-/// What [`McpServer::prepare`] decided. (Not boxed: it lives for one
+/// What [`Pipeline::prepare`] decided. (Not boxed: it lives for one
 /// match, and boxing would cost an allocation per request.)
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Step {
     /// Answered (or nothing to answer) without running a handler.
     Done(Option<Reply>),
-    /// A registered request to run with [`McpServer::run_prepared`].
+    /// A registered request to run with [`Pipeline::run_prepared`].
     Run(Prepared),
 }
 
-impl McpServer {
+impl Pipeline {
     /// Classifies one message (not a batch), answers what needs no handler
     /// (errors, notifications, responses, lifecycle methods) and registers
     /// a request's id in its session.
@@ -60,7 +60,7 @@ impl McpServer {
     pub(crate) fn session_of(&self, ctx: &CallContext) -> Session {
         ctx.session
             .clone()
-            .unwrap_or_else(|| self.inner.shared_session.clone())
+            .unwrap_or_else(|| self.shared_session.clone())
     }
 
     #[inline]
@@ -77,7 +77,7 @@ impl McpServer {
         // With interceptors that see them, `initialize` and `server/discover`
         // run through them (see `run::dispatch`); everything else here is
         // answered now.
-        let chain = &self.inner.chains.interceptors;
+        let chain = &self.chains.interceptors;
         let intercepted = match (&era, &*parts.method) {
             (Era::Legacy, "initialize") => chain.wants(Operation::Initialize),
             (Era::Modern(_), "server/discover") => chain.wants(Operation::Discover),
@@ -86,13 +86,13 @@ impl McpServer {
         let answered = if intercepted {
             None
         } else {
-            self.inner
-                .lifecycle
+            self.lifecycle
                 .answer(&era, &parts.method, &parts.params, &session)
         };
         if let Some(result) = answered {
             if result.is_ok() && parts.method == "initialize" {
-                self.listen_for_list_changes(&session, ctx.outbound.as_ref());
+                self.registry
+                    .listen_for_list_changes(&session, ctx.outbound.as_ref());
             }
             return Step::Done(Some(match result {
                 Ok(value) => Reply::result(&parts.id, value),

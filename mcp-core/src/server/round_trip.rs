@@ -17,6 +17,73 @@ use crate::context::{CallContext, Extensions, InvokeContext, InvokeParts as Part
 use crate::protocol::{Era, ErrorObject};
 use crate::request_state::StateKeys;
 
+/// What a handler's context is made from, beside the lifecycle: the
+/// server's shared state, and the keys that seal a 2026-07-28
+/// `requestState`.
+pub(crate) struct Handlers {
+    /// The state the builder registered, shared by every call.
+    pub(crate) state: Arc<StateMap>,
+    /// The keys `requestState` is sealed and opened with.
+    pub(crate) state_keys: StateKeys,
+}
+
+/// The two parts a method that runs a handler reads to set its call up:
+/// the lifecycle (the era's rules, the server's info) and the handlers'
+/// shared state and keys.
+#[derive(Clone, Copy)]
+pub(crate) struct Invoke<'s> {
+    pub(crate) lifecycle: &'s Lifecycle,
+    pub(crate) handlers: &'s Handlers,
+}
+
+impl<'s> Invoke<'s> {
+    /// [`RoundTrip::open`] with these parts.
+    ///
+    /// # Errors
+    /// `-32602` for a `requestState` that does not open.
+    #[inline]
+    pub(crate) fn round_trip(
+        self,
+        facts: &RequestFacts,
+        key: &str,
+        args: &Map<String, Value>,
+        params: &Map<String, Value>,
+        handler_may_ask: bool,
+    ) -> Result<RoundTrip<'s>, ErrorObject> {
+        let keys = &self.handlers.state_keys;
+        RoundTrip::open(
+            self.lifecycle,
+            keys,
+            facts,
+            key,
+            args,
+            params,
+            handler_may_ask,
+        )
+    }
+
+    /// [`RoundTrip::none`] with these parts.
+    pub(crate) fn no_round_trip(self, facts: &RequestFacts) -> RoundTrip<'s> {
+        RoundTrip::none(self.lifecycle, &self.handlers.state_keys, facts)
+    }
+
+    /// [`invoke_context`] with these parts.
+    ///
+    /// # Errors
+    /// What [`invoke_context`] refuses.
+    #[inline]
+    pub(crate) fn context(
+        self,
+        facts: &RequestFacts,
+        params: &Map<String, Value>,
+        round: &RoundTrip<'_>,
+        extensions: Extensions,
+    ) -> Result<InvokeContext, ErrorObject> {
+        let state = &self.handlers.state;
+        invoke_context(self.lifecycle, state, facts, params, round, extensions)
+    }
+}
+
 /// The longest `progressToken` accepted, in bytes (a string token; an
 /// integer is always short).
 pub(crate) const MAX_PROGRESS_TOKEN: usize = 256;

@@ -3,7 +3,10 @@
 //! served; anything else is `-32601`. (`initialize`, `ping` and
 //! `server/discover` never get here: see [`lifecycle`](super::lifecycle).)
 
-use super::Inner;
+use super::features::Features;
+use super::lifecycle::Lifecycle;
+use super::offered_extensions::Extensions;
+use super::registry::Registry;
 use crate::protocol::{Era, ErrorObject};
 
 /// A method a registered request is routed to.
@@ -160,12 +163,20 @@ static TABLE: &[Entry] = &[
     ),
 ];
 
-/// Looks a method up for a request of `era`.
+/// Looks a method up for a request of `era`, reading what the server
+/// offers from the parts that hold it.
 ///
 /// # Errors
 /// `-32601` for a method that does not exist in that era or that this
 /// server does not offer.
-pub(crate) fn route(inner: &Inner, method: &str, era: &Era) -> Result<Route, ErrorObject> {
+pub(crate) fn route(
+    registry: &Registry,
+    lifecycle: &Lifecycle,
+    features: &Features,
+    extensions: &Extensions,
+    method: &str,
+    era: &Era,
+) -> Result<Route, ErrorObject> {
     let modern = matches!(era, Era::Modern(_));
     TABLE
         .iter()
@@ -179,18 +190,16 @@ pub(crate) fn route(inner: &Inner, method: &str, era: &Era) -> Result<Route, Err
             Needs::Nothing => true,
             // A live part is there even while empty (entries may come).
             Needs::Resources => {
-                inner.registry.resources.is_live()
-                    || !inner.registry.resources.snapshot().is_empty()
+                registry.resources.is_live() || !registry.resources.snapshot().is_empty()
             }
             Needs::Prompts => {
-                inner.registry.prompts.is_live()
-                    || !inner.registry.prompts.snapshot().prompts.is_empty()
+                registry.prompts.is_live() || !registry.prompts.snapshot().prompts.is_empty()
             }
-            Needs::Logging => inner.lifecycle.logging,
-            Needs::Completion => inner.features.completer.is_some(),
-            Needs::Subscriptions => inner.features.resource_subscriptions,
-            Needs::Tasks => inner.extensions.tasks.is_some(),
-            Needs::Skills => inner.extensions.skills.is_some(),
+            Needs::Logging => lifecycle.logging,
+            Needs::Completion => features.completer.is_some(),
+            Needs::Subscriptions => features.resource_subscriptions,
+            Needs::Tasks => extensions.tasks.is_some(),
+            Needs::Skills => extensions.skills.is_some(),
         })
         .map(|e| e.route)
         .ok_or_else(|| ErrorObject::method_not_found(method))

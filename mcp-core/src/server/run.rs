@@ -6,11 +6,13 @@ use serde_json::{Map, Value};
 use super::decode::Held;
 use super::encode::{Body, Reply};
 use super::intercept::{LocalBoxed, Method, Operation, Request};
+use super::lifecycle::Lifecycle;
 use super::methods;
 use super::outcome::{Answer, Listing, Outcome, Stop, ToolListing};
 use super::request_facts::RequestFacts;
+use super::round_trip::Invoke;
 use super::route::{route, Route};
-use super::McpServer;
+use super::Pipeline;
 use crate::cancel::CancelToken;
 use crate::context::Extensions;
 use crate::protocol::{Era, ErrorObject};
@@ -23,7 +25,7 @@ pub(crate) struct Prepared {
     pub(crate) held: Held,
 }
 
-impl McpServer {
+impl Pipeline {
     /// Runs a prepared request to its reply. `None` when it was cancelled
     /// or ended without one (no reply is sent).
     pub(crate) async fn run_prepared(&self, call: Prepared) -> Option<Reply> {
@@ -87,13 +89,20 @@ impl McpServer {
         mut params: Map<String, Value>,
         held: Held,
     ) -> Result<Answer, Stop> {
-        let chain = &self.inner.chains.interceptors;
+        let chain = &self.chains.interceptors;
         let extensions = scope.ctx.extensions.clone();
         let route = match (&scope.era, &*scope.method) {
             // Answered before registration unless interceptors see them.
             (Era::Legacy, "initialize") => Route::Initialize,
             (Era::Modern(_), "server/discover") => Route::Discover,
-            (era, method) => route(&self.inner, method, era)?,
+            (era, method) => route(
+                &self.registry,
+                &self.lifecycle,
+                &self.features,
+                &self.extensions,
+                method,
+                era,
+            )?,
         };
         if !chain.wants(Operation::of(route)) {
             // Only a tool reads what decoding held apart, and only where no
@@ -128,8 +137,7 @@ impl McpServer {
         // after the interceptors (which may have changed what it names);
         // `tools_call` checks a tool's itself.
         if route != Route::ToolsCall {
-            self.inner
-                .registry
+            self.registry
                 .check_named_scopes(route, Some(&params), None, Some(&ext))
                 .map_err(ErrorObject::from)?;
         }
@@ -139,14 +147,14 @@ impl McpServer {
                     .tools_call(scope, params, Held::default(), ext, false)
                     .await;
             }
-            Route::ToolsList => match &self.inner.registry.tools.snapshot().listing {
+            Route::ToolsList => match &self.registry.tools.snapshot().listing {
                 Some(listing) => {
                     methods::check_cursor(&params)?;
                     return Ok(Answer::ToolListing(ToolListing(std::sync::Arc::clone(
                         listing,
                     ))));
                 }
-                None => methods::tools::list(self, scope, &params, &ext)?,
+                None => methods::tools::list(&self.registry, scope, &params, &ext)?,
             },
             Route::ResourcesList | Route::ResourceTemplatesList | Route::PromptsList => {
                 if let Some(listing) = self.prebuilt_listing(route) {
@@ -154,20 +162,31 @@ impl McpServer {
                     return Ok(Answer::Listing(listing));
                 }
                 match route {
-                    Route::ResourcesList => methods::resources::list(self, scope, &params, &ext)?,
-                    Route::PromptsList => methods::prompts::list(self, scope, &params, &ext)?,
-                    _ => methods::resources::templates(self, scope, &params, &ext)?,
+                    Route::ResourcesList => {
+                        methods::resources::list(&self.registry, scope, &params, &ext)?
+                    }
+                    Route::PromptsList => {
+                        methods::prompts::list(&self.registry, scope, &params, &ext)?
+                    }
+                    _ => methods::resources::templates(&self.registry, scope, &params, &ext)?,
                 }
             }
             Route::ResourcesRead | Route::PromptsGet => {
                 // A mounted server's own interceptors for the entry, if any
                 // (boxed: their state stays out of every other request's
                 // future).
-                let (params, ext) = if self.inner.chains.entry_chains.is_empty() {
+                let chains = &self.chains.entry_chains;
+                let (params, ext) = if chains.is_empty() {
                     (params, ext)
                 } else {
                     match Box::pin(super::mount_chains::run_entry_chain(
-                        self, scope, route, params, ext,
+                        chains,
+                        &self.registry,
+                        self.invoke(),
+                        scope,
+                        route,
+                        params,
+                        ext,
                     ))
                     .await
                     {
@@ -176,25 +195,44 @@ impl McpServer {
                     }
                 };
                 if route == Route::ResourcesRead {
-                    methods::resources::read(self, scope, params, ext).await?
+                    methods::resources::read(&self.registry, self.invoke(), scope, params, ext)
+                        .await?
                 } else {
-                    methods::prompts::get(self, scope, params, ext).await?
+                    methods::prompts::get(&self.registry, self.invoke(), scope, params, ext).await?
                 }
             }
             Route::LoggingSetLevel => methods::features::set_level(scope, &params)?,
             Route::CompletionComplete => {
-                methods::features::complete(self, scope, &params, ext).await?
+                methods::features::complete(&self.features, self.invoke(), scope, &params, ext)
+                    .await?
             }
-            Route::ResourcesSubscribe => methods::features::subscribe(self, scope, &params, true)?,
+            Route::ResourcesSubscribe => {
+                methods::features::subscribe(&self.features, scope, &params, true)?
+            }
             Route::ResourcesUnsubscribe => {
-                methods::features::subscribe(self, scope, &params, false)?
+                methods::features::subscribe(&self.features, scope, &params, false)?
             }
-            Route::SubscriptionsListen => methods::listen::listen(self, scope, &params).await?,
-            Route::SkillsList => super::skills::list(self, scope, &params)?,
-            Route::SkillsGet => super::skills::get(self, scope, &params)?,
-            Route::DirectoryRead => super::skills::directory_read(self, scope, &params)?,
+            Route::SubscriptionsListen => {
+                methods::listen::listen(
+                    &self.features,
+                    &self.registry,
+                    self.extensions.tasks.as_ref(),
+                    scope,
+                    &params,
+                )
+                .await?
+            }
+            Route::SkillsList => {
+                super::skills::list(&self.extensions, &self.registry, scope, &params)?
+            }
+            Route::SkillsGet => {
+                super::skills::get(&self.extensions, &self.registry, scope, &params)?
+            }
+            Route::DirectoryRead => {
+                super::skills::directory_read(&self.extensions, &self.registry, scope, &params)?
+            }
             Route::TasksGet | Route::TasksUpdate | Route::TasksCancel => {
-                let Some(engine) = &self.inner.extensions.tasks else {
+                let Some(engine) = &self.extensions.tasks else {
                     return Err(ErrorObject::method_not_found(&scope.method).into());
                 };
                 // Boxed: their state stays out of every other request's future.
@@ -213,11 +251,11 @@ impl McpServer {
             }
             Route::Initialize | Route::Discover => {
                 let answer =
-                    self.inner
-                        .lifecycle
+                    self.lifecycle
                         .answer(&scope.era, &scope.method, &params, &scope.session);
                 if route == Route::Initialize && answer.as_ref().is_some_and(Result::is_ok) {
-                    self.listen_for_list_changes(&scope.session, scope.ctx.outbound.as_ref());
+                    self.registry
+                        .listen_for_list_changes(&scope.session, scope.ctx.outbound.as_ref());
                 }
                 return match answer {
                     Some(result) => Ok(Answer::Json(result?)),
@@ -225,7 +263,7 @@ impl McpServer {
                 };
             }
         };
-        self.json_answer(scope, Ok(json))
+        json_answer(&self.lifecycle, scope, Ok(json))
     }
 
     /// `tools/call`, entered here only: from the dispatcher's short way
@@ -244,11 +282,10 @@ impl McpServer {
     ) -> Result<Answer, Stop> {
         if !chained {
             let route = Route::ToolsCall;
-            self.inner
-                .registry
+            self.registry
                 .check_named_scopes(route, Some(&params), held.name.as_deref(), Some(&ext))
                 .map_err(ErrorObject::from)?;
-            let chains = &self.inner.chains.tool_chains;
+            let chains = &self.chains.tool_chains;
             let name = held
                 .name
                 .as_deref()
@@ -267,26 +304,32 @@ impl McpServer {
                 return Box::pin(chain.run(req, &ToolMethod(self))).await.into();
             }
         }
-        methods::tools::call(self, facts, params, held, ext).await
+        let tasks = self.extensions.tasks.as_ref();
+        methods::tools::call(
+            &self.registry,
+            tasks,
+            self.invoke(),
+            facts,
+            params,
+            held,
+            ext,
+        )
+        .await
     }
 
-    /// A method's JSON result as the answer (a 2026-07-28 result decorated).
-    pub(crate) fn json_answer(
-        &self,
-        scope: &RequestFacts,
-        json: Result<Value, Stop>,
-    ) -> Result<Answer, Stop> {
-        let mut json = json?;
-        if let (true, Value::Object(map)) = (scope.is_modern(), &mut json) {
-            self.inner.lifecycle.decorate(map);
+    /// The parts a method that runs a handler reads to set its call up.
+    #[inline]
+    pub(crate) fn invoke(&self) -> Invoke<'_> {
+        Invoke {
+            lifecycle: &self.lifecycle,
+            handlers: &self.handlers,
         }
-        Ok(Answer::Json(json))
     }
 
     /// The listing of a resources or prompts listing route serialized for
     /// the current catalog version, when it does not depend on the caller.
     fn prebuilt_listing(&self, route: Route) -> Option<Listing> {
-        let inner = &self.inner;
+        let inner = self;
         let (key, items, cache) = match route {
             Route::PromptsList => (
                 "prompts",
@@ -326,7 +369,7 @@ impl McpServer {
         modern: bool,
         outcome: Outcome,
     ) -> Option<Reply> {
-        let inner = &self.inner;
+        let inner = self;
         let body = match outcome {
             Outcome::Answer(Answer::Json(value)) => Body::Json(value),
             Outcome::Answer(Answer::ToolListing(ToolListing(items))) => Body::Listing {
@@ -362,7 +405,7 @@ impl McpServer {
 }
 
 /// The server's methods as the end of its interceptor chain.
-struct ServerMethod<'s>(&'s McpServer);
+struct ServerMethod<'s>(&'s Pipeline);
 
 impl Method for ServerMethod<'_> {
     fn call<'a>(&'a self, req: Request<'a>) -> LocalBoxed<'a> {
@@ -382,7 +425,7 @@ impl Method for ServerMethod<'_> {
 }
 
 /// A tool's call as the end of that tool's own interceptors.
-struct ToolMethod<'s>(&'s McpServer);
+struct ToolMethod<'s>(&'s Pipeline);
 
 impl Method for ToolMethod<'_> {
     fn call<'a>(&'a self, req: Request<'a>) -> LocalBoxed<'a> {
@@ -399,6 +442,19 @@ impl Method for ToolMethod<'_> {
                 .into()
         })
     }
+}
+
+/// A method's JSON result as the answer (a 2026-07-28 result decorated).
+pub(crate) fn json_answer(
+    lifecycle: &Lifecycle,
+    scope: &RequestFacts,
+    json: Result<Value, Stop>,
+) -> Result<Answer, Stop> {
+    let mut json = json?;
+    if let (true, Value::Object(map)) = (scope.is_modern(), &mut json) {
+        lifecycle.decorate(map);
+    }
+    Ok(Answer::Json(json))
 }
 
 impl From<Outcome> for Result<Answer, Stop> {

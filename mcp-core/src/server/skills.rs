@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use super::offered_extensions::Extensions;
+use super::registry::Registry;
 use super::request_facts::RequestFacts;
-use super::McpServer;
 use crate::handler::resource::McpResourceDef;
 use crate::protocol::{ErrorObject, ResourceContents};
 use crate::skills::{entry, Skill};
@@ -120,10 +121,8 @@ fn mime_type(path: &str, bytes: &[u8]) -> &'static str {
     }
 }
 
-fn catalog(server: &McpServer) -> Result<&SkillCatalog, ErrorObject> {
-    server
-        .inner
-        .extensions
+fn catalog(extensions: &Extensions) -> Result<&SkillCatalog, ErrorObject> {
+    extensions
         .skills
         .as_deref()
         .ok_or_else(|| ErrorObject::method_not_found("skills/list"))
@@ -137,38 +136,40 @@ fn string_param<'a>(params: &'a Map<String, Value>, key: &str) -> Result<&'a str
 }
 
 /// Adds the list cache hint to a 2026-07-28 result.
-fn cached(server: &McpServer, facts: &RequestFacts, mut map: Map<String, Value>) -> Value {
+fn cached(registry: &Registry, facts: &RequestFacts, mut map: Map<String, Value>) -> Value {
     if facts.is_modern() {
-        server.inner.registry.list_cache.apply(&mut map);
+        registry.list_cache.apply(&mut map);
     }
     Value::Object(map)
 }
 
 /// `skills/list`: every entry, in one page.
 pub(crate) fn list(
-    server: &McpServer,
+    extensions: &Extensions,
+    registry: &Registry,
     facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     super::methods::check_cursor(params)?;
-    let skills = catalog(server)?;
+    let skills = catalog(extensions)?;
     let mut map = Map::new();
     map.insert(
         "skills".into(),
         Value::Array(skills.entries.iter().map(|(_, e)| e.clone()).collect()),
     );
-    Ok(cached(server, facts, map))
+    Ok(cached(registry, facts, map))
 }
 
 /// `skills/get`: the entry of the skill whose `SKILL.md` is `uri`
 /// (`-32602` for any other URI).
 pub(crate) fn get(
-    server: &McpServer,
+    extensions: &Extensions,
+    registry: &Registry,
     facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let uri = string_param(params, "uri")?;
-    let skills = catalog(server)?;
+    let skills = catalog(extensions)?;
     let entry = skills
         .entries
         .iter()
@@ -177,20 +178,21 @@ pub(crate) fn get(
         .ok_or_else(|| unknown("skill", uri))?;
     let mut map = Map::new();
     map.insert("skill".into(), entry);
-    Ok(cached(server, facts, map))
+    Ok(cached(registry, facts, map))
 }
 
 /// `resources/directory/read`: the direct children of a skill directory
 /// (subdirectories typed `inode/directory`), in one page; `-32602` for a
 /// URI that is not a served directory.
 pub(crate) fn directory_read(
-    server: &McpServer,
+    extensions: &Extensions,
+    registry: &Registry,
     facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     super::methods::check_cursor(params)?;
     let uri = string_param(params, "uri")?;
-    let skills = catalog(server)?;
+    let skills = catalog(extensions)?;
     let key = uri.strip_suffix('/').unwrap_or(uri);
     let children = skills
         .directories
@@ -198,7 +200,7 @@ pub(crate) fn directory_read(
         .ok_or_else(|| unknown("directory", uri))?;
     let mut map = Map::new();
     map.insert("resources".into(), Value::Array(children.clone()));
-    Ok(cached(server, facts, map))
+    Ok(cached(registry, facts, map))
 }
 
 fn unknown(what: &str, uri: &str) -> ErrorObject {

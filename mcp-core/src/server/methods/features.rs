@@ -1,16 +1,15 @@
 //! The optional features' methods: `logging/setLevel`,
 //! `completion/complete`, `resources/subscribe` and `resources/unsubscribe`.
 
-use crate::server::round_trip::{invoke_context, RoundTrip};
+use crate::server::round_trip::Invoke;
 use serde_json::{Map, Value};
 
 use crate::context::Extensions;
 use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{ErrorObject, LoggingLevel};
-use crate::server::features::{completion_request, completion_result};
+use crate::server::features::{completion_request, completion_result, Features};
 use crate::server::outcome::Stop;
 use crate::server::request_facts::RequestFacts;
-use crate::server::McpServer;
 
 /// `logging/setLevel` (legacy): the session's minimum level.
 pub(crate) fn set_level(
@@ -30,24 +29,18 @@ pub(crate) fn set_level(
 
 /// `completion/complete`, answered by the server's completer.
 pub(crate) async fn complete(
-    server: &McpServer,
+    features: &Features,
+    invoke: Invoke<'_>,
     facts: &RequestFacts,
     params: &Map<String, Value>,
     ext: Extensions,
 ) -> Result<Value, Stop> {
     let request = completion_request(params)?;
-    let Some(complete) = &server.inner.features.completer else {
+    let Some(complete) = &features.completer else {
         return Err(ErrorObject::method_not_found(&facts.method).into());
     };
-    let round = RoundTrip::none(&server.inner.lifecycle, &server.inner.state_keys, facts);
-    let ctx = invoke_context(
-        &server.inner.lifecycle,
-        &server.inner.state,
-        facts,
-        params,
-        &round,
-        ext,
-    )?;
+    let round = invoke.no_round_trip(facts);
+    let ctx = invoke.context(facts, params, &round, ext)?;
     let work = catch_panic(complete(request, ctx));
     let values = round.run(work).await?.map_err(panic_error)??;
     Ok(completion_result(values))
@@ -55,7 +48,7 @@ pub(crate) async fn complete(
 
 /// `resources/subscribe` (`on`) and `resources/unsubscribe` (legacy).
 pub(crate) fn subscribe(
-    server: &McpServer,
+    features: &Features,
     facts: &RequestFacts,
     params: &Map<String, Value>,
     on: bool,
@@ -63,11 +56,8 @@ pub(crate) fn subscribe(
     let uri = params.get("uri").and_then(Value::as_str).ok_or_else(|| {
         ErrorObject::invalid_params(format!("{} requires a string `uri`", facts.method))
     })?;
-    server.inner.features.subscriptions.set_legacy(
-        &facts.session,
-        facts.ctx.outbound.as_ref(),
-        uri,
-        on,
-    )?;
+    features
+        .subscriptions
+        .set_legacy(&facts.session, facts.ctx.outbound.as_ref(), uri, on)?;
     Ok(Value::Object(Map::new()))
 }

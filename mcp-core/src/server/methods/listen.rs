@@ -11,15 +11,19 @@ use serde_json::{Map, Value};
 
 use crate::protocol::meta::meta_keys;
 use crate::protocol::{self, ErrorObject};
+use crate::server::features::Features;
 use crate::server::outcome::Stop;
+use crate::server::registry::Registry;
 use crate::server::registry::{Kinds, ListKind};
 use crate::server::request_facts::RequestFacts;
-use crate::server::McpServer;
+use crate::server::task_engine::TaskEngine;
 use crate::session::Session;
 
 /// Runs one `subscriptions/listen`.
 pub(crate) async fn listen(
-    server: &McpServer,
+    features: &Features,
+    registry: &Registry,
+    tasks: Option<&Arc<TaskEngine>>,
     facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, Stop> {
@@ -34,7 +38,7 @@ pub(crate) async fn listen(
     let mut honoured = Map::new();
     let mut listening = None;
     if let (true, Some(Value::Array(uris)), Some(outbound)) = (
-        server.inner.features.resource_subscriptions,
+        features.resource_subscriptions,
         params
             .get("notifications")
             .and_then(|n| n.get("resourceSubscriptions")),
@@ -48,14 +52,11 @@ pub(crate) async fn listen(
             "resourceSubscriptions".into(),
             serde_json::to_value(&uris).unwrap_or(Value::Null),
         );
-        server.inner.features.subscriptions.add_listen(
-            &facts.session,
-            id.clone(),
-            Arc::clone(outbound),
-            uris,
-        );
+        features
+            .subscriptions
+            .add_listen(&facts.session, id.clone(), Arc::clone(outbound), uris);
         listening = Some(ListenGuard {
-            server,
+            features,
             session: &facts.session,
             id,
         });
@@ -68,14 +69,14 @@ pub(crate) async fn listen(
             .get("notifications")
             .and_then(|n| n.get(kind.listen_key()))
             == Some(&Value::Bool(true));
-        if asked && server.is_live(kind) && facts.ctx.outbound.is_some() {
+        if asked && registry.is_live(kind) && facts.ctx.outbound.is_some() {
             honoured.insert(kind.listen_key().into(), Value::Bool(true));
             list_kinds = list_kinds.with(kind);
         }
     }
     // Task status notifications for the caller's own tasks (the tasks
     // extension), registered once the acknowledgement is out.
-    let task_ids = match (&server.inner.extensions.tasks, &facts.ctx.outbound) {
+    let task_ids = match (tasks, &facts.ctx.outbound) {
         (Some(engine), Some(_)) => {
             let asked = params.get("notifications").and_then(|n| n.get("taskIds"));
             Box::pin(crate::server::task_engine::notify::watchable(
@@ -104,19 +105,16 @@ pub(crate) async fn listen(
         }
         if !list_kinds.is_empty() {
             let id = facts.id.to_value();
-            server.inner.registry.list_listeners.add(
-                &facts.session,
-                outbound,
-                Some(id.clone()),
-                list_kinds,
-            );
+            registry
+                .list_listeners
+                .add(&facts.session, outbound, Some(id.clone()), list_kinds);
             lists_listen = Some(ListsListen {
-                server,
+                registry,
                 session: &facts.session,
                 id,
             });
         }
-        if let (Some(engine), false) = (&server.inner.extensions.tasks, task_ids.is_empty()) {
+        if let (Some(engine), false) = (tasks, task_ids.is_empty()) {
             let id = facts.id.to_value();
             for task_id in &task_ids {
                 engine.watchers.add(task_id, &id, outbound);
@@ -139,21 +137,21 @@ pub(crate) async fn listen(
 
 /// Unregisters a listen's resource subscriptions however the listen ends.
 struct ListenGuard<'a> {
-    server: &'a McpServer,
+    features: &'a Features,
     session: &'a Session,
     id: Value,
 }
 
 /// Unregisters a listen's `…ListChanged` however the listen ends.
 struct ListsListen<'a> {
-    server: &'a McpServer,
+    registry: &'a Registry,
     session: &'a Session,
     id: Value,
 }
 
 /// Unregisters a listen's `taskIds` however the listen ends.
 struct TasksListen<'a> {
-    engine: &'a crate::server::task_engine::TaskEngine,
+    engine: &'a TaskEngine,
     task_ids: Vec<String>,
     id: Value,
 }
@@ -166,9 +164,7 @@ impl Drop for TasksListen<'_> {
 
 impl Drop for ListsListen<'_> {
     fn drop(&mut self) {
-        self.server
-            .inner
-            .registry
+        self.registry
             .list_listeners
             .remove_listen(self.session, &self.id);
     }
@@ -176,9 +172,7 @@ impl Drop for ListsListen<'_> {
 
 impl Drop for ListenGuard<'_> {
     fn drop(&mut self) {
-        self.server
-            .inner
-            .features
+        self.features
             .subscriptions
             .end_listen(self.session, &self.id);
     }

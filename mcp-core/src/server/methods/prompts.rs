@@ -1,6 +1,5 @@
 //! `prompts/list` and `prompts/get`.
 
-use crate::server::round_trip::{invoke_context, RoundTrip};
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
@@ -11,28 +10,30 @@ use crate::panic::{catch_panic, panic_error};
 use crate::protocol::ErrorObject;
 use crate::server::access::insufficient;
 use crate::server::outcome::Stop;
+use crate::server::registry::Registry;
 use crate::server::request_facts::RequestFacts;
-use crate::server::McpServer;
+use crate::server::round_trip::Invoke;
 
 /// `prompts/list`.
 pub(crate) fn list(
-    server: &McpServer,
+    registry: &Registry,
     facts: &RequestFacts,
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let catalog = server.inner.registry.prompts.snapshot();
+    let catalog = registry.prompts.snapshot();
     let items = catalog.prompts.iter();
     let items = items
         .filter(|p| scopes_allowed(ext, p.scopes()))
         .map(|p| to_json(p.prompt()));
-    let kind = ("prompts", server.inner.registry.prompt_list_cache);
+    let kind = ("prompts", registry.prompt_list_cache);
     listing(facts, params, kind, items)
 }
 
 /// `prompts/get`.
 pub(crate) async fn get(
-    server: &McpServer,
+    registry: &Registry,
+    invoke: Invoke<'_>,
     facts: &RequestFacts,
     mut params: Map<String, Value>,
     ext: Extensions,
@@ -45,7 +46,7 @@ pub(crate) async fn get(
     };
     // The catalog version this request started with, even if a live
     // catalog changes while it runs.
-    let catalog = server.inner.registry.prompts.snapshot();
+    let catalog = registry.prompts.snapshot();
     let prompt = catalog
         .prompts
         .get(&name)
@@ -60,23 +61,8 @@ pub(crate) async fn get(
         .cloned()
         .unwrap_or_default();
     let args = prompt_args(raw_args)?;
-    let round = RoundTrip::open(
-        &server.inner.lifecycle,
-        &server.inner.state_keys,
-        facts,
-        &name,
-        &binding_args,
-        &params,
-        true,
-    )?;
-    let ctx = invoke_context(
-        &server.inner.lifecycle,
-        &server.inner.state,
-        facts,
-        &params,
-        &round,
-        ext,
-    )?;
+    let round = invoke.round_trip(facts, &name, &binding_args, &params, true)?;
+    let ctx = invoke.context(facts, &params, &round, ext)?;
     let work = catch_panic(Box::pin(prompt.get(args, ctx)));
     let result = round.run(work).await?.map_err(panic_error)??;
     Ok(to_json(&result))

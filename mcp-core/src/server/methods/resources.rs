@@ -1,6 +1,5 @@
 //! `resources/list`, `resources/templates/list` and `resources/read`.
 
-use crate::server::round_trip::{invoke_context, RoundTrip};
 use serde_json::{Map, Value};
 
 use super::{listing, single, to_json};
@@ -10,20 +9,21 @@ use crate::panic::{catch_panic, panic_error};
 use crate::protocol::{CacheHint, CacheScope, ErrorObject};
 use crate::server::access::insufficient;
 use crate::server::outcome::Stop;
+use crate::server::registry::Registry;
 use crate::server::request_facts::RequestFacts;
-use crate::server::McpServer;
+use crate::server::round_trip::Invoke;
 
 /// `resources/list`.
 pub(crate) fn list(
-    server: &McpServer,
+    registry: &Registry,
     facts: &RequestFacts,
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let catalog = server.inner.registry.resources.snapshot();
+    let catalog = registry.resources.snapshot();
     let items = catalog.resources.iter();
     let items = items.filter(|r| scopes_allowed(ext, r.scopes()));
-    let kind = ("resources", server.inner.registry.resource_list_cache);
+    let kind = ("resources", registry.resource_list_cache);
     listing(
         facts,
         params,
@@ -34,25 +34,23 @@ pub(crate) fn list(
 
 /// `resources/templates/list`.
 pub(crate) fn templates(
-    server: &McpServer,
+    registry: &Registry,
     facts: &RequestFacts,
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let catalog = server.inner.registry.resources.snapshot();
+    let catalog = registry.resources.snapshot();
     let items = catalog.templates.iter();
     let items = items.filter(|r| scopes_allowed(ext, r.scopes()));
     let items = items.filter_map(|r| r.resource_template().map(to_json));
-    let kind = (
-        "resourceTemplates",
-        server.inner.registry.resource_list_cache,
-    );
+    let kind = ("resourceTemplates", registry.resource_list_cache);
     listing(facts, params, kind, items)
 }
 
 /// `resources/read`: a registered URI, else the first template it matches.
 pub(crate) async fn read(
-    server: &McpServer,
+    registry: &Registry,
+    invoke: Invoke<'_>,
     facts: &RequestFacts,
     params: Map<String, Value>,
     ext: Extensions,
@@ -67,7 +65,7 @@ pub(crate) async fn read(
     };
     // The catalog version this read started with, even if a live catalog
     // changes while it runs.
-    let catalog = server.inner.registry.resources.snapshot();
+    let catalog = registry.resources.snapshot();
     let (def, vars) = catalog.find(&uri).ok_or_else(|| {
         ErrorObject::invalid_params(format!("Unknown resource: {uri}"))
             .with_data(serde_json::json!({ "uri": uri }))
@@ -75,23 +73,8 @@ pub(crate) async fn read(
     if !scopes_allowed(&ext, def.scopes()) {
         return Err(insufficient(&format!("resource `{uri}`"), def.scopes()).into());
     }
-    let round = RoundTrip::open(
-        &server.inner.lifecycle,
-        &server.inner.state_keys,
-        facts,
-        &uri,
-        &Map::new(),
-        &params,
-        true,
-    )?;
-    let ctx = invoke_context(
-        &server.inner.lifecycle,
-        &server.inner.state,
-        facts,
-        &params,
-        &round,
-        ext,
-    )?;
+    let round = invoke.round_trip(facts, &uri, &Map::new(), &params, true)?;
+    let ctx = invoke.context(facts, &params, &round, ext)?;
     let cache = def.cache;
     let work = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ctx)));
     let contents = round.run(work).await?.map_err(panic_error)??;

@@ -9,7 +9,6 @@
 //! 3. **final** — the outcome is settled, just before it is encoded
 //!    ([`McpServer::finish`](crate::McpServer)).
 
-use crate::server::round_trip::{invoke_context, RoundTrip};
 use serde_json::{Map, Value};
 
 use super::{listing, to_json};
@@ -21,28 +20,30 @@ use crate::protocol::ErrorObject;
 use crate::server::access::insufficient;
 use crate::server::decode::Held;
 use crate::server::outcome::{Answer, Stop};
+use crate::server::registry::Registry;
 use crate::server::registry::ToolRegistry;
 use crate::server::request_facts::RequestFacts;
 use crate::server::round_trip::progress_token;
+use crate::server::round_trip::Invoke;
 use crate::server::task_engine;
-use crate::server::McpServer;
+use crate::server::task_engine::TaskEngine;
 use crate::tasks::TaskSupport;
 
 /// `tools/list` for a server whose listing depends on the caller (a tool
 /// with a `visible` hook); otherwise the listing serialized at build time
 /// is sent as it is.
 pub(crate) fn list(
-    server: &McpServer,
+    registry: &Registry,
     facts: &RequestFacts,
     params: &Map<String, Value>,
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
-    let catalog = server.inner.registry.tools.snapshot();
+    let catalog = registry.tools.snapshot();
     let tools = catalog
         .tools
         .iter()
         .filter(|t| scopes_allowed(ext, t.scopes()) && t.is_visible(&facts.ctx));
-    let kind = ("tools", server.inner.registry.list_cache);
+    let kind = ("tools", registry.list_cache);
     listing(facts, params, kind, tools.map(|t| to_json(t.tool())))
 }
 
@@ -83,7 +84,9 @@ pub(crate) fn resolve<'a>(
 ///
 /// `held`: what decoding held apart from `params` (then not in it).
 pub(crate) async fn call(
-    server: &McpServer,
+    registry: &Registry,
+    tasks: Option<&std::sync::Arc<TaskEngine>>,
+    invoke: Invoke<'_>,
     facts: &RequestFacts,
     mut params: Map<String, Value>,
     held: Held,
@@ -91,7 +94,7 @@ pub(crate) async fn call(
 ) -> Result<Answer, Stop> {
     // The catalog version this call started with, even if a live
     // catalog changes while it runs.
-    let catalog = server.inner.registry.tools.snapshot();
+    let catalog = registry.tools.snapshot();
     let (name, tool, args) = resolve(&catalog, &mut params, held.name)?;
     if !scopes_allowed(&ext, tool.scopes()) {
         return Err(insufficient(&format!("tool `{name}`"), tool.scopes()).into());
@@ -99,13 +102,13 @@ pub(crate) async fn call(
     // A retry of a call that asked the client something.
     let resumed = params.contains_key("requestState") || params.contains_key("inputResponses");
     if tool.task_support() != TaskSupport::Forbidden {
-        if let Some(engine) = &server.inner.extensions.tasks {
+        if let Some(engine) = tasks {
             if task_engine::declared(&facts.era) {
                 let call = (name, tool, args);
                 // Boxed: the task path's state stays out of every other
                 // call's future.
                 return Box::pin(task_engine::spawn::call(
-                    server, engine, facts, call, params, ext,
+                    invoke, engine, facts, call, params, ext,
                 ))
                 .await;
             }
@@ -126,23 +129,8 @@ pub(crate) async fn call(
         let result = bounded(&name, tool.timeout(), async { Ok(work.await) }).await?;
         return Ok(Answer::Tool(result.map_err(panic_error)?));
     }
-    let round = RoundTrip::open(
-        &server.inner.lifecycle,
-        &server.inner.state_keys,
-        facts,
-        &name,
-        &args,
-        &params,
-        tool.may_ask(),
-    )?;
-    let ctx = invoke_context(
-        &server.inner.lifecycle,
-        &server.inner.state,
-        facts,
-        &params,
-        &round,
-        ext,
-    )?;
+    let round = invoke.round_trip(facts, &name, &args, &params, tool.may_ask())?;
+    let ctx = invoke.context(facts, &params, &round, ext)?;
     let work = catch_panic(tool.invoke(args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).
     let result = bounded(&name, tool.timeout(), round.run(work)).await?;

@@ -129,6 +129,7 @@ impl McpServer {
         match part {
             Held::Tool => held_by(
                 inner
+                    .pipeline
                     .registry
                     .tools
                     .snapshot()
@@ -139,6 +140,7 @@ impl McpServer {
             ),
             Held::Prompt => held_by(
                 inner
+                    .pipeline
                     .registry
                     .prompts
                     .snapshot()
@@ -149,6 +151,7 @@ impl McpServer {
             ),
             Held::Resource => held_by(
                 inner
+                    .pipeline
                     .registry
                     .resources
                     .snapshot()
@@ -159,6 +162,7 @@ impl McpServer {
             ),
             Held::Template => held_by(
                 inner
+                    .pipeline
                     .registry
                     .resources
                     .snapshot()
@@ -184,12 +188,12 @@ impl McpServer {
         owner: &Owner,
         mut tool: McpToolDef,
     ) -> Result<usize, BuildError> {
-        tool.default_timeout(self.inner.registry.tool_timeout);
+        tool.default_timeout(self.inner.pipeline.registry.tool_timeout);
         tool.owner = Some(owner.clone());
         let name = tool.name().to_owned();
         let needs = tool.required_state.clone();
         self.add_live(
-            &self.inner.registry.tools,
+            &self.inner.pipeline.registry.tools,
             ListKind::Tools,
             &format!("tool `{}`", tool.name()),
             &needs,
@@ -206,6 +210,7 @@ impl McpServer {
     /// removed) when it did not, else how many listening clients were told.
     pub(crate) async fn remove_owned_tool(&self, owner: &Owner, name: &str) -> Option<usize> {
         self.inner
+            .pipeline
             .registry
             .tools
             .change(|current| {
@@ -233,7 +238,7 @@ impl McpServer {
         let name = prompt.name().to_owned();
         let needs = prompt.required_state.clone();
         self.add_live(
-            &self.inner.registry.prompts,
+            &self.inner.pipeline.registry.prompts,
             ListKind::Prompts,
             &what,
             &needs,
@@ -255,6 +260,7 @@ impl McpServer {
     /// [`remove_owned_tool`](Self::remove_owned_tool) for a prompt.
     pub(crate) async fn remove_owned_prompt(&self, owner: &Owner, name: &str) -> Option<usize> {
         self.inner
+            .pipeline
             .registry
             .prompts
             .change(|current| {
@@ -282,7 +288,7 @@ impl McpServer {
         let key = def.key().to_owned();
         let needs = def.required_state.clone();
         self.add_live(
-            &self.inner.registry.resources,
+            &self.inner.pipeline.registry.resources,
             ListKind::Resources,
             &format!("resource `{}`", def.key()),
             &needs,
@@ -315,6 +321,7 @@ impl McpServer {
         template: bool,
     ) -> Option<usize> {
         self.inner
+            .pipeline
             .registry
             .resources
             .change(|current| {

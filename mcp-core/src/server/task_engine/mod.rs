@@ -69,6 +69,7 @@ impl crate::McpServer {
     pub async fn run_task(&self, task_id: &str) -> Result<(), ErrorObject> {
         let engine = self
             .inner
+            .pipeline
             .extensions
             .tasks
             .as_ref()

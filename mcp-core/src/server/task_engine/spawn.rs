@@ -8,7 +8,7 @@
 //!   `CreateTaskResult` is sent) and the handler runs on in a runner of
 //!   its own, whose outcome settles the task.
 
-use crate::server::round_trip::{invoke_context, RoundTrip};
+use crate::server::round_trip::Invoke;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -28,7 +28,6 @@ use crate::panic::{catch_panic, panic_error, CatchPanic};
 use crate::protocol::{CallToolResult, ErrorObject};
 use crate::server::outcome::{Answer, Stop};
 use crate::server::request_facts::RequestFacts;
-use crate::server::McpServer;
 use crate::storage::TaskChange;
 use crate::tasks::time::now_ms;
 use crate::tasks::{TaskRecord, TaskSupport};
@@ -37,7 +36,7 @@ type Work = CatchPanic<BoxFuture<CallToolResult>>;
 
 /// Runs `tool` for a request that declared the tasks extension.
 pub(crate) async fn call(
-    server: &McpServer,
+    invoke: Invoke<'_>,
     engine: &Arc<TaskEngine>,
     facts: &RequestFacts,
     (name, tool, args): (String, &McpToolDef, Map<String, Value>),
@@ -55,23 +54,8 @@ pub(crate) async fn call(
         }
         Value::Object(request)
     });
-    let round = RoundTrip::open(
-        &server.inner.lifecycle,
-        &server.inner.state_keys,
-        facts,
-        &name,
-        &args,
-        &params,
-        tool.may_ask(),
-    )?;
-    let mut ctx = invoke_context(
-        &server.inner.lifecycle,
-        &server.inner.state,
-        facts,
-        &params,
-        &round,
-        ext,
-    )?;
+    let round = invoke.round_trip(facts, &name, &args, &params, tool.may_ask())?;
+    let mut ctx = invoke.context(facts, &params, &round, ext)?;
     let task_id = resume.clone().unwrap_or_else(new_task_id);
     let running = engine.admit(&task_id, facts.ctx.principal.clone())?;
     // The task outlives the request: its own token, its own requester.
@@ -125,7 +109,7 @@ pub(crate) async fn call(
         return Err(store_error(&e).into());
     }
     let mut answer = wire::create_result(&record);
-    server.inner.lifecycle.decorate(&mut answer);
+    invoke.lifecycle.decorate(&mut answer);
     match first {
         Poll::Ready(done) => {
             settle(engine, &task_id, outcome_change(done)).await;
