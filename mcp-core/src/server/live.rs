@@ -3,7 +3,9 @@
 //! part it names (after checking the state the handler needs) and then
 //! tells the listeners through the registry and the bus.
 
+use super::registry::owned::{edit_live, Held};
 use super::registry::resources::insert;
+use super::registry::Owner;
 use super::registry::{ListKind, Part, PromptRegistry, ResourceRegistry, ToolRegistry, Versions};
 use super::{BuildError, McpServer};
 use crate::handler::prompt::McpPromptDef;
@@ -67,11 +69,9 @@ impl McpServer {
         Some(self.list_changed(ListKind::Tools).await)
     }
 
-    /// The one way an entry joins a live part: refused when `part` is not
-    /// live, or when the server lacks state the entry `needs` (`what`
-    /// names the entry in the error); otherwise `next` makes the new
-    /// version from the current one, and the listeners of `kind` are told
-    /// (how many is returned).
+    /// The one way an entry joins a live part (see
+    /// [`edit_live`](super::registry::owned::edit_live)), then the
+    /// listeners of `kind` are told (how many is returned).
     pub(crate) async fn add_live<C: Part>(
         &self,
         part: &Versions<C>,
@@ -80,31 +80,9 @@ impl McpServer {
         needs: &[(std::any::TypeId, &'static str)],
         next: impl FnOnce(&C) -> Result<C, BuildError>,
     ) -> Result<usize, BuildError> {
-        if !part.is_live() {
-            return Err(BuildError::CatalogNotLive);
-        }
-        self.check_state(what, needs)?;
-        part.change(next)
-            .unwrap_or(Err(BuildError::CatalogNotLive))?;
+        let state = &self.pipeline().handlers.state;
+        edit_live(part, state, what, needs, next)?;
         Ok(self.list_changed(kind).await)
-    }
-
-    /// Refuses a handler needing state the server does not have.
-    pub(crate) fn check_state(
-        &self,
-        handler: &str,
-        needs: &[(std::any::TypeId, &'static str)],
-    ) -> Result<(), BuildError> {
-        match needs
-            .iter()
-            .find(|(id, _)| !self.inner.pipeline.handlers.state.contains(*id))
-        {
-            Some((_, type_name)) => Err(BuildError::MissingState {
-                handler: handler.to_owned(),
-                type_name,
-            }),
-            None => Ok(()),
-        }
     }
 
     /// Adds a prompt to a [live](crate::McpServerBuilder::live_catalog)
@@ -283,6 +261,92 @@ impl McpServer {
                 Ok(ResourceRegistry::new(current.resources.clone(), templates))
             })?
             .ok()?;
+        Some(self.list_changed(ListKind::Resources).await)
+    }
+}
+
+/// A mounted backend's edits (see `registry/owned.rs`): the registry
+/// changes, then the listeners of the part are told.
+impl McpServer {
+    /// Whether `owner` holds the entry `key` of `part` now.
+    pub(crate) fn holds(&self, owner: &Owner, part: Held, key: &str) -> bool {
+        self.pipeline().registry.holds(owner, part, key)
+    }
+
+    /// Adds or replaces `owner`'s tool; how many listening clients were
+    /// told.
+    ///
+    /// # Errors
+    /// As [`Registry::put_owned_tool`](super::registry::Registry::put_owned_tool).
+    pub(crate) async fn put_owned_tool(
+        &self,
+        owner: &Owner,
+        tool: McpToolDef,
+    ) -> Result<usize, BuildError> {
+        let pipeline = self.pipeline();
+        let state = &pipeline.handlers.state;
+        pipeline.registry.put_owned_tool(state, owner, tool)?;
+        Ok(self.list_changed(ListKind::Tools).await)
+    }
+
+    /// Removes `owner`'s tool `name`; `None` when `owner` holds none of
+    /// that name, else how many listening clients were told.
+    pub(crate) async fn remove_owned_tool(&self, owner: &Owner, name: &str) -> Option<usize> {
+        let registry = &self.pipeline().registry;
+        registry.remove_owned_tool(owner, name).then_some(())?;
+        Some(self.list_changed(ListKind::Tools).await)
+    }
+
+    /// [`put_owned_tool`](Self::put_owned_tool) for a prompt.
+    ///
+    /// # Errors
+    /// As [`Registry::put_owned_prompt`](super::registry::Registry::put_owned_prompt).
+    pub(crate) async fn put_owned_prompt(
+        &self,
+        owner: &Owner,
+        prompt: McpPromptDef,
+    ) -> Result<usize, BuildError> {
+        let pipeline = self.pipeline();
+        let state = &pipeline.handlers.state;
+        pipeline.registry.put_owned_prompt(state, owner, prompt)?;
+        Ok(self.list_changed(ListKind::Prompts).await)
+    }
+
+    /// [`remove_owned_tool`](Self::remove_owned_tool) for a prompt.
+    pub(crate) async fn remove_owned_prompt(&self, owner: &Owner, name: &str) -> Option<usize> {
+        let registry = &self.pipeline().registry;
+        registry.remove_owned_prompt(owner, name).then_some(())?;
+        Some(self.list_changed(ListKind::Prompts).await)
+    }
+
+    /// [`put_owned_tool`](Self::put_owned_tool) for a resource or a
+    /// resource template.
+    ///
+    /// # Errors
+    /// As [`Registry::put_owned_resource`](super::registry::Registry::put_owned_resource).
+    pub(crate) async fn put_owned_resource(
+        &self,
+        owner: &Owner,
+        def: McpResourceDef,
+    ) -> Result<usize, BuildError> {
+        let pipeline = self.pipeline();
+        let state = &pipeline.handlers.state;
+        pipeline.registry.put_owned_resource(state, owner, def)?;
+        Ok(self.list_changed(ListKind::Resources).await)
+    }
+
+    /// [`remove_owned_tool`](Self::remove_owned_tool) for the resource at
+    /// `key` (`template`: false) or the template written `key` (true).
+    pub(crate) async fn remove_owned_resource(
+        &self,
+        owner: &Owner,
+        key: &str,
+        template: bool,
+    ) -> Option<usize> {
+        let registry = &self.pipeline().registry;
+        registry
+            .remove_owned_resource(owner, key, template)
+            .then_some(())?;
         Some(self.list_changed(ListKind::Resources).await)
     }
 }

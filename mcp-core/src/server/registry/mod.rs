@@ -23,7 +23,7 @@ mod listeners;
 mod mirror;
 mod ordered;
 #[cfg(feature = "client")]
-mod owned;
+pub(crate) mod owned;
 mod prompts;
 pub(crate) mod resources;
 mod tools;

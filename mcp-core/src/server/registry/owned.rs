@@ -7,11 +7,12 @@
 //! lists, de-lists and lists again.
 
 use super::ordered::OrderedMap;
-use super::{ListKind, Owner, PromptRegistry, ResourceRegistry, ToolRegistry};
+use super::{Owner, Part, PromptRegistry, Registry, ResourceRegistry, ToolRegistry, Versions};
+use crate::context::state_map::StateMap;
 use crate::handler::prompt::McpPromptDef;
 use crate::handler::resource::McpResourceDef;
 use crate::handler::tool::McpToolDef;
-use crate::server::{BuildError, McpServer};
+use crate::server::BuildError;
 
 /// A part of the catalog an owner holds entries in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,38 +123,43 @@ fn remove_named<E: OwnedEntry>(map: &mut OrderedMap<E>, name: &str, owner: &Owne
     true
 }
 
-impl McpServer {
+/// The one way an entry joins a live part: refused when `part` is not
+/// live, or when `state` lacks what the entry `needs` (`what` names the
+/// entry in the error); otherwise `next` makes the new version from the
+/// current one. Telling the listeners of the change is the caller's.
+pub(crate) fn edit_live<C: Part>(
+    part: &Versions<C>,
+    state: &StateMap,
+    what: &str,
+    needs: &[(std::any::TypeId, &'static str)],
+    next: impl FnOnce(&C) -> Result<C, BuildError>,
+) -> Result<(), BuildError> {
+    if !part.is_live() {
+        return Err(BuildError::CatalogNotLive);
+    }
+    if let Some((_, type_name)) = needs.iter().find(|(id, _)| !state.contains(*id)) {
+        return Err(BuildError::MissingState {
+            handler: what.to_owned(),
+            type_name,
+        });
+    }
+    part.change(next).unwrap_or(Err(BuildError::CatalogNotLive))
+}
+
+impl Registry {
     /// Whether `owner` holds the entry `key` of `part` now.
     pub(crate) fn holds(&self, owner: &Owner, part: Held, key: &str) -> bool {
-        let inner = &self.inner;
         match part {
             Held::Tool => held_by(
-                inner
-                    .pipeline
-                    .registry
-                    .tools
-                    .snapshot()
-                    .tools
-                    .get(key)
-                    .map(|t| &t.owner),
+                self.tools.snapshot().tools.get(key).map(|t| &t.owner),
                 owner,
             ),
             Held::Prompt => held_by(
-                inner
-                    .pipeline
-                    .registry
-                    .prompts
-                    .snapshot()
-                    .prompts
-                    .get(key)
-                    .map(|p| &p.owner),
+                self.prompts.snapshot().prompts.get(key).map(|p| &p.owner),
                 owner,
             ),
             Held::Resource => held_by(
-                inner
-                    .pipeline
-                    .registry
-                    .resources
+                self.resources
                     .snapshot()
                     .resources
                     .get(key)
@@ -161,10 +167,7 @@ impl McpServer {
                 owner,
             ),
             Held::Template => held_by(
-                inner
-                    .pipeline
-                    .registry
-                    .resources
+                self.resources
                     .snapshot()
                     .templates
                     .iter()
@@ -176,25 +179,27 @@ impl McpServer {
     }
 
     /// Adds `tool` for `owner`, or replaces the tool of that name `owner`
-    /// added before (keeping its scopes and required state); how many
-    /// listening clients were told.
+    /// added before (keeping its scopes and required state), given the
+    /// server's `state` (what the tool may need). The caller tells the
+    /// listeners.
     ///
     /// # Errors
     /// [`BuildError::DuplicateTool`] when the name is held by another owner
     /// or by the server itself (nothing changes), and as
     /// [`add_tool`](Self::add_tool).
-    pub(crate) async fn put_owned_tool(
+    pub(crate) fn put_owned_tool(
         &self,
+        state: &StateMap,
         owner: &Owner,
         mut tool: McpToolDef,
-    ) -> Result<usize, BuildError> {
-        tool.default_timeout(self.inner.pipeline.registry.tool_timeout);
+    ) -> Result<(), BuildError> {
+        tool.default_timeout(self.tool_timeout);
         tool.owner = Some(owner.clone());
         let name = tool.name().to_owned();
         let needs = tool.required_state.clone();
-        self.add_live(
-            &self.inner.pipeline.registry.tools,
-            ListKind::Tools,
+        edit_live(
+            &self.tools,
+            state,
             &format!("tool `{}`", tool.name()),
             &needs,
             |current| {
@@ -203,24 +208,19 @@ impl McpServer {
                 Ok(ToolRegistry::new(tools))
             },
         )
-        .await
     }
 
-    /// Removes tool `name` if `owner` added it; `None` (and nothing
-    /// removed) when it did not, else how many listening clients were told.
-    pub(crate) async fn remove_owned_tool(&self, owner: &Owner, name: &str) -> Option<usize> {
-        self.inner
-            .pipeline
-            .registry
-            .tools
+    /// Removes tool `name` if `owner` added it; false (and nothing
+    /// removed) when it did not. The caller tells the listeners.
+    pub(crate) fn remove_owned_tool(&self, owner: &Owner, name: &str) -> bool {
+        self.tools
             .change(|current| {
                 let mut tools = current.tools.clone();
                 remove_named(&mut tools, name, owner)
                     .then(|| ToolRegistry::new(tools))
                     .ok_or(())
-            })?
-            .ok()?;
-        Some(self.list_changed(ListKind::Tools).await)
+            })
+            .is_some_and(|changed| changed.is_ok())
     }
 
     /// [`put_owned_tool`](Self::put_owned_tool) for a prompt.
@@ -228,49 +228,39 @@ impl McpServer {
     /// # Errors
     /// [`BuildError::DuplicatePrompt`] when the name is held by someone
     /// else, and as [`add_prompt`](Self::add_prompt).
-    pub(crate) async fn put_owned_prompt(
+    pub(crate) fn put_owned_prompt(
         &self,
+        state: &StateMap,
         owner: &Owner,
         mut prompt: McpPromptDef,
-    ) -> Result<usize, BuildError> {
+    ) -> Result<(), BuildError> {
         prompt.owner = Some(owner.clone());
         let what = format!("prompt `{}`", prompt.name());
         let name = prompt.name().to_owned();
         let needs = prompt.required_state.clone();
-        self.add_live(
-            &self.inner.pipeline.registry.prompts,
-            ListKind::Prompts,
-            &what,
-            &needs,
-            |current| {
-                let mut prompts = current.prompts.clone();
-                put_named(
-                    &mut prompts,
-                    name,
-                    prompt,
-                    owner,
-                    BuildError::DuplicatePrompt,
-                )?;
-                Ok(PromptRegistry::new(prompts))
-            },
-        )
-        .await
+        edit_live(&self.prompts, state, &what, &needs, |current| {
+            let mut prompts = current.prompts.clone();
+            put_named(
+                &mut prompts,
+                name,
+                prompt,
+                owner,
+                BuildError::DuplicatePrompt,
+            )?;
+            Ok(PromptRegistry::new(prompts))
+        })
     }
 
     /// [`remove_owned_tool`](Self::remove_owned_tool) for a prompt.
-    pub(crate) async fn remove_owned_prompt(&self, owner: &Owner, name: &str) -> Option<usize> {
-        self.inner
-            .pipeline
-            .registry
-            .prompts
+    pub(crate) fn remove_owned_prompt(&self, owner: &Owner, name: &str) -> bool {
+        self.prompts
             .change(|current| {
                 let mut prompts = current.prompts.clone();
                 remove_named(&mut prompts, name, owner)
                     .then(|| PromptRegistry::new(prompts))
                     .ok_or(())
-            })?
-            .ok()?;
-        Some(self.list_changed(ListKind::Prompts).await)
+            })
+            .is_some_and(|changed| changed.is_ok())
     }
 
     /// [`put_owned_tool`](Self::put_owned_tool) for a resource or a
@@ -279,17 +269,18 @@ impl McpServer {
     /// # Errors
     /// [`BuildError::DuplicateResource`] when the URI or template is held
     /// by someone else, and as [`add_resource`](Self::add_resource).
-    pub(crate) async fn put_owned_resource(
+    pub(crate) fn put_owned_resource(
         &self,
+        state: &StateMap,
         owner: &Owner,
         mut def: McpResourceDef,
-    ) -> Result<usize, BuildError> {
+    ) -> Result<(), BuildError> {
         def.owner = Some(owner.clone());
         let key = def.key().to_owned();
         let needs = def.required_state.clone();
-        self.add_live(
-            &self.inner.pipeline.registry.resources,
-            ListKind::Resources,
+        edit_live(
+            &self.resources,
+            state,
             &format!("resource `{}`", def.key()),
             &needs,
             |current| {
@@ -309,21 +300,12 @@ impl McpServer {
                 Ok(ResourceRegistry::new(resources, templates))
             },
         )
-        .await
     }
 
     /// [`remove_owned_tool`](Self::remove_owned_tool) for the resource at
     /// `key` (`template`: false) or the template written `key` (true).
-    pub(crate) async fn remove_owned_resource(
-        &self,
-        owner: &Owner,
-        key: &str,
-        template: bool,
-    ) -> Option<usize> {
-        self.inner
-            .pipeline
-            .registry
-            .resources
+    pub(crate) fn remove_owned_resource(&self, owner: &Owner, key: &str, template: bool) -> bool {
+        self.resources
             .change(|current| {
                 let mut resources = current.resources.clone();
                 let mut templates = current.templates.clone();
@@ -346,8 +328,7 @@ impl McpServer {
                     return Err(());
                 }
                 Ok(ResourceRegistry::new(resources, templates))
-            })?
-            .ok()?;
-        Some(self.list_changed(ListKind::Resources).await)
+            })
+            .is_some_and(|changed| changed.is_ok())
     }
 }
