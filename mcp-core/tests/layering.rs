@@ -1,7 +1,8 @@
 //! The crate's layering, checked on its sources: the built-in transports
 //! serve through the same door a custom transport uses, and the storage
 //! boundary and its Redis stores depend on neither a transport nor the
-//! server.
+//! server, and the server's stages take the parts they read, not the
+//! whole server.
 
 use std::path::{Path, PathBuf};
 
@@ -154,24 +155,163 @@ fn the_item_scanner_reads_single_and_grouped_imports() {
 }
 
 /// The files that may implement methods on `McpServer`: the handle and its
-/// public entry points. Every other stage is a function or a method of the
-/// part of the server it reads (`Lifecycle`, `Registry`, `Features`,
-/// `Chains`, `Extensions`), so its signature says what it touches.
+/// public entry points, which hand the pipeline on. Every other stage is a
+/// function or a method of the part of the server it reads (`Pipeline` for
+/// the dispatcher; `Lifecycle`, `Registry`, `Features`, `Chains`,
+/// `Extensions`, `Handlers` for the rest), so its signature says what it
+/// touches.
 const MCP_SERVER_IMPLS: &[&str] = &[
     // The handle: builder entry, public queries, crate-private delegations.
     "server/mod.rs",
     // The transport entry (`accept`) and the simple forms (`handle_frame` …).
     "server/entry.rs",
     "server/batch.rs",
-    // The pipeline's driver: the synchronous stages, then the run.
-    "server/prepare.rs",
-    "server/run.rs",
-    // The live catalog's public edits, and a mounted backend's edits.
+    // The live catalog's public edits, and a mounted backend's edits
+    // (the registry changes, then the listeners are told through the bus).
     "server/live.rs",
-    "server/registry/owned.rs",
     // The tasks extension's public entry (`run_task`, for a task spawner).
     "server/task_engine/mod.rs",
 ];
+
+/// The files under `src/server/` that may name the whole server — the
+/// handle `McpServer` or what it holds, `Inner` (the pipeline beside the
+/// storage) — in their code. Any other file there is a stage that reads
+/// only the parts it is given.
+const WHOLE_SERVER: &[&str] = &[
+    "server/mod.rs",
+    "server/builder.rs",
+    "server/entry.rs",
+    "server/batch.rs",
+    "server/live.rs",
+    "server/task_engine/mod.rs",
+    // The bus's sink holds the server weakly, and a saved session's
+    // subscriptions handle likewise.
+    "server/fanout.rs",
+    "server/features.rs",
+];
+
+/// The files under `src/server/` that may name `Pipeline`, every part at
+/// once: the dispatcher (it routes to every method) and the files that
+/// build it or hand it on. A method, the route table, a round trip or a
+/// task takes the parts it reads, never the whole.
+const WHOLE_PIPELINE: &[&str] = &["server/prepare.rs", "server/run.rs"];
+
+/// `code` with its string literals emptied (an error message may name a
+/// type without the code using it).
+fn without_strings(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut chars = code.chars().peekable();
+    let mut last = ' ';
+    while let Some(c) = chars.next() {
+        if c == '\'' {
+            // A char literal holding a quote, `'"'` or `'\"'`, is no string.
+            let ahead: String = chars.clone().take(3).collect();
+            let skip = if ahead.starts_with("\"'") {
+                2
+            } else if ahead.starts_with("\\\"'") {
+                3
+            } else {
+                0
+            };
+            for _ in 0..skip {
+                chars.next();
+            }
+            out.push(c);
+        } else if c == 'r' && !(last.is_alphanumeric() || last == '_') && chars.peek() == Some(&'#')
+        {
+            // A raw string `r#"…"#` ends at `"#`.
+            let ahead: String = chars.clone().take(2).collect();
+            if ahead == "#\"" {
+                chars.next();
+                chars.next();
+                let mut prev = ' ';
+                for c in chars.by_ref() {
+                    if prev == '"' && c == '#' {
+                        break;
+                    }
+                    prev = c;
+                }
+                out.push_str("\"\"");
+            } else {
+                out.push(c);
+            }
+        } else if c == '"' {
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => {
+                        chars.next();
+                    }
+                    '"' => break,
+                    _ => {}
+                }
+            }
+            out.push_str("\"\"");
+        } else {
+            out.push(c);
+        }
+        last = c;
+    }
+    out
+}
+
+/// The identifiers of `code` (outside comments and strings).
+fn identifiers(code: &str) -> std::collections::BTreeSet<String> {
+    without_strings(code)
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| !word.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn stages_name_only_the_parts_they_read() {
+    let root = src();
+    let mut wrong = Vec::new();
+    let mut dispatchers = Vec::new();
+    for path in sources(&root.join("server")) {
+        let rel = path
+            .strip_prefix(&root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let names = identifiers(&code_of(&path));
+        let whole_server = WHOLE_SERVER.contains(&rel.as_str());
+        for name in ["McpServer", "Inner"] {
+            if names.contains(name) && !whole_server {
+                wrong.push(format!("{rel}: {name}"));
+            }
+        }
+        if names.contains("Pipeline") {
+            if WHOLE_PIPELINE.contains(&rel.as_str()) {
+                dispatchers.push(rel.clone());
+            } else if !whole_server {
+                wrong.push(format!("{rel}: Pipeline"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a stage naming the whole server or pipeline (give it the parts it \
+         reads: `&Registry`, `&Features`, `Invoke` …):\n{}",
+        wrong.join("\n")
+    );
+    // The scanner sees the dispatcher's own use.
+    assert!(
+        dispatchers.iter().any(|f| f == "server/run.rs"),
+        "scanner found {dispatchers:?}"
+    );
+}
+
+#[test]
+fn the_name_scanner_skips_strings() {
+    let code =
+        "let m = \"call McpServer::builder()\"; let q = '\"'; f(r#\"{\"Inner\": 1}\"#, Pipeline);";
+    let names = identifiers(code);
+    assert!(names.contains("Pipeline"), "{names:?}");
+    assert!(names.contains("f"), "{names:?}");
+    assert!(!names.contains("McpServer"), "{names:?}");
+    assert!(!names.contains("Inner"), "{names:?}");
+}
 
 /// Whether `line` opens an `impl` block of `McpServer` itself (inherent or
 /// of a trait), not of another type whose name starts the same.

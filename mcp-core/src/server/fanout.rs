@@ -5,7 +5,7 @@
 use std::sync::{Arc, Weak};
 
 use super::registry::ListKind;
-use super::{Inner, McpServer};
+use super::{Inner, McpServer, Pipeline};
 use crate::storage::{BusEvent, BusSink};
 
 /// Installs this server's sink on its bus, when it has one. The sink holds
@@ -24,52 +24,41 @@ fn sink(server: Weak<Inner>) -> BusSink {
         // Called from the bus's task, on a runtime: delivery may wait on
         // slow listeners, so it runs apart.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(deliver(McpServer { inner }, event));
+            runtime.spawn(async move { deliver(&inner.pipeline, event).await });
         }
     })
 }
 
-/// Delivers one notice of another replica here.
-async fn deliver(server: McpServer, event: BusEvent) {
+/// Delivers one notice of another replica to the listeners the
+/// pipeline's parts hold.
+async fn deliver(pipeline: &Pipeline, event: BusEvent) {
     match event {
         BusEvent::ResourceUpdated { uri } => {
-            server
-                .inner
-                .pipeline
-                .features
-                .subscriptions
-                .notify_updated(&uri)
-                .await;
+            pipeline.features.subscriptions.notify_updated(&uri).await;
         }
         BusEvent::ToolsListChanged => {
-            server
-                .inner
-                .pipeline
+            pipeline
                 .registry
                 .list_listeners
                 .changed(ListKind::Tools)
                 .await;
         }
         BusEvent::ResourcesListChanged => {
-            server
-                .inner
-                .pipeline
+            pipeline
                 .registry
                 .list_listeners
                 .changed(ListKind::Resources)
                 .await;
         }
         BusEvent::PromptsListChanged => {
-            server
-                .inner
-                .pipeline
+            pipeline
                 .registry
                 .list_listeners
                 .changed(ListKind::Prompts)
                 .await;
         }
         BusEvent::TaskChanged { task_id } => {
-            if let Some(engine) = &server.inner.pipeline.extensions.tasks {
+            if let Some(engine) = &pipeline.extensions.tasks {
                 engine.changed_elsewhere(&task_id).await;
             }
         }

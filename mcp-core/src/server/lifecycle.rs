@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::outcome::{Answer, Stop};
 use super::request_facts::RequestFacts;
 use crate::context::interrupt::{Channel, Interrupt};
 use crate::protocol::meta::meta_keys;
@@ -115,6 +116,20 @@ impl Lifecycle {
         self.discover_cache.apply(&mut result);
         self.decorate(&mut result);
         Value::Object(result)
+    }
+
+    /// A method's JSON result as the answer (a 2026-07-28 result
+    /// decorated).
+    pub(crate) fn json_answer(
+        &self,
+        scope: &RequestFacts,
+        json: Result<Value, Stop>,
+    ) -> Result<Answer, Stop> {
+        let mut json = json?;
+        if let (true, Value::Object(map)) = (scope.is_modern(), &mut json) {
+            self.decorate(map);
+        }
+        Ok(Answer::Json(json))
     }
 
     /// Adds `resultType` (when absent) and `_meta` server info to a

@@ -15,7 +15,6 @@ use super::registry::Registry;
 use super::request_facts::RequestFacts;
 use super::round_trip::Invoke;
 use super::route::Route;
-use super::run::json_answer;
 use crate::context::Extensions;
 
 type Registered = Vec<(String, Arc<dyn Interceptor>)>;
@@ -124,7 +123,7 @@ impl Method for EntryMethod<'_> {
                 methods::resources::read(self.registry, self.invoke, facts, params, extensions)
                     .await
             };
-            json_answer(self.invoke.lifecycle, facts, json).into()
+            self.invoke.lifecycle.json_answer(facts, json).into()
         })
     }
 }

@@ -6,7 +6,6 @@ use serde_json::{Map, Value};
 use super::decode::Held;
 use super::encode::{Body, Reply};
 use super::intercept::{LocalBoxed, Method, Operation, Request};
-use super::lifecycle::Lifecycle;
 use super::methods;
 use super::outcome::{Answer, Listing, Outcome, Stop, ToolListing};
 use super::request_facts::RequestFacts;
@@ -222,15 +221,24 @@ impl Pipeline {
                 )
                 .await?
             }
-            Route::SkillsList => {
-                super::skills::list(&self.extensions, &self.registry, scope, &params)?
-            }
-            Route::SkillsGet => {
-                super::skills::get(&self.extensions, &self.registry, scope, &params)?
-            }
-            Route::DirectoryRead => {
-                super::skills::directory_read(&self.extensions, &self.registry, scope, &params)?
-            }
+            Route::SkillsList => super::skills::list(
+                self.extensions.skills.as_deref(),
+                &self.registry,
+                scope,
+                &params,
+            )?,
+            Route::SkillsGet => super::skills::get(
+                self.extensions.skills.as_deref(),
+                &self.registry,
+                scope,
+                &params,
+            )?,
+            Route::DirectoryRead => super::skills::directory_read(
+                self.extensions.skills.as_deref(),
+                &self.registry,
+                scope,
+                &params,
+            )?,
             Route::TasksGet | Route::TasksUpdate | Route::TasksCancel => {
                 let Some(engine) = &self.extensions.tasks else {
                     return Err(ErrorObject::method_not_found(&scope.method).into());
@@ -263,7 +271,7 @@ impl Pipeline {
                 };
             }
         };
-        json_answer(&self.lifecycle, scope, Ok(json))
+        self.lifecycle.json_answer(scope, Ok(json))
     }
 
     /// `tools/call`, entered here only: from the dispatcher's short way
@@ -442,19 +450,6 @@ impl Method for ToolMethod<'_> {
                 .into()
         })
     }
-}
-
-/// A method's JSON result as the answer (a 2026-07-28 result decorated).
-pub(crate) fn json_answer(
-    lifecycle: &Lifecycle,
-    scope: &RequestFacts,
-    json: Result<Value, Stop>,
-) -> Result<Answer, Stop> {
-    let mut json = json?;
-    if let (true, Value::Object(map)) = (scope.is_modern(), &mut json) {
-        lifecycle.decorate(map);
-    }
-    Ok(Answer::Json(json))
 }
 
 impl From<Outcome> for Result<Answer, Stop> {

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::offered_extensions::Extensions;
 use super::registry::Registry;
 use super::request_facts::RequestFacts;
 use crate::handler::resource::McpResourceDef;
@@ -121,11 +120,8 @@ fn mime_type(path: &str, bytes: &[u8]) -> &'static str {
     }
 }
 
-fn catalog(extensions: &Extensions) -> Result<&SkillCatalog, ErrorObject> {
-    extensions
-        .skills
-        .as_deref()
-        .ok_or_else(|| ErrorObject::method_not_found("skills/list"))
+fn catalog(skills: Option<&SkillCatalog>) -> Result<&SkillCatalog, ErrorObject> {
+    skills.ok_or_else(|| ErrorObject::method_not_found("skills/list"))
 }
 
 fn string_param<'a>(params: &'a Map<String, Value>, key: &str) -> Result<&'a str, ErrorObject> {
@@ -145,13 +141,13 @@ fn cached(registry: &Registry, facts: &RequestFacts, mut map: Map<String, Value>
 
 /// `skills/list`: every entry, in one page.
 pub(crate) fn list(
-    extensions: &Extensions,
+    skills: Option<&SkillCatalog>,
     registry: &Registry,
     facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     super::methods::check_cursor(params)?;
-    let skills = catalog(extensions)?;
+    let skills = catalog(skills)?;
     let mut map = Map::new();
     map.insert(
         "skills".into(),
@@ -163,13 +159,13 @@ pub(crate) fn list(
 /// `skills/get`: the entry of the skill whose `SKILL.md` is `uri`
 /// (`-32602` for any other URI).
 pub(crate) fn get(
-    extensions: &Extensions,
+    skills: Option<&SkillCatalog>,
     registry: &Registry,
     facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let uri = string_param(params, "uri")?;
-    let skills = catalog(extensions)?;
+    let skills = catalog(skills)?;
     let entry = skills
         .entries
         .iter()
@@ -185,14 +181,14 @@ pub(crate) fn get(
 /// (subdirectories typed `inode/directory`), in one page; `-32602` for a
 /// URI that is not a served directory.
 pub(crate) fn directory_read(
-    extensions: &Extensions,
+    skills: Option<&SkillCatalog>,
     registry: &Registry,
     facts: &RequestFacts,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     super::methods::check_cursor(params)?;
     let uri = string_param(params, "uri")?;
-    let skills = catalog(extensions)?;
+    let skills = catalog(skills)?;
     let key = uri.strip_suffix('/').unwrap_or(uri);
     let children = skills
         .directories

@@ -7,7 +7,7 @@
 //! 2. **handled** — the handler returned its typed [`CallToolResult`]
 //!    (the end of [`call`]);
 //! 3. **final** — the outcome is settled, just before it is encoded
-//!    ([`McpServer::finish`](crate::McpServer)).
+//!    (`Pipeline::finish`, in `server/run.rs`).
 
 use serde_json::{Map, Value};
 
