@@ -17,12 +17,16 @@
 //! is the public transport entry ([`McpServer::accept`]), `batch.rs` runs
 //! batches and the simple forms ([`McpServer::handle_frame`] …).
 //!
-//! [`McpServer`] is the handle: `Inner` is a few parts, each owned by the
-//! stage that reads it — `Lifecycle` (`lifecycle.rs`), `Registry`
-//! (`registry/`), `Features` (`features.rs`), `Chains`
-//! (`mount_chains.rs`), `Extensions` (`offered_extensions.rs`) — and the
-//! stages are functions or methods of the parts they take. `live.rs` holds
-//! the live catalog's public edits.
+//! [`McpServer`] is the handle: it holds the storage and a `Pipeline`, a
+//! few parts each owned by the stage that reads it — `Lifecycle`
+//! (`lifecycle.rs`), `Registry` (`registry/`), `Features`
+//! (`features.rs`), `Chains` (`mount_chains.rs`), `Extensions`
+//! (`offered_extensions.rs`), `Handlers` (`round_trip.rs`). Its methods
+//! are entry points that hand the pipeline on: the dispatcher
+//! (`prepare.rs`, `run.rs`) is a method of `Pipeline`, and every method
+//! below it a function of the parts it takes (`tests/layering.rs` checks
+//! that none names the whole). `live.rs` holds the live catalog's public
+//! edits.
 //!
 //! A `tools/call` has three named points where interceptors attach: the
 //! tool *resolved* before its arguments are parsed, the *handled* typed

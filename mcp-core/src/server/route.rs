@@ -169,6 +169,7 @@ static TABLE: &[Entry] = &[
 /// # Errors
 /// `-32601` for a method that does not exist in that era or that this
 /// server does not offer.
+#[inline]
 pub(crate) fn route(
     registry: &Registry,
     lifecycle: &Lifecycle,

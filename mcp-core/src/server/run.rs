@@ -77,7 +77,11 @@ impl Pipeline {
                 token.cancel();
             } => None,
         };
-        result.map_or(Outcome::NoReply, Outcome::from)
+        // A match, not `map_or`: no `NoReply` is made only to be dropped.
+        match result {
+            Some(result) => Outcome::from(result),
+            None => Outcome::NoReply,
+        }
     }
 
     /// Routes the request and runs its method, through the interceptors
