@@ -3,10 +3,12 @@
 //! part it names (after checking the state the handler needs) and then
 //! tells the listeners through the registry and the bus.
 
-use super::registry::owned::{edit_live, Held};
 use super::registry::resources::insert;
-use super::registry::Owner;
-use super::registry::{ListKind, Part, PromptRegistry, ResourceRegistry, ToolRegistry, Versions};
+use super::registry::{
+    edit_live, ListKind, Part, PromptRegistry, ResourceRegistry, ToolRegistry, Versions,
+};
+#[cfg(feature = "client")]
+use super::registry::{Held, Owner};
 use super::{BuildError, McpServer};
 use crate::handler::prompt::McpPromptDef;
 use crate::handler::resource::McpResourceDef;
@@ -70,7 +72,7 @@ impl McpServer {
     }
 
     /// The one way an entry joins a live part (see
-    /// [`edit_live`](super::registry::owned::edit_live)), then the
+    /// [`edit_live`](super::registry::edit_live)), then the
     /// listeners of `kind` are told (how many is returned).
     pub(crate) async fn add_live<C: Part>(
         &self,
@@ -267,7 +269,13 @@ impl McpServer {
 
 /// A mounted backend's edits (see `registry/owned.rs`): the registry
 /// changes, then the listeners of the part are told.
+#[cfg(feature = "client")]
 impl McpServer {
+    /// Whether `kind`'s part of the catalog is live.
+    pub(crate) fn is_live(&self, kind: ListKind) -> bool {
+        self.inner.pipeline.registry.is_live(kind)
+    }
+
     /// Whether `owner` holds the entry `key` of `part` now.
     pub(crate) fn holds(&self, owner: &Owner, part: Held, key: &str) -> bool {
         self.pipeline().registry.holds(owner, part, key)

@@ -72,7 +72,6 @@ use crate::context::CallContext;
 use crate::protocol::{
     CallToolResult, Era, ErrorObject, Implementation, RequestId, ServerCapabilities, Tool,
 };
-use crate::request_state::StateKeys;
 use crate::session::Session;
 use decode::RequestParts;
 
@@ -277,29 +276,11 @@ impl McpServer {
         self.inner.pipeline.registry.declared_scopes()
     }
 
-    /// Whether `kind`'s part of the catalog is live.
-    pub(crate) fn is_live(&self, kind: registry::ListKind) -> bool {
-        self.inner.pipeline.registry.is_live(kind)
-    }
-
     /// Tells the listeners here, and the other replicas through the bus,
     /// that `kind`'s part changed; how many listeners here took it.
     pub(crate) async fn list_changed(&self, kind: registry::ListKind) -> usize {
         let bus = self.inner.storage.notices();
         self.inner.pipeline.registry.list_changed(kind, bus).await
-    }
-
-    /// A legacy session initialized: it hears of changes to the live
-    /// parts of the catalog (see `Registry::listen_for_list_changes`).
-    pub(crate) fn listen_for_list_changes(
-        &self,
-        session: &Session,
-        outbound: Option<&Arc<dyn crate::context::Outbound>>,
-    ) {
-        self.inner
-            .pipeline
-            .registry
-            .listen_for_list_changes(session, outbound);
     }
 
     /// The tool descriptors `tools/list` returns (before `visible`
@@ -373,8 +354,21 @@ impl McpServer {
 /// argument headers are checked against it).
 #[cfg(feature = "http")]
 impl McpServer {
+    /// A legacy session initialized: it hears of changes to the live
+    /// parts of the catalog (see `Registry::listen_for_list_changes`).
+    pub(crate) fn listen_for_list_changes(
+        &self,
+        session: &Session,
+        outbound: Option<&Arc<dyn crate::context::Outbound>>,
+    ) {
+        self.inner
+            .pipeline
+            .registry
+            .listen_for_list_changes(session, outbound);
+    }
+
     /// The state keys the server's handlers declared.
-    pub(crate) fn state_keys(&self) -> &StateKeys {
+    pub(crate) fn state_keys(&self) -> &crate::request_state::StateKeys {
         &self.inner.pipeline.handlers.state_keys
     }
 

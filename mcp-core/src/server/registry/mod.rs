@@ -199,3 +199,27 @@ pub(crate) fn serialize_listing<'a, T: serde::Serialize + 'a>(
     let all: Vec<&T> = items.collect();
     serde_json::value::to_raw_value(&all).ok().map(Arc::new)
 }
+
+/// The one way an entry joins a live part: refused when `part` is not
+/// live, or when `state` lacks what the entry `needs` (`what` names the
+/// entry in the error); otherwise `next` makes the new version from the
+/// current one. Telling the listeners of the change is the caller's.
+pub(crate) fn edit_live<C: Part>(
+    part: &Versions<C>,
+    state: &crate::context::state_map::StateMap,
+    what: &str,
+    needs: &[(std::any::TypeId, &'static str)],
+    next: impl FnOnce(&C) -> Result<C, crate::server::BuildError>,
+) -> Result<(), crate::server::BuildError> {
+    if !part.is_live() {
+        return Err(crate::server::BuildError::CatalogNotLive);
+    }
+    if let Some((_, type_name)) = needs.iter().find(|(id, _)| !state.contains(*id)) {
+        return Err(crate::server::BuildError::MissingState {
+            handler: what.to_owned(),
+            type_name,
+        });
+    }
+    part.change(next)
+        .unwrap_or(Err(crate::server::BuildError::CatalogNotLive))
+}

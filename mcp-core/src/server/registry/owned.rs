@@ -7,7 +7,7 @@
 //! lists, de-lists and lists again.
 
 use super::ordered::OrderedMap;
-use super::{Owner, Part, PromptRegistry, Registry, ResourceRegistry, ToolRegistry, Versions};
+use super::{edit_live, Owner, PromptRegistry, Registry, ResourceRegistry, ToolRegistry};
 use crate::context::state_map::StateMap;
 use crate::handler::prompt::McpPromptDef;
 use crate::handler::resource::McpResourceDef;
@@ -121,29 +121,6 @@ fn remove_named<E: OwnedEntry>(map: &mut OrderedMap<E>, name: &str, owner: &Owne
     }
     map.remove(name);
     true
-}
-
-/// The one way an entry joins a live part: refused when `part` is not
-/// live, or when `state` lacks what the entry `needs` (`what` names the
-/// entry in the error); otherwise `next` makes the new version from the
-/// current one. Telling the listeners of the change is the caller's.
-pub(crate) fn edit_live<C: Part>(
-    part: &Versions<C>,
-    state: &StateMap,
-    what: &str,
-    needs: &[(std::any::TypeId, &'static str)],
-    next: impl FnOnce(&C) -> Result<C, BuildError>,
-) -> Result<(), BuildError> {
-    if !part.is_live() {
-        return Err(BuildError::CatalogNotLive);
-    }
-    if let Some((_, type_name)) = needs.iter().find(|(id, _)| !state.contains(*id)) {
-        return Err(BuildError::MissingState {
-            handler: what.to_owned(),
-            type_name,
-        });
-    }
-    part.change(next).unwrap_or(Err(BuildError::CatalogNotLive))
 }
 
 impl Registry {
