@@ -108,8 +108,9 @@ pub trait ArgSchema: schemars::JsonSchema {}
 
 impl<T: schemars::JsonSchema> ArgSchema for T {}
 
-/// Validates arguments against the schema, then deserializes them.
-pub(crate) type ParseFn<A> = fn(Map<String, Value>, &Map<String, Value>) -> Result<A, String>;
+/// Validates arguments against the (compiled) schema, then deserializes them.
+pub(crate) type ParseFn<A> =
+    fn(Map<String, Value>, &crate::handler::args::CheckedSchema) -> Result<A, String>;
 
 /// Proof that `A` is a valid tool-arguments type: its parser and its schema.
 pub struct ToolArgs<A> {
@@ -292,7 +293,9 @@ where
     remove_injected(&mut schema, &args.skip);
     // An injected argument may be the invoke context under another name.
     let asks = meta.asks || !args.skip.is_empty();
-    let checked = schema.as_object().cloned().unwrap_or_default();
+    // The schema compiled for the checker once, here, not on every call.
+    let checked =
+        crate::handler::args::CheckedSchema::new(schema.as_object().unwrap_or(&Map::new()));
     let parse = args.parse;
     let convert = result.convert;
     let mut def = McpToolDef::new(meta.name, meta.description, schema, move |raw, ctx| {

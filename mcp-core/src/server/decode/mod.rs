@@ -388,6 +388,10 @@ impl<'de> Deserialize<'de> for WireParams {
                     claim: None,
                     held: Held::default(),
                 };
+                // Whether `members` holds a `_meta` or a `name` (only a
+                // repeated key can meet one there, so the usual request
+                // never searches the map for it).
+                let (mut meta_member, mut name_member) = (false, false);
                 while let Some(key) = map.next_key::<Key<'de>>()? {
                     if key.0 == "_meta" {
                         let raw: &'de RawValue = map.next_value()?;
@@ -399,17 +403,21 @@ impl<'de> Deserialize<'de> for WireParams {
                             params
                                 .members
                                 .insert("_meta".into(), Value::Object(meta.rest));
-                        } else {
+                            meta_member = true;
+                        } else if std::mem::take(&mut meta_member) {
                             params.members.remove("_meta");
                         }
                     } else if key.0 == "name" {
                         // The last `name` wins, as in a JSON object.
-                        params.members.remove("name");
+                        if std::mem::take(&mut name_member) {
+                            params.members.remove("name");
+                        }
                         params.held.name = None;
                         match map.next_value()? {
                             Value::String(name) => params.held.name = Some(name),
                             other => {
                                 params.members.insert("name".into(), other);
+                                name_member = true;
                             }
                         }
                     } else {

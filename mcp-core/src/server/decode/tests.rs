@@ -227,6 +227,15 @@ fn modern_meta_reads_the_same_both_ways_and_keeps_other_members() {
         r#"{"arguments":{"a":1},"name":7,"arguments":"s"}"#.to_owned(),
         r#"{"name":"t","name":null,"arguments":null}"#.to_owned(),
         r#"{"arguments":[],"arguments":{}}"#.to_owned(),
+        r#"{"name":7,"name":"t"}"#.to_owned(),
+        r#"{"name":7,"name":"t","name":[]}"#.to_owned(),
+        // A repeated `_meta`: the last one decides what stays.
+        format!(
+            r#"{{"_meta":{{"progressToken":1}},"_meta":{{{VERSION}:"2026-07-28",{CAPS}:{{}}}}}}"#
+        ),
+        format!(
+            r#"{{"_meta":{{{VERSION}:"2026-07-28",{CAPS}:{{}}}},"_meta":{{"progressToken":1}}}}"#
+        ),
     ];
     for params in &cases {
         let [short, long] = both_ways(params);
