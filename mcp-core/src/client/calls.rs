@@ -3,6 +3,7 @@
 //! `rounds`).
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::PoisonError;
 
 use serde::de::DeserializeOwned;
@@ -10,6 +11,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
+use super::cache::Lookup;
 use super::error::ClientError;
 use super::options::RequestOptions;
 use super::rounds::{input_round, Step};
@@ -66,27 +68,44 @@ impl Client {
         options: &RequestOptions,
     ) -> Result<Box<RawValue>, ClientError> {
         let modern = self.peer.is_modern();
-        self.drive(method, params, options, |raw| {
-            // Legacy results have no resultType, and most modern ones say
-            // "complete": read it only when the text names it at all.
-            static NAMED: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-                std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
-            let named = modern && NAMED.find(raw.get().as_bytes()).is_some();
-            let kind: Kind<'_> = if named {
-                serde_json::from_str(raw.get()).map_err(|e| {
-                    ClientError::protocol(format!("{method}: the result is not an object: {e}"))
-                })?
-            } else {
-                Kind { result_type: None }
-            };
-            Ok(
-                match input_round(method, modern, kind.result_type.as_deref(), &raw)? {
-                    Some(round) => Step::Input(round),
-                    None => Step::Done(raw),
-                },
-            )
-        })
-        .await
+        let ticket = match self.cache.lookup(method, &params, options) {
+            Lookup::Hit(raw) => return Ok(raw),
+            Lookup::Miss(ticket) if modern => Some(ticket),
+            _ => None,
+        };
+        // An answer to a retry that carried input is never kept.
+        let asked = AtomicBool::new(false);
+        let raw = self
+            .drive(method, params, options, |raw| {
+                // Legacy results have no resultType, and most modern ones say
+                // "complete": read it only when the text names it at all.
+                static NAMED: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+                    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
+                let named = modern && NAMED.find(raw.get().as_bytes()).is_some();
+                let kind: Kind<'_> = if named {
+                    serde_json::from_str(raw.get()).map_err(|e| {
+                        ClientError::protocol(format!("{method}: the result is not an object: {e}"))
+                    })?
+                } else {
+                    Kind { result_type: None }
+                };
+                Ok(
+                    match input_round(method, modern, kind.result_type.as_deref(), &raw)? {
+                        Some(round) => {
+                            asked.store(true, Ordering::Relaxed);
+                            Step::Input(round)
+                        }
+                        None => Step::Done(raw),
+                    },
+                )
+            })
+            .await?;
+        if let Some(ticket) = ticket {
+            if !asked.load(Ordering::Relaxed) {
+                self.cache.store(ticket, &raw);
+            }
+        }
+        Ok(raw)
     }
 
     /// Sends notification `method` with `params`.

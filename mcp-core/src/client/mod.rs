@@ -57,6 +57,8 @@
 #![cfg_attr(not(feature = "client"), allow(dead_code, unreachable_pub))]
 
 #[cfg(feature = "client")]
+mod cache;
+#[cfg(feature = "client")]
 mod calls;
 #[cfg(feature = "client")]
 mod connect;
@@ -88,6 +90,8 @@ use std::sync::{Arc, Mutex};
 #[cfg(feature = "client")]
 use serde_json::Value;
 
+#[cfg(feature = "client")]
+pub use cache::{CacheOptions, DEFAULT_CACHE_BYTES};
 pub use error::ClientError;
 pub use handlers::Handlers;
 #[cfg(feature = "client")]
@@ -112,16 +116,25 @@ pub struct Client {
     greeting: Greeting,
     /// The `x-mcp-header` arguments of each listed tool (2026-07-28 HTTP).
     tool_headers: Mutex<HashMap<String, tool_headers::Annotated>>,
+    /// Listings and reads kept by their `ttlMs` (see [`CacheOptions`]).
+    cache: Arc<cache::Cache>,
 }
 
 #[cfg(feature = "client")]
 impl Client {
-    fn new(peer: Arc<Peer>, greeting: Greeting) -> Self {
+    fn new(peer: Arc<Peer>, greeting: Greeting, cache: Arc<cache::Cache>) -> Self {
         Self {
             peer,
             greeting,
             tool_headers: Mutex::new(HashMap::new()),
+            cache,
         }
+    }
+
+    /// Forgets every cached listing and read (see [`CacheOptions`]): the
+    /// next of each goes to the server.
+    pub fn clear_cache(&self) {
+        self.cache.clear();
     }
 
     /// The revision spoken (`"2026-07-28"`, or what `initialize` negotiated).
