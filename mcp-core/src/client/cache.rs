@@ -440,6 +440,22 @@ impl State {
     }
 }
 
+impl super::Client {
+    /// Forgets the cached listings (not the reads), so that the next
+    /// listings come from the server: a proxy's periodic refresh, which
+    /// promises to look again at least every period it was given.
+    pub(crate) fn forget_listings(&self) {
+        for family in [
+            Family::Tools,
+            Family::Prompts,
+            Family::Resources,
+            Family::Templates,
+        ] {
+            self.cache.drop_family(family, None);
+        }
+    }
+}
+
 /// The authorization context of a request with `options`.
 fn partition_of(options: &RequestOptions) -> Partition {
     let token = options
