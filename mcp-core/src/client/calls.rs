@@ -32,7 +32,9 @@ impl Client {
     /// On 2026-07-28 an `input_required` result is fulfilled with the
     /// [`Handlers`](super::Handlers) and retried until complete, and a
     /// `-32022` naming another stateless revision is retried once with it.
-    /// The result keeps every member (`resultType` included).
+    /// The result keeps every member (`resultType` included). A listing
+    /// or `resources/read` may be answered from the client's cache while
+    /// its `ttlMs` lasts ([`CacheOptions`](super::CacheOptions)).
     ///
     /// # Errors
     /// The server's error, a transport failure, a timeout or cancellation,

@@ -44,6 +44,11 @@
 //! abandons it: the server gets `notifications/cancelled`, or on
 //! 2026-07-28 HTTP the request's connection is dropped.
 //!
+//! **Caching.** 2026-07-28 listings and reads are kept for their `ttlMs`
+//! (`private` ones per principal), dropped on the server's change
+//! notifications, within a byte bound: see [`CacheOptions`] and the
+//! client guide.
+//!
 //! **Limits.** Each message from the server is bounded
 //! ([`ClientBuilder::max_message_bytes`]); listings stop after 1,000 pages
 //! or a repeated cursor; input rounds stop after 16.
