@@ -474,3 +474,6 @@ fn partition_of(options: &RequestOptions) -> Partition {
         token,
     }
 }
+
+#[cfg(test)]
+mod tests;
