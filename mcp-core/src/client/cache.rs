@@ -258,6 +258,13 @@ impl Cache {
         }
     }
 
+    /// Drops every entry of request `method` (a listing or a read).
+    pub(crate) fn forget(&self, method: &str) {
+        if let Some((family, _)) = Family::of(method) {
+            self.drop_family(family, None);
+        }
+    }
+
     /// Drops every entry.
     pub(crate) fn clear(&self) {
         let mut state = self.state();
@@ -445,13 +452,13 @@ impl super::Client {
     /// listings come from the server: a proxy's periodic refresh, which
     /// promises to look again at least every period it was given.
     pub(crate) fn forget_listings(&self) {
-        for family in [
-            Family::Tools,
-            Family::Prompts,
-            Family::Resources,
-            Family::Templates,
+        for method in [
+            "tools/list",
+            "prompts/list",
+            "resources/list",
+            "resources/templates/list",
         ] {
-            self.cache.drop_family(family, None);
+            self.cache.forget(method);
         }
     }
 }

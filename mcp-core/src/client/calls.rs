@@ -170,9 +170,20 @@ impl Client {
             if let Some(c) = &cursor {
                 params.insert("cursor".into(), Value::String(c.clone()));
             }
-            let raw = self
+            let raw = match self
                 .request_raw(method, params, &RequestOptions::new())
-                .await?;
+                .await
+            {
+                Ok(raw) => raw,
+                Err(e) => {
+                    // A cached first page may hold a cursor the server no
+                    // longer knows: the next listing starts afresh.
+                    if cursor.is_some() {
+                        self.cache.forget(method);
+                    }
+                    return Err(e);
+                }
+            };
             admit(raw.get().len())?;
             let mut page: Map<String, Value> = serde_json::from_str(raw.get())
                 .map_err(|e| ClientError::protocol(format!("{method}: {e}")))?;

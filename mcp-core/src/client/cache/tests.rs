@@ -148,3 +148,32 @@ fn only_known_parameters_and_complete_results_are_kept() {
         Lookup::Uncached
     ));
 }
+
+#[test]
+fn forgetting_a_listing_drops_all_its_pages_and_nothing_else() {
+    let cache = cache(DEFAULT_CACHE_BYTES);
+    let me = RequestOptions::new();
+    for cursor in [None, Some("c1")] {
+        let p = cursor.map_or_else(Map::new, |c| params(json!({"cursor": c})));
+        let Lookup::Miss(ticket) = cache.lookup("tools/list", &p, &me) else {
+            panic!("a first listing misses");
+        };
+        cache.store(ticket, &raw(60_000, "public", "page"));
+        assert!(matches!(
+            cache.lookup("tools/list", &p, &me),
+            Lookup::Hit(_)
+        ));
+    }
+    read(&cache, "a://1", &me, Some(raw(60_000, "public", "1")));
+    cache.forget("tools/list");
+    let page2 = params(json!({"cursor": "c1"}));
+    assert!(matches!(
+        cache.lookup("tools/list", &page2, &me),
+        Lookup::Miss(_)
+    ));
+    assert!(matches!(
+        cache.lookup("tools/list", &Map::new(), &me),
+        Lookup::Miss(_)
+    ));
+    assert!(read(&cache, "a://1", &me, None), "reads stay");
+}
