@@ -3,6 +3,7 @@
 //! `rounds`).
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::PoisonError;
 
 use serde::de::DeserializeOwned;
@@ -10,6 +11,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
+use super::cache::Lookup;
 use super::error::ClientError;
 use super::options::RequestOptions;
 use super::rounds::{input_round, Step};
@@ -30,7 +32,9 @@ impl Client {
     /// On 2026-07-28 an `input_required` result is fulfilled with the
     /// [`Handlers`](super::Handlers) and retried until complete, and a
     /// `-32022` naming another stateless revision is retried once with it.
-    /// The result keeps every member (`resultType` included).
+    /// The result keeps every member (`resultType` included). A listing
+    /// or `resources/read` may be answered from the client's cache while
+    /// its `ttlMs` lasts ([`CacheOptions`](super::CacheOptions)).
     ///
     /// # Errors
     /// The server's error, a transport failure, a timeout or cancellation,
@@ -66,27 +70,44 @@ impl Client {
         options: &RequestOptions,
     ) -> Result<Box<RawValue>, ClientError> {
         let modern = self.peer.is_modern();
-        self.drive(method, params, options, |raw| {
-            // Legacy results have no resultType, and most modern ones say
-            // "complete": read it only when the text names it at all.
-            static NAMED: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-                std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
-            let named = modern && NAMED.find(raw.get().as_bytes()).is_some();
-            let kind: Kind<'_> = if named {
-                serde_json::from_str(raw.get()).map_err(|e| {
-                    ClientError::protocol(format!("{method}: the result is not an object: {e}"))
-                })?
-            } else {
-                Kind { result_type: None }
-            };
-            Ok(
-                match input_round(method, modern, kind.result_type.as_deref(), &raw)? {
-                    Some(round) => Step::Input(round),
-                    None => Step::Done(raw),
-                },
-            )
-        })
-        .await
+        let ticket = match self.cache.lookup(method, &params, options) {
+            Lookup::Hit(raw) => return Ok(raw),
+            Lookup::Miss(ticket) if modern => Some(ticket),
+            _ => None,
+        };
+        // An answer to a retry that carried input is never kept.
+        let asked = AtomicBool::new(false);
+        let raw = self
+            .drive(method, params, options, |raw| {
+                // Legacy results have no resultType, and most modern ones say
+                // "complete": read it only when the text names it at all.
+                static NAMED: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+                    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
+                let named = modern && NAMED.find(raw.get().as_bytes()).is_some();
+                let kind: Kind<'_> = if named {
+                    serde_json::from_str(raw.get()).map_err(|e| {
+                        ClientError::protocol(format!("{method}: the result is not an object: {e}"))
+                    })?
+                } else {
+                    Kind { result_type: None }
+                };
+                Ok(
+                    match input_round(method, modern, kind.result_type.as_deref(), &raw)? {
+                        Some(round) => {
+                            asked.store(true, Ordering::Relaxed);
+                            Step::Input(round)
+                        }
+                        None => Step::Done(raw),
+                    },
+                )
+            })
+            .await?;
+        if let Some(ticket) = ticket {
+            if !asked.load(Ordering::Relaxed) {
+                self.cache.store(ticket, &raw);
+            }
+        }
+        Ok(raw)
     }
 
     /// Sends notification `method` with `params`.
@@ -149,9 +170,20 @@ impl Client {
             if let Some(c) = &cursor {
                 params.insert("cursor".into(), Value::String(c.clone()));
             }
-            let raw = self
+            let raw = match self
                 .request_raw(method, params, &RequestOptions::new())
-                .await?;
+                .await
+            {
+                Ok(raw) => raw,
+                Err(e) => {
+                    // A cached first page may hold a cursor the server no
+                    // longer knows: the next listing starts afresh.
+                    if cursor.is_some() {
+                        self.cache.forget(method);
+                    }
+                    return Err(e);
+                }
+            };
             admit(raw.get().len())?;
             let mut page: Map<String, Value> = serde_json::from_str(raw.get())
                 .map_err(|e| ClientError::protocol(format!("{method}: {e}")))?;

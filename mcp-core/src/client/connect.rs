@@ -111,7 +111,10 @@ impl ClientBuilder {
         http: bool,
         make_link: impl FnOnce(Inbox) -> Result<Box<dyn Link>, ClientError>,
     ) -> Result<Client, ClientError> {
-        let peer = Peer::start(make_link, http, self.handlers.clone(), self.timeout)?;
+        let cache = Arc::new(super::cache::Cache::new(&self.cache));
+        let mut handlers = self.handlers.clone();
+        cache.watch(&mut handlers);
+        let peer = Peer::start(make_link, http, handlers, self.timeout)?;
         let info = serde_json::to_value(&self.info).map_err(ClientError::protocol)?;
         let capabilities = self.handlers.capabilities();
         let greeting = match &self.protocol {
@@ -141,7 +144,7 @@ impl ClientBuilder {
                 }
             }
         };
-        Ok(Client::new(peer, greeting))
+        Ok(Client::new(peer, greeting, cache))
     }
 }
 

@@ -44,6 +44,11 @@
 //! abandons it: the server gets `notifications/cancelled`, or on
 //! 2026-07-28 HTTP the request's connection is dropped.
 //!
+//! **Caching.** 2026-07-28 listings and reads are kept for their `ttlMs`
+//! (`private` ones per principal), dropped on the server's change
+//! notifications, within a byte bound: see [`CacheOptions`] and the
+//! client guide.
+//!
 //! **Limits.** Each message from the server is bounded
 //! ([`ClientBuilder::max_message_bytes`]); listings stop after 1,000 pages
 //! or a repeated cursor; input rounds stop after 16.
@@ -56,6 +61,8 @@
 // which uses only part of it, and nothing here is public.
 #![cfg_attr(not(feature = "client"), allow(dead_code, unreachable_pub))]
 
+#[cfg(feature = "client")]
+mod cache;
 #[cfg(feature = "client")]
 mod calls;
 #[cfg(feature = "client")]
@@ -88,6 +95,8 @@ use std::sync::{Arc, Mutex};
 #[cfg(feature = "client")]
 use serde_json::Value;
 
+#[cfg(feature = "client")]
+pub use cache::{CacheOptions, DEFAULT_CACHE_BYTES};
 pub use error::ClientError;
 pub use handlers::Handlers;
 #[cfg(feature = "client")]
@@ -112,16 +121,25 @@ pub struct Client {
     greeting: Greeting,
     /// The `x-mcp-header` arguments of each listed tool (2026-07-28 HTTP).
     tool_headers: Mutex<HashMap<String, tool_headers::Annotated>>,
+    /// Listings and reads kept by their `ttlMs` (see [`CacheOptions`]).
+    cache: Arc<cache::Cache>,
 }
 
 #[cfg(feature = "client")]
 impl Client {
-    fn new(peer: Arc<Peer>, greeting: Greeting) -> Self {
+    fn new(peer: Arc<Peer>, greeting: Greeting, cache: Arc<cache::Cache>) -> Self {
         Self {
             peer,
             greeting,
             tool_headers: Mutex::new(HashMap::new()),
+            cache,
         }
+    }
+
+    /// Forgets every cached listing and read (see [`CacheOptions`]): the
+    /// next of each goes to the server.
+    pub fn clear_cache(&self) {
+        self.cache.clear();
     }
 
     /// The revision spoken (`"2026-07-28"`, or what `initialize` negotiated).

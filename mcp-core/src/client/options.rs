@@ -59,6 +59,8 @@ pub struct RequestOptions {
     pub(crate) param_headers: Vec<(String, String)>,
     pub(crate) handlers: Option<Handlers>,
     pub(crate) headers: Vec<(String, String)>,
+    /// Whose private cache entries this request may use.
+    pub(crate) cache_principal: Option<Arc<str>>,
 }
 
 impl RequestOptions {
@@ -157,6 +159,8 @@ pub struct ClientBuilder {
     pub(crate) probe_timeout: Duration,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) max_message: usize,
+    #[cfg(feature = "client")]
+    pub(crate) cache: super::cache::CacheOptions,
     #[cfg(feature = "client-oauth")]
     pub(crate) oauth: Option<super::oauth::OAuth>,
 }
@@ -173,6 +177,8 @@ impl ClientBuilder {
             probe_timeout: Duration::from_secs(5),
             headers: Vec::new(),
             max_message: 16 * 1024 * 1024,
+            #[cfg(feature = "client")]
+            cache: super::cache::CacheOptions::new(),
             #[cfg(feature = "client-oauth")]
             oauth: None,
         }

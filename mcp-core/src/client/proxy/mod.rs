@@ -30,6 +30,11 @@
 //! and hop-by-hop headers never; our caller's `_meta` is never copied.
 //! A backend that is down (or, legacy, no longer knows our session) fails
 //! the call with a tool error naming it, and the next call reconnects.
+//! The backend's listings and reads go through the client's cache
+//! ([`CacheOptions`](crate::client::CacheOptions), set on the
+//! `ClientBuilder` given to [`Remote::connect`]): a read the backend marks
+//! `cacheScope: "private"` is served again only to the caller with the
+//! same principal ([`AuthInfo`](crate::context::AuthInfo)).
 //! Listings are cached and refreshed by [`Remote::sync_tools`]; all of a
 //! backend's listings together are bounded in bytes
 //! ([`ProxyOptions::max_listing_bytes`]). Every forwarded tool is marked
@@ -489,9 +494,14 @@ impl Remote {
     }
 
     /// What a forwarded request carries for our caller `ctx`: its
-    /// questions relayed back to it, and its `Authorization` if configured.
+    /// questions relayed back to it, its `Authorization` if configured,
+    /// and its principal, so that the backend's private cache entries
+    /// ([`CacheOptions`](crate::client::CacheOptions)) serve it alone.
     fn options_for(&self, ctx: &InvokeContext) -> RequestOptions {
         let mut options = RequestOptions::new().answer_with(relay(ctx));
+        if let Some(who) = ctx.extensions().get::<crate::context::AuthInfo>() {
+            options = options.cache_principal(Arc::clone(&who.principal));
+        }
         if self.0.options.forward_authorization && !self.oauth_backend() {
             if let Some(v) = ctx.header("authorization").and_then(|v| v.as_single()) {
                 options = options.header("authorization", v);

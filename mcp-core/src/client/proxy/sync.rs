@@ -79,7 +79,8 @@ impl Remote {
     /// backend's: the forwarders [`builder`](Self::builder) made (renamed
     /// `prefix_name` when mounted under `prefix`) are replaced, added or
     /// removed whenever the backend's listing changes, checked on its
-    /// change notifications and at least every `ttl`; the resource,
+    /// change notifications and at least every `ttl` (asked anew each
+    /// time, whatever `ttlMs` the backend's listings carry); the resource,
     /// template and prompt listings are refreshed at the same times (see
     /// [`listings_changed`](Self::listings_changed)), and applied to
     /// `server`'s resources and prompts when those are live too
@@ -173,8 +174,10 @@ impl Remote {
     }
 
     /// Lists the backend's entries again and keeps them (a listing that
-    /// fails or is too large keeps the previous ones).
+    /// fails or is too large keeps the previous ones). The listings are
+    /// asked for anew, whatever the client's cache holds.
     async fn refresh(&self, client: &crate::client::Client) -> Result<(), ClientError> {
+        client.forget_listings();
         let listings = Listings::fetch(client, self.0.options.max_listing_bytes).await?;
         let changed = {
             let mut known = self
