@@ -215,6 +215,14 @@ impl Peer {
             let speaking = self.speaking.read().unwrap_or_else(PoisonError::into_inner);
             (speaking.version.clone(), speaking.fragment.clone())
         };
+        #[cfg(feature = "otel")]
+        let (mut call, traced) = {
+            let call = crate::otel::ClientCall::start(method, params, version.as_deref(), self.link().routes());
+            let traced = call.params(params);
+            (call, traced)
+        };
+        #[cfg(feature = "otel")]
+        let params = traced.as_ref().unwrap_or(params);
         let token = options.progress.as_ref().map(|f| {
             let token = format!("p{id}");
             self.progress
@@ -259,7 +267,7 @@ impl Peer {
         }
         .and_then(Value::as_str)
         .map(str::to_owned);
-        self.send(Outgoing {
+        let sent = self.send(Outgoing {
             body,
             id: Some(id),
             method: routes.then(|| Arc::from(method)),
@@ -269,7 +277,12 @@ impl Peer {
             protocol_version: version,
             abandon: Some(abandon),
         })
-        .await?;
+        .await;
+        #[cfg(feature = "otel")]
+        if let Err(e) = &sent {
+            call.failed(e);
+        }
+        sent?;
         let timeout = if options.no_timeout {
             None
         } else {
@@ -282,6 +295,8 @@ impl Peer {
             () = cancel.cancelled() => Err(ClientError::Cancelled),
         };
         guard.answered = !matches!(result, Err(ClientError::Timeout | ClientError::Cancelled));
+        #[cfg(feature = "otel")]
+        call.finish(&result);
         result
     }
 
