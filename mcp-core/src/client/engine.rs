@@ -217,7 +217,12 @@ impl Peer {
         };
         #[cfg(feature = "otel")]
         let (mut call, traced) = {
-            let call = crate::otel::ClientCall::start(method, params, version.as_deref(), self.link().routes());
+            let call = crate::otel::ClientCall::start(
+                method,
+                params,
+                version.as_deref(),
+                self.link().routes(),
+            );
             let traced = call.params(params);
             (call, traced)
         };
@@ -267,17 +272,18 @@ impl Peer {
         }
         .and_then(Value::as_str)
         .map(str::to_owned);
-        let sent = self.send(Outgoing {
-            body,
-            id: Some(id),
-            method: routes.then(|| Arc::from(method)),
-            name,
-            param_headers: options.param_headers.clone(),
-            headers: options.headers.clone(),
-            protocol_version: version,
-            abandon: Some(abandon),
-        })
-        .await;
+        let sent = self
+            .send(Outgoing {
+                body,
+                id: Some(id),
+                method: routes.then(|| Arc::from(method)),
+                name,
+                param_headers: options.param_headers.clone(),
+                headers: options.headers.clone(),
+                protocol_version: version,
+                abandon: Some(abandon),
+            })
+            .await;
         #[cfg(feature = "otel")]
         if let Err(e) = &sent {
             call.failed(e);

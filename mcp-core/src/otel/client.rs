@@ -50,7 +50,13 @@ impl ClientCall {
     ) -> Self {
         let key = target_key(method);
         let target = key
-            .and_then(|_| params.get(if method == "resources/read" { "uri" } else { "name" }))
+            .and_then(|_| {
+                params.get(if method == "resources/read" {
+                    "uri"
+                } else {
+                    "name"
+                })
+            })
             .and_then(Value::as_str);
         let transport = if http { "tcp" } else { "pipe" };
         let span = tracing::info_span!(
