@@ -2,6 +2,7 @@
 //! `mcp.server.operation.duration` histogram, by the MCP semantic
 //! conventions (the `otel` feature; see [`crate::otel`]).
 
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use opentelemetry::metrics::{Histogram, Meter};
@@ -30,38 +31,48 @@ use crate::otel::{duration, metric_attributes, span_name, target_key, Names, SCO
 ///
 /// ```
 /// use mcp_core::intercept::Otel;
-/// // Install the meter provider first: the histogram is made here.
 /// let server = mcp_core::McpServer::builder().interceptor(Otel::new()).build();
 /// # drop(server);
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Otel {
-    histogram: Histogram<f64>,
+    meter: Option<Meter>,
+    histogram: OnceLock<Histogram<f64>>,
     names: Names,
 }
 
-impl Default for Otel {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Otel {
-    /// Records on the global meter provider's meter `mcp-core`.
+    /// Records on the global meter provider's meter `mcp-core`, as it is
+    /// when the first request arrives (install the provider before
+    /// serving).
     pub fn new() -> Self {
-        Self::with_meter(&opentelemetry::global::meter(SCOPE))
+        Self::default()
     }
 
     /// Records on `meter`.
-    pub fn with_meter(meter: &Meter) -> Self {
+    pub fn with_meter(meter: Meter) -> Self {
         Self {
-            histogram: duration(
+            meter: Some(meter),
+            ..Self::default()
+        }
+    }
+
+    fn histogram(&self) -> &Histogram<f64> {
+        self.histogram.get_or_init(|| {
+            let global;
+            let meter = match &self.meter {
+                Some(meter) => meter,
+                None => {
+                    global = opentelemetry::global::meter(SCOPE);
+                    &global
+                }
+            };
+            duration(
                 meter,
                 crate::otel::SERVER_DURATION,
                 "MCP request duration as observed by the server",
-            ),
-            names: Names::default(),
-        }
+            )
+        })
     }
 }
 
@@ -126,7 +137,7 @@ impl Interceptor for Otel {
                     record_span.record("error.type", error.as_str());
                     record_span.record("otel.status_code", "error");
                 }
-                self.histogram.record(
+                self.histogram().record(
                     started.elapsed().as_secs_f64(),
                     &metric_attributes(
                         &self.names,
