@@ -161,8 +161,11 @@ fn spans_of(received: &Received) -> Vec<Span> {
         .collect()
 }
 
-/// Histogram name → the attribute sets of its data points and their counts.
-fn histograms_of(received: &Received) -> HashMap<String, Vec<(HashMap<String, String>, u64)>> {
+/// One histogram data point: its attributes and its count.
+type Point = (HashMap<String, String>, u64);
+
+/// Histogram name → its data points.
+fn histograms_of(received: &Received) -> HashMap<String, Vec<Point>> {
     let bodies = received.lock().expect("lock").clone();
     let mut out: HashMap<String, Vec<_>> = HashMap::new();
     for (_, body) in bodies.iter().filter(|(path, _)| path == "/v1/metrics") {

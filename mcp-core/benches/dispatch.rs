@@ -104,8 +104,8 @@ fn otel_cases(
         let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
             .build()
             .tracer("bench");
-        let subscriber = tracing_subscriber::registry()
-            .with(tracing_opentelemetry::layer().with_tracer(tracer));
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(tracer));
         // This thread runs the current-thread runtime: its default subscriber
         // sees every span.
         tracing::subscriber::with_default(subscriber, || {
@@ -216,7 +216,7 @@ fn main() {
     // then with the SDK's tracer (spans sampled, then dropped: no
     // exporter) and meter (aggregated in memory) installed.
     #[cfg(feature = "otel")]
-    if wants("otel") {
+    if filter.as_deref().is_none_or(|f| f.contains("otel")) {
         otel_cases(&rt, &ctx, budget, &wants);
     }
     if wants("tools/list") {

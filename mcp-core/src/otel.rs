@@ -6,8 +6,8 @@
 //!   context the caller put in `params._meta` (`traceparent`,
 //!   `tracestate`, `baggage`: W3C Trace Context), and records
 //!   [`SERVER_DURATION`].
-//! - With the `client` feature, every request of [`Client`](crate::client::Client)
-//!   (and so of the proxy, which forwards through it) opens a CLIENT span,
+//! - With the `client` feature, every request of `client::Client` (and so
+//!   of the proxy, which forwards through it) opens a CLIENT span,
 //!   a child of the span current where the call is made (in a proxy, the
 //!   proxy's SERVER span), writes its context into the request's `_meta`,
 //!   and records [`CLIENT_DURATION`].
@@ -20,7 +20,7 @@
 //! propagated. The histograms go to the global meter provider (or a meter
 //! given to [`Otel::with_meter`](crate::intercept::Otel::with_meter)).
 //! The library installs no SDK, exporter or thread: see the guide's
-//! telemetry chapter for an application's set-up.
+//! `telemetry` chapter for an application's set-up.
 //!
 //! No attribute holds argument values, results, headers or tokens.
 //! Metric attributes are bounded: the method, the error type, the

@@ -215,17 +215,9 @@ impl Peer {
             let speaking = self.speaking.read().unwrap_or_else(PoisonError::into_inner);
             (speaking.version.clone(), speaking.fragment.clone())
         };
+        // The CLIENT span, and `params` with its context in `_meta`.
         #[cfg(feature = "otel")]
-        let (mut call, traced) = {
-            let call = crate::otel::ClientCall::start(
-                method,
-                params,
-                version.as_deref(),
-                self.link().routes(),
-            );
-            let traced = call.params(params);
-            (call, traced)
-        };
+        let (mut call, traced) = crate::otel::ClientCall::start(method, params, &version, self);
         #[cfg(feature = "otel")]
         let params = traced.as_ref().unwrap_or(params);
         let token = options.progress.as_ref().map(|f| {
@@ -285,9 +277,7 @@ impl Peer {
             })
             .await;
         #[cfg(feature = "otel")]
-        if let Err(e) = &sent {
-            call.failed(e);
-        }
+        call.sent(&sent);
         sent?;
         let timeout = if options.no_timeout {
             None

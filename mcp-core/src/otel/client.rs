@@ -1,7 +1,7 @@
 //! The client's side: one CLIENT span per request, its context written
 //! into the request's `_meta`, and `mcp.client.operation.duration`.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use opentelemetry::metrics::Histogram;
@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::{duration, metric_attributes, span_name, target_key, Names, CLIENT_DURATION, SCOPE};
+use crate::client::engine::Peer;
 use crate::client::ClientError;
 
 /// The client histogram on the global meter, made at the first request
@@ -41,13 +42,16 @@ pub(crate) struct ClientCall {
 
 impl ClientCall {
     /// Opens the span of request `method` (a child of the current span),
-    /// speaking `version` over HTTP (`tcp`) or a pipe.
+    /// speaking `version` on `peer`'s link (HTTP: `tcp`, else a pipe), and
+    /// gives `params` with the span's context in `_meta` when there is one
+    /// (an OpenTelemetry layer is installed and the span is enabled).
     pub(crate) fn start(
         method: &str,
         params: &Map<String, Value>,
-        version: Option<&str>,
-        http: bool,
-    ) -> Self {
+        version: &Option<Arc<str>>,
+        peer: &Peer,
+    ) -> (Self, Option<Map<String, Value>>) {
+        let version = version.as_deref();
         let key = target_key(method);
         let target = key
             .and_then(|_| {
@@ -58,7 +62,7 @@ impl ClientCall {
                 })
             })
             .and_then(Value::as_str);
-        let transport = if http { "tcp" } else { "pipe" };
+        let transport = if peer.link().routes() { "tcp" } else { "pipe" };
         let span = tracing::info_span!(
             "mcp.client.request",
             otel.name = span_name(method, target),
@@ -80,7 +84,12 @@ impl ClientCall {
         if method == "tools/call" {
             span.record("gen_ai.operation.name", "execute_tool");
         }
-        Self {
+        let traced = if span.is_disabled() {
+            None
+        } else {
+            super::inject(&span.context(), params)
+        };
+        let call = Self {
             span,
             started: Instant::now(),
             method: method.to_owned(),
@@ -89,21 +98,15 @@ impl ClientCall {
             transport,
             error: None,
             recorded: false,
-        }
-    }
-
-    /// `params` with this span's context in `_meta`, when there is one
-    /// (an OpenTelemetry layer is installed and the span is enabled).
-    pub(crate) fn params(&self, params: &Map<String, Value>) -> Option<Map<String, Value>> {
-        if self.span.is_disabled() {
-            return None;
-        }
-        super::inject(&self.span.context(), params)
+        };
+        (call, traced)
     }
 
     /// Notes a failure to send.
-    pub(crate) fn failed(&mut self, error: &ClientError) {
-        self.error = Some(error_type(error));
+    pub(crate) fn sent(&mut self, sent: &Result<(), ClientError>) {
+        if let Err(e) = sent {
+            self.error = Some(error_type(e));
+        }
     }
 
     /// Ends the call with its answer.
