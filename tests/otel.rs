@@ -22,7 +22,7 @@ use mcp_core::intercept::Otel;
 use mcp_core::protocol::CallToolResult;
 use mcp_core::{serve_http, HttpOptions, InvokeContext, McpServer, McpToolDef};
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{MetricExporter, SpanExporter, WithExportConfig};
+use opentelemetry_otlp::{MetricExporter, Protocol as Otlp, SpanExporter, WithExportConfig};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
@@ -197,6 +197,8 @@ async fn one_trace_runs_from_the_caller_through_a_proxy_to_the_backend() {
     // The application's set-up: SDK, OTLP/HTTP exporters, the tracing bridge.
     let spans = SpanExporter::builder()
         .with_http()
+        // Explicit: the default depends on the exporter's features.
+        .with_protocol(Otlp::HttpBinary)
         .with_endpoint(format!("{otlp}/v1/traces"))
         .build()
         .expect("span exporter");
@@ -205,6 +207,7 @@ async fn one_trace_runs_from_the_caller_through_a_proxy_to_the_backend() {
         .build();
     let metrics = MetricExporter::builder()
         .with_http()
+        .with_protocol(Otlp::HttpBinary)
         .with_endpoint(format!("{otlp}/v1/metrics"))
         .build()
         .expect("metric exporter");

@@ -16,7 +16,7 @@
 use std::sync::Mutex;
 
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{MetricExporter, SpanExporter};
+use opentelemetry_otlp::{MetricExporter, Protocol, SpanExporter, WithExportConfig as _};
 use opentelemetry_sdk::metrics::periodic_reader_with_async_runtime::PeriodicReader;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::runtime::Tokio;
@@ -43,10 +43,23 @@ where
     S: tracing::Subscriber + for<'span> LookupSpan<'span> + Send + Sync,
 {
     std::env::var_os(ENDPOINT_ENV)?;
-    let exporters = SpanExporter::builder()
-        .with_http()
+    // `http/protobuf` unless a variable says otherwise (the spec's default;
+    // the crate's would be JSON, as both encodings are built in).
+    let protocol = |signal: &str| {
+        let set = |name: &str| std::env::var_os(name).is_some();
+        (!set("OTEL_EXPORTER_OTLP_PROTOCOL") && !set(signal)).then_some(Protocol::HttpBinary)
+    };
+    let mut spans = SpanExporter::builder().with_http();
+    if let Some(protocol) = protocol("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") {
+        spans = spans.with_protocol(protocol);
+    }
+    let mut metrics = MetricExporter::builder().with_http();
+    if let Some(protocol) = protocol("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL") {
+        metrics = metrics.with_protocol(protocol);
+    }
+    let exporters = spans
         .build()
-        .and_then(|spans| Ok((spans, MetricExporter::builder().with_http().build()?)));
+        .and_then(|spans| Ok((spans, metrics.build()?)));
     let (spans, metrics) = match exporters {
         Ok(exporters) => exporters,
         Err(e) => {

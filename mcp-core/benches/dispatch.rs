@@ -79,6 +79,18 @@ fn otel_cases(
     let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}).to_string();
     let line = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},
         "_meta": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}).to_string();
+    // The same call without the interceptor: the baseline of the two below.
+    let name = "tools/call legacy, traceparent, no otel interceptor";
+    if wants(name) {
+        let server = McpServer::builder()
+            .tool(echo::tool())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        round_trip(rt, &server, ctx, init.as_bytes());
+        measure(name, budget, || {
+            black_box(round_trip(rt, &server, ctx, line.as_bytes()));
+        });
+    }
     let name = "tools/call legacy, otel interceptor, no subscriber";
     if wants(name) {
         let server = McpServer::builder()

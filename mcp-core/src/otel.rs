@@ -29,7 +29,7 @@
 //! and resource URIs go on spans only.
 
 use std::collections::HashSet;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use opentelemetry::metrics::{Histogram, Meter};
 use opentelemetry::propagation::{
@@ -137,19 +137,57 @@ pub(crate) fn duration(meter: &Meter, name: &'static str, what: &'static str) ->
 }
 
 /// The metric attribute value of a tool or prompt name: itself while
-/// fewer than [`MAX_NAMES`] were seen, else `_OTHER`.
+/// fewer than [`MAX_NAMES`] were seen, else `_OTHER` (shared, so that
+/// recording allocates nothing).
 #[derive(Debug, Default)]
-pub(crate) struct Names(Mutex<HashSet<String>>);
+pub(crate) struct Names(Mutex<HashSet<Arc<str>>>);
 
 impl Names {
-    pub(crate) fn label(&self, name: &str) -> String {
+    pub(crate) fn label(&self, name: &str) -> Arc<str> {
         let mut names = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if names.contains(name) || names.len() < MAX_NAMES {
-            names.insert(name.to_owned());
-            return name.to_owned();
+        if let Some(known) = names.get(name) {
+            return Arc::clone(known);
         }
-        "_OTHER".to_owned()
+        if names.len() < MAX_NAMES {
+            let name: Arc<str> = Arc::from(name);
+            names.insert(Arc::clone(&name));
+            return name;
+        }
+        Arc::from("_OTHER")
     }
+}
+
+/// A method of the protocol as a static string (no allocation per
+/// record), `_OTHER` for any other: the attribute stays bounded.
+fn method_label(method: &str) -> &'static str {
+    const METHODS: [&str; 22] = [
+        "tools/call",
+        "tools/list",
+        "resources/read",
+        "resources/list",
+        "resources/templates/list",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/get",
+        "prompts/list",
+        "completion/complete",
+        "initialize",
+        "ping",
+        "server/discover",
+        "logging/setLevel",
+        "subscriptions/listen",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+        "tasks/list",
+        "tasks/result",
+        "skills/list",
+        "skills/get",
+    ];
+    METHODS
+        .into_iter()
+        .find(|m| *m == method)
+        .unwrap_or("_OTHER")
 }
 
 /// The span and metric attribute naming a request's target: the tool
@@ -177,12 +215,12 @@ pub(crate) fn metric_attributes(
     names: &Names,
     method: &str,
     target: Option<&str>,
-    version: Option<&str>,
+    version: Option<&'static str>,
     transport: &'static str,
     error: Option<&str>,
 ) -> Vec<KeyValue> {
     let mut attributes = Vec::with_capacity(5);
-    attributes.push(KeyValue::new("mcp.method.name", method.to_owned()));
+    attributes.push(KeyValue::new("mcp.method.name", method_label(method)));
     attributes.push(KeyValue::new("network.transport", transport));
     if let (Some(key), Some(target)) = (target_key(method), target) {
         // Resource URIs are unbounded: spans only.
@@ -191,7 +229,7 @@ pub(crate) fn metric_attributes(
         }
     }
     if let Some(version) = version {
-        attributes.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
+        attributes.push(KeyValue::new("mcp.protocol.version", version));
     }
     if let Some(error) = error {
         attributes.push(KeyValue::new("error.type", error.to_owned()));

@@ -12,6 +12,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use super::{duration, metric_attributes, span_name, target_key, Names, CLIENT_DURATION, SCOPE};
 use crate::client::engine::Peer;
 use crate::client::ClientError;
+use crate::protocol::{MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS};
 
 /// The client histogram on the global meter, made at the first request
 /// (install the meter provider before connecting), and the names seen.
@@ -34,7 +35,7 @@ pub(crate) struct ClientCall {
     started: Instant,
     method: String,
     target: Option<String>,
-    version: Option<String>,
+    version: Option<&'static str>,
     transport: &'static str,
     error: Option<String>,
     recorded: bool,
@@ -51,7 +52,15 @@ impl ClientCall {
         version: &Option<Arc<str>>,
         peer: &Peer,
     ) -> (Self, Option<Map<String, Value>>) {
-        let version = version.as_deref();
+        // A revision this crate speaks, as a static string (the client
+        // speaks no other).
+        let version = version.as_deref().and_then(|v| {
+            SUPPORTED_PROTOCOL_VERSIONS
+                .iter()
+                .chain(MODERN_PROTOCOL_VERSIONS)
+                .copied()
+                .find(|known| *known == v)
+        });
         let key = target_key(method);
         let target = key
             .and_then(|_| {
@@ -94,7 +103,7 @@ impl ClientCall {
             started: Instant::now(),
             method: method.to_owned(),
             target: target.map(str::to_owned),
-            version: version.map(str::to_owned),
+            version,
             transport,
             error: None,
             recorded: false,
@@ -140,7 +149,7 @@ impl ClientCall {
                 names,
                 &self.method,
                 self.target.as_deref(),
-                self.version.as_deref(),
+                self.version,
                 self.transport,
                 self.error.as_deref(),
             ),

@@ -84,12 +84,6 @@ impl Interceptor for Otel {
         // Over HTTP the transport knows the peer, or at least the Host.
         let http = req.remote_addr().is_some() || req.headers().contains_key("host");
         let transport = if http { "tcp" } else { "pipe" };
-        // A legacy HTTP session's id (its header); stdio has none.
-        let session = req
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.as_single())
-            .map(str::to_owned);
         let span = tracing::info_span!(
             "mcp.server.request",
             otel.name = span_name(&method, target.as_deref()),
@@ -102,7 +96,7 @@ impl Interceptor for Otel {
             mcp.resource.uri = tracing::field::Empty,
             jsonrpc.request.id = %req.id(),
             mcp.protocol.version = version,
-            mcp.session.id = session.as_deref(),
+            mcp.session.id = tracing::field::Empty,
             network.transport = transport,
             "error.type" = tracing::field::Empty,
             rpc.response.status_code = tracing::field::Empty,
@@ -116,6 +110,13 @@ impl Interceptor for Otel {
         if !span.is_disabled() {
             if let Some(parent) = crate::otel::extract(req.params()) {
                 let _ = span.set_parent(parent);
+            }
+            // A legacy HTTP session's id (its header; converting the
+            // headers costs, so only for a span that is recorded).
+            if http && !req.is_modern() {
+                if let Some(id) = req.headers().get("mcp-session-id") {
+                    span.record("mcp.session.id", id.as_single());
+                }
             }
         }
         let record_span = span.clone();
