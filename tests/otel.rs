@@ -331,7 +331,14 @@ async fn one_trace_runs_from_the_caller_through_a_proxy_to_the_backend() {
         );
         let served_attrs = attributes(served);
         assert_eq!(served_attrs["gen_ai.tool.name"], "lookup");
-        assert_eq!(attributes(client)["network.transport"], "tcp");
+        let client_attrs = attributes(client);
+        assert_eq!(client_attrs["network.transport"], "tcp");
+        assert_eq!(client_attrs["gen_ai.tool.name"], "remote_lookup");
+        assert!(
+            client_attrs.contains_key("jsonrpc.request.id"),
+            "{client_attrs:?}"
+        );
+        assert_eq!(attributes(forward)["mcp.method.name"], "tools/call");
 
         // A tool error: `error.type` is `tool_error` on every hop.
         for (name, kind) in [

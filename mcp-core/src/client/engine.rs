@@ -217,7 +217,8 @@ impl Peer {
         };
         // The CLIENT span, and `params` with its context in `_meta`.
         #[cfg(feature = "otel")]
-        let (mut call, traced) = crate::otel::ClientCall::start(method, params, &version, self);
+        let (mut call, traced) =
+            crate::otel::ClientCall::start(method, params, &id, &version, self);
         #[cfg(feature = "otel")]
         let params = traced.as_ref().unwrap_or(params);
         let token = options.progress.as_ref().map(|f| {

@@ -12,7 +12,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use super::{duration, metric_attributes, span_name, target_key, Names, CLIENT_DURATION, SCOPE};
 use crate::client::engine::Peer;
 use crate::client::ClientError;
-use crate::protocol::{MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::protocol::{RequestId, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS};
 
 /// The client histogram on the global meter, made at the first request
 /// (install the meter provider before connecting), and the names seen.
@@ -49,6 +49,7 @@ impl ClientCall {
     pub(crate) fn start(
         method: &str,
         params: &Map<String, Value>,
+        id: &RequestId,
         version: &Option<Arc<str>>,
         peer: &Peer,
     ) -> (Self, Option<Map<String, Value>>) {
@@ -82,6 +83,7 @@ impl ClientCall {
             gen_ai.prompt.name = tracing::field::Empty,
             gen_ai.operation.name = tracing::field::Empty,
             mcp.resource.uri = tracing::field::Empty,
+            jsonrpc.request.id = %id,
             mcp.protocol.version = version,
             network.transport = transport,
             "error.type" = tracing::field::Empty,
