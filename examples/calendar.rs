@@ -155,7 +155,7 @@ fn main() -> std::io::Result<()> {
     let calendar = Calendar::default();
     calendar.add("Standup".into(), "2026-09-07T09:00:00Z".into());
     calendar.add("Design review".into(), "2026-09-09T15:00:00Z".into());
-    let server = McpServer::builder()
+    let server = common::with_telemetry(McpServer::builder())
         .server_info("calendar", env!("CARGO_PKG_VERSION"))
         .state(calendar)
         .tool(create_event::tool())

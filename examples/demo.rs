@@ -72,7 +72,7 @@ fn main() -> std::io::Result<()> {
         .tool(slow::tool())
         .tool(confirm::tool());
     // Replicas share one `requestState` key through MCP_REQUEST_STATE_KEY.
-    let server = common::with_env_state_key(builder)
+    let server = common::with_env_state_key(common::with_telemetry(builder))
         .build()
         .map_err(std::io::Error::other)?;
     common::run(server, mcp_core::StdioOptions::default())

@@ -16,7 +16,7 @@ async fn echo(#[arg(description = "The text to echo")] text: String) -> String {
 }
 
 fn main() -> std::io::Result<()> {
-    let server = McpServer::builder()
+    let server = common::with_telemetry(McpServer::builder())
         .server_info("echo", env!("CARGO_PKG_VERSION"))
         .tool(echo::tool())
         .build()

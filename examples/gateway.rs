@@ -429,6 +429,9 @@ async fn serve(
         role,
         viewer_tools,
     } = options;
+    // Logs (the request spans) on stderr, filtered by RUST_LOG, and with
+    // `otel` the OpenTelemetry export: before the first backend request.
+    common::init_tracing();
     // Over every toolset, enabled now or later by `enable_toolset`.
     let local_read_only: HashSet<String> = TOOLSETS
         .iter()
@@ -440,7 +443,8 @@ async fn serve(
     let metrics = Arc::new(Metrics::default());
     // The meta-tool reaches the server it is part of once that is built.
     let this: Arc<std::sync::OnceLock<McpServer>> = Arc::default();
-    let mut builder = McpServer::builder()
+    // First, so that its span covers the gateway's own interceptors.
+    let mut builder = common::with_telemetry(McpServer::builder())
         .server_info("gateway", VERSION)
         // Live: `enable_toolset` adds tools while serving, and legacy
         // clients are told (`notifications/tools/list_changed`).
@@ -486,8 +490,6 @@ async fn serve(
         .build()
         .map_err(std::io::Error::other)?;
     let _ = this.set(server.clone());
-    // Logs (the request spans) on stderr, filtered by RUST_LOG.
-    common::init_tracing();
     // The stdio caller has one role; over HTTP each request names its own.
     let stdio = StdioOptions::default().principal(role);
     common::serve_args(server, stdio, rest, |options| {

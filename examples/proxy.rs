@@ -87,6 +87,8 @@ fn main() -> std::io::Result<()> {
     }
     let runtime = common::runtime_for(&rest)?;
     runtime.block_on(async move {
+        // Before the first request to a backend (OpenTelemetry, with `otel`).
+        common::init_tracing();
         // Live: each backend's tool, resource and prompt changes reach our clients.
         let mut builder = McpServer::builder()
             .live_catalog()
@@ -110,7 +112,9 @@ fn main() -> std::io::Result<()> {
             builder = builder.mount(&name, child);
             mounted.push((name, remote));
         }
-        let server = builder.build().map_err(std::io::Error::other)?;
+        let server = common::with_telemetry(builder)
+            .build()
+            .map_err(std::io::Error::other)?;
         // Refreshed on each backend's list_changed, and every 5 minutes.
         let _syncs: Vec<_> = mounted
             .into_iter()

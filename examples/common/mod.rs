@@ -10,6 +10,10 @@
 //! digits = 32 bytes) and its id from `MCP_REQUEST_STATE_KEY_ID` (default
 //! `env`).
 //!
+//! With the root package's `otel` feature, the servers built through
+//! [`with_telemetry`] emit OpenTelemetry spans and metrics, exported over
+//! OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (`telemetry.rs`).
+//!
 //! On start each example prints one line to stderr saying what it serves and
 //! how to talk to it (over HTTP followed by the `MCP endpoint: URL` line that
 //! scripts and tests look for).
@@ -18,6 +22,12 @@
 #![allow(dead_code)]
 
 use mcp_core::{serve_http, HttpOptions};
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::Layer as _;
+
+#[cfg(feature = "otel")]
+pub mod telemetry;
 
 use mcp_core::transport::http::SessionOptions;
 use mcp_core::transport::{StateKey, StateKeys};
@@ -80,14 +90,37 @@ fn decode_hex(hex: &str) -> Option<Vec<u8>> {
 /// Installs a `tracing` subscriber writing to stderr (stdout may be the
 /// stdio protocol stream), filtered by `RUST_LOG` (e.g. `RUST_LOG=info`
 /// for a line per request with the `Trace` interceptor, `mcp_core=debug`
-/// for the library's own diagnostics; errors only when unset). Called by
-/// [`serve_args`] (so by every `run` and `serve`); a second call changes nothing.
+/// for the library's own diagnostics; errors only when unset), and with
+/// the `otel` feature the OpenTelemetry export ([`telemetry::layer`]).
+/// Called by [`serve_args`] (so by every `run` and `serve`), inside the
+/// runtime; a second call changes nothing.
 pub fn init_tracing() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let stderr = tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_filter(tracing_subscriber::EnvFilter::from_default_env());
+        let registry = tracing_subscriber::registry().with(stderr);
+        #[cfg(feature = "otel")]
+        let registry = registry.with(telemetry::layer(&me().0));
+        let _ = registry.try_init();
+    });
+}
+
+/// `builder` with OpenTelemetry's request spans and duration histogram
+/// (`mcp_core::intercept::Otel`) when the `otel` feature is on; as it is
+/// otherwise.
+pub fn with_telemetry(builder: McpServerBuilder) -> McpServerBuilder {
+    #[cfg(feature = "otel")]
+    let builder = builder.interceptor(mcp_core::intercept::Otel::new());
+    builder
+}
+
+/// Flushes the OpenTelemetry export, if any, before the process exits.
+pub async fn shutdown_telemetry() {
+    #[cfg(feature = "otel")]
+    telemetry::shutdown().await;
 }
 
 /// Builds a runtime suited to the transport the command line picks and
@@ -153,7 +186,9 @@ pub async fn serve_args(
     }
     let Some(addr) = http else {
         announce_stdio();
-        return serve_stdio(server, stdio).wait().await;
+        let served = serve_stdio(server, stdio).wait().await;
+        shutdown_telemetry().await;
+        return served;
     };
     let (host, port) = split_addr(&addr).ok_or_else(|| usage(&format!("bad address {addr:?}")))?;
     let mut options = HttpOptions::new().host(host).port(port).without_sessions();
@@ -166,6 +201,7 @@ pub async fn serve_args(
     eprintln!("MCP endpoint: {}", handle.url());
     tokio::signal::ctrl_c().await?;
     handle.close().await;
+    shutdown_telemetry().await;
     Ok(())
 }
 

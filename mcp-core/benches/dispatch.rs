@@ -64,6 +64,71 @@ fn measure(name: &str, budget: Duration, mut op: impl FnMut()) {
     );
 }
 
+#[cfg(feature = "otel")]
+fn otel_cases(
+    rt: &tokio::runtime::Runtime,
+    ctx: &CallContext,
+    budget: Duration,
+    wants: &dyn Fn(&str) -> bool,
+) {
+    use mcp_core::intercept::Otel;
+    use opentelemetry::metrics::MeterProvider as _;
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}).to_string();
+    let line = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},
+        "_meta": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}).to_string();
+    // The same call without the interceptor: the baseline of the two below.
+    let name = "tools/call legacy, traceparent, no otel interceptor";
+    if wants(name) {
+        let server = McpServer::builder()
+            .tool(echo::tool())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        round_trip(rt, &server, ctx, init.as_bytes());
+        measure(name, budget, || {
+            black_box(round_trip(rt, &server, ctx, line.as_bytes()));
+        });
+    }
+    let name = "tools/call legacy, otel interceptor, no subscriber";
+    if wants(name) {
+        let server = McpServer::builder()
+            .interceptor(Otel::new())
+            .tool(echo::tool())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        round_trip(rt, &server, ctx, init.as_bytes());
+        measure(name, budget, || {
+            black_box(round_trip(rt, &server, ctx, line.as_bytes()));
+        });
+    }
+    let name = "tools/call legacy, otel interceptor, SDK";
+    if wants(name) {
+        let meters = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
+            .with_reader(opentelemetry_sdk::metrics::ManualReader::builder().build())
+            .build();
+        let server = McpServer::builder()
+            .interceptor(Otel::with_meter(meters.meter("bench")))
+            .tool(echo::tool())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+            .build()
+            .tracer("bench");
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(tracer));
+        // This thread runs the current-thread runtime: its default subscriber
+        // sees every span.
+        tracing::subscriber::with_default(subscriber, || {
+            round_trip(rt, &server, ctx, init.as_bytes());
+            measure(name, budget, || {
+                black_box(round_trip(rt, &server, ctx, line.as_bytes()));
+            });
+        });
+    }
+}
+
 fn round_trip(
     rt: &tokio::runtime::Runtime,
     server: &McpServer,
@@ -158,6 +223,13 @@ fn main() {
                 black_box(round_trip(&rt, &server, &ctx, line.as_bytes()));
             });
         }
+    }
+    // `otel` (with the feature): the `Otel` interceptor with no subscriber,
+    // then with the SDK's tracer (spans sampled, then dropped: no
+    // exporter) and meter (aggregated in memory) installed.
+    #[cfg(feature = "otel")]
+    if filter.as_deref().is_none_or(|f| f.contains("otel")) {
+        otel_cases(&rt, &ctx, budget, &wants);
     }
     if wants("tools/list") {
         for n in [10usize, 100, 1000] {

@@ -101,6 +101,7 @@
 //! | `tls` | outbound HTTPS for `auth`'s fetches, the OAuth client and the client's HTTP link (`mcp_core::tls`) | `http`; rustls and hyper-rustls (AWS-LC), webpki-roots, rustls-native-certs |
 //! | `catalog` | the listing as an API (`mcp_core::catalog`): lockfile, schema profiles, token counts | `client`, `stdio`; tiktoken-rs |
 //! | `metrics` | `intercept::Metrics` through the `metrics` facade | metrics |
+//! | `otel` | OpenTelemetry by the MCP semantic conventions (`mcp_core::otel`, `intercept::Otel`): server and client spans, trace context in `_meta`, the operation-duration histograms | opentelemetry, opentelemetry_sdk (propagators only), tracing-opentelemetry |
 //! | `redis` | state shared by replicas (`mcp_core::redis`): task store, notification bus, session store | redis-rs, futures-util; tokio's `time` |
 //! | `trace` | the `MCP_TRACE_DIR` recorder of `testing` (`testing::trace`) | `stdio` |
 //!
@@ -141,6 +142,9 @@ pub mod guide;
 pub mod handler;
 #[cfg(any(feature = "client", feature = "auth", feature = "tls"))]
 mod http_client;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod otel;
 mod panic;
 pub mod protocol;
 mod random;

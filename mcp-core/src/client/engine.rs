@@ -215,6 +215,12 @@ impl Peer {
             let speaking = self.speaking.read().unwrap_or_else(PoisonError::into_inner);
             (speaking.version.clone(), speaking.fragment.clone())
         };
+        // The CLIENT span, and `params` with its context in `_meta`.
+        #[cfg(feature = "otel")]
+        let (mut call, traced) =
+            crate::otel::ClientCall::start(method, params, &id, &version, self);
+        #[cfg(feature = "otel")]
+        let params = traced.as_ref().unwrap_or(params);
         let token = options.progress.as_ref().map(|f| {
             let token = format!("p{id}");
             self.progress
@@ -259,17 +265,21 @@ impl Peer {
         }
         .and_then(Value::as_str)
         .map(str::to_owned);
-        self.send(Outgoing {
-            body,
-            id: Some(id),
-            method: routes.then(|| Arc::from(method)),
-            name,
-            param_headers: options.param_headers.clone(),
-            headers: options.headers.clone(),
-            protocol_version: version,
-            abandon: Some(abandon),
-        })
-        .await?;
+        let sent = self
+            .send(Outgoing {
+                body,
+                id: Some(id),
+                method: routes.then(|| Arc::from(method)),
+                name,
+                param_headers: options.param_headers.clone(),
+                headers: options.headers.clone(),
+                protocol_version: version,
+                abandon: Some(abandon),
+            })
+            .await;
+        #[cfg(feature = "otel")]
+        call.sent(&sent);
+        sent?;
         let timeout = if options.no_timeout {
             None
         } else {
@@ -282,6 +292,8 @@ impl Peer {
             () = cancel.cancelled() => Err(ClientError::Cancelled),
         };
         guard.answered = !matches!(result, Err(ClientError::Timeout | ClientError::Cancelled));
+        #[cfg(feature = "otel")]
+        call.finish(&result);
         result
     }
 

@@ -18,6 +18,8 @@
 //! 10. [`testing`]: in-process and end-to-end tests.
 //! 11. [`trust_boundaries`]: what the framework guarantees between parties
 //!     that must not trust each other.
+//! 12. [`telemetry`]: OpenTelemetry spans and metrics (feature `otel`),
+//!     sending them to a collector, cardinality and cost.
 //!
 //! Built with the features they link to (`auth`, `client`, `stdio`); on
 //! docs.rs, always.
@@ -44,3 +46,5 @@ pub mod catalog {}
 pub mod testing {}
 #[doc = include_str!("trust_boundaries.md")]
 pub mod trust_boundaries {}
+#[doc = include_str!("telemetry.md")]
+pub mod telemetry {}

@@ -87,6 +87,8 @@ mod builtin;
 mod errors;
 #[cfg(feature = "metrics")]
 mod metrics;
+#[cfg(feature = "otel")]
+mod otel;
 mod rate;
 mod request;
 
@@ -98,6 +100,9 @@ pub(crate) use self::metrics::count_session;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use self::metrics::{Metrics, DURATION, ERRORS, IN_FLIGHT, MAX_KEYS, REQUESTS, SESSIONS};
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub use self::otel::Otel;
 pub use builtin::{ConcurrencyLimit, Timeout, Trace};
 pub use errors::ErrorMapping;
 pub use rate::{RateLimit, MAX_BUCKETS};
