@@ -96,6 +96,24 @@ pub(crate) async fn call(
     if !scopes_allowed(&ext, tool.scopes()) {
         return Err(insufficient(&format!("tool `{name}`"), tool.scopes()).into());
     }
+    // Handle arguments (`crate::state::Handle`): checked before the tool
+    // runs, for the caller's principal; a refused one is the result.
+    if !tool.handle_args().is_empty() {
+        if let Some(service) = server
+            .inner
+            .state
+            .get::<crate::state::service::StateService>()
+        {
+            let principal = facts.ctx.principal.as_deref();
+            let principal = principal.unwrap_or(crate::state::service::ANONYMOUS);
+            if let Err(e) = service
+                .check_args(principal, tool.handle_args(), &args)
+                .await
+            {
+                return Ok(Answer::Tool(e.into_result()));
+            }
+        }
+    }
     // A retry of a call that asked the client something.
     let resumed = params.contains_key("requestState") || params.contains_key("inputResponses");
     if tool.task_support() != TaskSupport::Forbidden {
