@@ -5,7 +5,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use super::service::{expired, unavailable, unknown, StateService};
-use super::{service, Stateful, FORMAT, MARKER};
+use super::{service, Stateful, MARKER};
 use crate::handler::tool_error::ToolError;
 use crate::storage::{StateKey, StateLookup, StateWrite};
 use crate::InvokeContext;
@@ -17,7 +17,9 @@ const MAX_ATTEMPTS: usize = 64;
 /// by a tool ([`mint`](Self::mint)), returned to the model, and taken
 /// back as a tool argument (`cart: Handle<Cart>`). On the wire it is a
 /// string; its schema says it is a handle, of which kind, minted by which
-/// tool (`format: "mcp-handle"` and `x-mcp-handle: {kind, mintedBy}`).
+/// tool (its description, and `x-mcp-handle: {kind, mintedBy}`; no
+/// `format`, since listed schemas keep only the formats JSON Schema
+/// defines).
 ///
 /// Deserializing accepts any string: the framework checks a handle
 /// argument before the tool runs, and every read or write checks it again
@@ -85,7 +87,11 @@ fn over_cap(kind: &str, used: usize, cap: usize) -> ToolError {
 
 fn encode<T: Stateful>(value: &T) -> Result<Vec<u8>, ToolError> {
     serde_json::to_vec(value).map_err(|e| {
-        ToolError::new("STATE_UNREADABLE", format!("this {} cannot be stored", T::KIND)).detail(&e)
+        ToolError::new(
+            "STATE_UNREADABLE",
+            format!("this {} cannot be stored", T::KIND),
+        )
+        .detail(&e)
     })
 }
 
@@ -232,7 +238,11 @@ impl<T: Stateful> Handle<T> {
     pub async fn remove(&self, ctx: &InvokeContext) -> Result<bool, ToolError> {
         let (service, principal) = service(ctx)?;
         let key = self.key(service, principal)?;
-        service.store.remove(&key).await.map_err(|e| unavailable(&e))
+        service
+            .store
+            .remove(&key)
+            .await
+            .map_err(|e| unavailable(&e))
     }
 }
 
@@ -263,7 +273,6 @@ impl<T: Stateful> schemars::JsonSchema for Handle<T> {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "type": "string",
-            "format": FORMAT,
             "description": format!(
                 "A {kind} handle, as `{tool}` returned it: pass it back unchanged.",
                 kind = T::KIND,
@@ -331,6 +340,10 @@ impl<T: Stateful + Default> PrincipalState<T> {
     /// `STATE_UNAVAILABLE`.
     pub async fn clear(ctx: &InvokeContext) -> Result<bool, ToolError> {
         let (service, key) = Self::key(ctx)?;
-        service.store.remove(&key).await.map_err(|e| unavailable(&e))
+        service
+            .store
+            .remove(&key)
+            .await
+            .map_err(|e| unavailable(&e))
     }
 }

@@ -54,7 +54,7 @@
 //! async fn add_item(ctx: &InvokeContext, cart: Handle<Cart>, item: String) -> Result<usize, ToolError> {
 //!     cart.update(ctx, |c| { c.items.push(item.clone()); c.items.len() }).await
 //! }
-//! # let _ = (open_cart_tool, add_item_tool);
+//! # let _ = (open_cart::tool(), add_item::tool());
 //! ```
 
 mod handle;
@@ -70,9 +70,6 @@ use service::StateService;
 /// The JSON Schema keyword that marks a handle argument:
 /// `{"kind": "<kind>", "mintedBy": "<tool>"}`.
 pub const MARKER: &str = "x-mcp-handle";
-
-/// The `format` of a handle argument's schema.
-pub const FORMAT: &str = "mcp-handle";
 
 /// A kind of state a [`Handle`] or [`PrincipalState`] holds: a value
 /// stored as JSON under a kind name.
