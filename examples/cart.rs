@@ -11,7 +11,8 @@
 //! - `--http ADDR` (and `--stateless`): serve Streamable HTTP instead of stdio;
 //! - `--redis URL`: keep carts on Redis, shared by every replica started
 //!   with the same URL (needs `--features redis`, and `MCP_REQUEST_STATE_KEY`
-//!   set alike on every replica: handles are keyed by it);
+//!   set alike on every replica: handles are keyed by it; `MCP_REDIS_PREFIX`
+//!   sets the key prefix, default `mcp:`);
 //! - `--principal-header NAME`: over HTTP, the caller is the value of the
 //!   header NAME, as set by a trusted gateway in front (never expose such a
 //!   server directly: any client could claim any principal);
@@ -123,7 +124,16 @@ fn redis_storage(url: &str) -> Result<mcp_core::storage::Storage, String> {
             common::STATE_KEY_ENV
         ));
     }
-    let redis = mcp_core::redis::RedisBackend::open(url).map_err(|e| e.to_string())?;
+    // `MCP_REDIS_PREFIX`: the key prefix (deployments, or tests, sharing
+    // one Redis use different ones).
+    let prefix = std::env::var("MCP_REDIS_PREFIX")
+        .unwrap_or_else(|_| mcp_core::redis::DEFAULT_REDIS_PREFIX.to_owned());
+    let redis = mcp_core::redis::RedisBackend::open_with(
+        url,
+        &prefix,
+        mcp_core::redis::DEFAULT_REDIS_TIMEOUT,
+    )
+    .map_err(|e| e.to_string())?;
     Ok(redis.storage())
 }
 

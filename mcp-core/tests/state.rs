@@ -131,7 +131,9 @@ fn server_with(
 
 /// A 2026-07-28 `tools/call` as `principal`; returns the result object.
 async fn call(server: &McpServer, principal: &str, tool: &str, args: Value) -> Value {
-    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+    static IDS: AtomicUsize = AtomicUsize::new(1);
+    let id = IDS.fetch_add(1, Ordering::Relaxed);
+    let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": tool, "arguments": args, "_meta": {PV: "2026-07-28", CAPS: {}}}});
     let ctx = CallContext::new().with_principal(principal);
     let shown = message.to_string();
@@ -368,7 +370,7 @@ async fn a_principal_cannot_hold_more_than_its_byte_cap() {
     assert_eq!(count(&r), 1);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_updates_of_one_cart_lose_none() {
     let (server, _) = server_with(|b| b);
     let cart = open(&server, "alice").await;
