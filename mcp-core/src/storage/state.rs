@@ -125,8 +125,13 @@ impl fmt::Display for StateStoreError {
 impl std::error::Error for StateStoreError {}
 
 /// Where per-principal state lives. Shared stores (the `redis` feature's
-/// `RedisStateStore`) serve every replica; see the [module docs](self) for
-/// the rules each implementation applies.
+/// `RedisStateStore`) serve every replica. Each implementation applies
+/// three rules atomically: an entry idle longer than
+/// [`StateLimits::idle_ttl`] is expired (reported as
+/// [`StateLookup::Expired`] for [`EXPIRED_KEPT`], then forgotten); a write
+/// happens only if the entry's version is still the one read; a
+/// principal's live entries never exceed
+/// [`StateLimits::max_bytes_per_principal`].
 #[async_trait]
 pub trait StateStore: Send + Sync + 'static {
     /// The entry under `key` and its version, restarting its idle time.
