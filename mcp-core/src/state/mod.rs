@@ -51,8 +51,9 @@
 //!
 //! /// Adds an item; returns how many the cart holds.
 //! #[mcp_tool]
-//! async fn add_item(ctx: &InvokeContext, cart: Handle<Cart>, item: String) -> Result<usize, ToolError> {
-//!     cart.update(ctx, |c| { c.items.push(item.clone()); c.items.len() }).await
+//! async fn add_item(ctx: &InvokeContext, cart: Handle<Cart>, item: String) -> Result<Json<usize>, ToolError> {
+//!     let n = cart.update(ctx, |c| { c.items.push(item.clone()); c.items.len() }).await?;
+//!     Ok(Json(n))
 //! }
 //! # let _ = (open_cart::tool(), add_item::tool());
 //! ```

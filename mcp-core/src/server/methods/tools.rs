@@ -106,10 +106,9 @@ pub(crate) async fn call(
         {
             let principal = facts.ctx.principal.as_deref();
             let principal = principal.unwrap_or(crate::state::service::ANONYMOUS);
-            if let Err(e) = service
-                .check_args(principal, tool.handle_args(), &args)
-                .await
-            {
+            // Boxed: the lookup's state stays out of every other call's future.
+            let check = Box::pin(service.check_args(principal, tool.handle_args(), &args));
+            if let Err(e) = check.await {
                 return Ok(Answer::Tool(e.into_result()));
             }
         }
