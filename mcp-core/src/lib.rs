@@ -156,6 +156,7 @@ mod schema;
 mod server;
 mod session;
 pub mod skills;
+pub mod state;
 pub mod storage;
 pub mod tasks;
 #[cfg(feature = "stdio")]

@@ -13,7 +13,8 @@
 //!    catalogs).
 //! 6. [`auth`]: the OAuth resource server, scopes, stdio credentials.
 //! 7. [`client`]: the client for both eras, its OAuth, the proxy.
-//! 8. [`extensions`]: tasks and skills.
+//! 8. [`extensions`]: tasks and skills; [`state`]: per-principal state
+//!    in handles instead of sessions.
 //! 9. [`catalog`]: the listing as an API (lockfile, profiles, tokens).
 //! 10. [`testing`]: in-process and end-to-end tests.
 //! 11. [`trust_boundaries`]: what the framework guarantees between parties
@@ -40,6 +41,8 @@ pub mod auth {}
 pub mod client {}
 #[doc = include_str!("extensions.md")]
 pub mod extensions {}
+#[doc = include_str!("state.md")]
+pub mod state {}
 #[doc = include_str!("catalog.md")]
 pub mod catalog {}
 #[doc = include_str!("testing.md")]

@@ -54,6 +54,8 @@ pub struct McpToolDef {
     task: crate::tasks::TaskSupport,
     /// How long one call may run (see [`with_timeout`](Self::with_timeout)).
     timeout: Option<std::time::Duration>,
+    /// The arguments that are state handles (checked before the tool runs).
+    handles: Arc<[crate::state::service::HandleArg]>,
 }
 
 impl fmt::Debug for McpToolDef {
@@ -94,6 +96,7 @@ impl McpToolDef {
             }
         };
         let description: String = description.into();
+        let handles = crate::state::service::handle_args(&input_schema).into();
         Self {
             tool: Tool {
                 name: name.into(),
@@ -121,6 +124,7 @@ impl McpToolDef {
             context_free: false,
             task: crate::tasks::TaskSupport::Forbidden,
             timeout: None,
+            handles,
         }
     }
 
@@ -346,6 +350,12 @@ impl McpToolDef {
     /// True when the handler never reads its [`InvokeContext`].
     pub(crate) fn is_context_free(&self) -> bool {
         self.context_free
+    }
+
+    /// The arguments that are state handles (`Handle<T>`), found in the
+    /// input schema when the tool was made.
+    pub(crate) fn handle_args(&self) -> &[crate::state::service::HandleArg] {
+        &self.handles
     }
 }
 

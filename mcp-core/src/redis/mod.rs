@@ -1,9 +1,10 @@
 //! State shared by the replicas of one deployment, on Redis (feature
-//! `redis`): the three parts of a [`Storage`](crate::storage::Storage)
-//! (tasks, notices and legacy session metadata), implemented on the
+//! `redis`): the four parts of a [`Storage`](crate::storage::Storage)
+//! (tasks, notices, legacy session metadata and per-principal state),
+//! implemented on the
 //! [storage traits](crate::storage) alone, knowing no transport.
 //!
-//! One [`RedisBackend`] (a URL and a key prefix) hands out all three at
+//! One [`RedisBackend`] (a URL and a key prefix) hands out all four at
 //! once ([`RedisBackend::storage`]), or each apart:
 //!
 //! | what | type | keys |
@@ -11,6 +12,7 @@
 //! | tasks ([`TaskStore`](crate::storage::TaskStore)) | [`RedisTaskStore`] | `{prefix}task:{id}` (a hash: `v` version, `rec` JSON record, `PEXPIRE` = the task's TTL), `{prefix}tasks` (a sorted set of ids by expiry, bounding how many live) |
 //! | notices ([`NotificationBus`](crate::storage::NotificationBus)) | [`RedisNotificationBus`] | pub/sub channel `{prefix}bus` |
 //! | legacy sessions ([`SessionStore`](crate::storage::SessionStore)) | [`RedisSessionStore`] | `{prefix}session:{id}` (JSON, `PEXPIRE` = the session's idle TTL) |
+//! | per-principal state ([`StateStore`](crate::storage::StateStore)) | [`RedisStateStore`] | `{prefix}state:{principal hash}` (a hash of the principal's entries, each a compare-and-set in one Lua script) |
 //!
 //! **Atomicity.** Every task change is read–apply–compare-and-set: the
 //! record is read with its version, [`TaskChange::apply`](crate::storage::TaskChange::apply)
@@ -47,6 +49,7 @@
 
 mod bus;
 mod sessions;
+mod state;
 mod task_store;
 
 use std::fmt;
@@ -57,6 +60,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 pub use bus::RedisNotificationBus;
 pub use sessions::RedisSessionStore;
+pub use state::RedisStateStore;
 pub use task_store::RedisTaskStore;
 
 /// Why a [`RedisBackend`] could not be set up.
@@ -180,11 +184,17 @@ impl RedisBackend {
         RedisSessionStore::new(self.clone())
     }
 
-    /// All three parts of a [`Storage`](crate::storage::Storage) on this
+    /// A store of per-principal state ([`crate::state`]) on this Redis.
+    pub fn state_store(&self) -> RedisStateStore {
+        RedisStateStore::new(self.clone())
+    }
+
+    /// All four parts of a [`Storage`](crate::storage::Storage) on this
     /// Redis, over its one connection (plus the bus's pub/sub one): the
     /// [`task_store`](Self::task_store), the
-    /// [`notification_bus`](Self::notification_bus) and the
-    /// [`session_store`](Self::session_store). Give every replica the same
+    /// [`notification_bus`](Self::notification_bus), the
+    /// [`session_store`](Self::session_store) and the
+    /// [`state_store`](Self::state_store). Give every replica the same
     /// URL and prefix.
     ///
     /// # Panics
@@ -194,6 +204,7 @@ impl RedisBackend {
             .with_tasks(self.task_store())
             .with_notices(self.notification_bus())
             .with_sessions(self.session_store())
+            .with_state(self.state_store())
     }
 
     pub(crate) fn key(&self, kind: &str, id: &str) -> String {

@@ -434,6 +434,15 @@ impl McpServerBuilder {
         let info = self.info.unwrap_or_else(super::info::unnamed);
         let server_info_json = Arc::new(serde_json::to_value(&info).unwrap_or(Value::Null));
         let server_info_raw = Arc::new(super::encode::ServerInfoRaw::new(&server_info_json));
+        // Per-principal state (`crate::state`): the store (the storage's,
+        // else this server's own memory), the handle key, the bounds.
+        let state_keys = self.state_keys.unwrap_or_default();
+        let mut state = self.state;
+        state.insert(crate::state::service::StateService::new(
+            &ext.storage,
+            &state_keys,
+            ext.state_limits,
+        ));
         let server = McpServer {
             inner: Arc::new(Inner {
                 pipeline: super::Pipeline {
@@ -481,8 +490,8 @@ impl McpServerBuilder {
                         skills: ext.skills,
                     },
                     handlers: super::round_trip::Handlers {
-                        state: Arc::new(self.state),
-                        state_keys: self.state_keys.unwrap_or_default(),
+                        state: Arc::new(state),
+                        state_keys,
                     },
                     shared_session: Session::new(),
                 },

@@ -30,6 +30,26 @@ impl McpServerBuilder {
         self
     }
 
+    /// How long per-principal state ([`crate::state`]: the values behind
+    /// handles and [`PrincipalState`](crate::state::PrincipalState)) may
+    /// stay unused before it expires; default one hour
+    /// ([`StateLimits::DEFAULT`](crate::storage::StateLimits::DEFAULT)).
+    /// Every read or write starts the idle time again. At least 1 ms.
+    pub fn state_ttl(mut self, idle: std::time::Duration) -> Self {
+        self.ext.state_limits.idle_ttl = idle.max(std::time::Duration::from_millis(1));
+        self
+    }
+
+    /// How many bytes of per-principal state one principal may hold
+    /// (each value's JSON, its kind and its id, over all its handles and
+    /// principal-keyed state); default 1 MiB
+    /// ([`StateLimits::DEFAULT`](crate::storage::StateLimits::DEFAULT)). A
+    /// write past it fails with `STATE_FULL`.
+    pub fn state_byte_cap(mut self, bytes: usize) -> Self {
+        self.ext.state_limits.max_bytes_per_principal = bytes;
+        self
+    }
+
     /// The bounds of the tasks extension (TTL, polling hint, running tasks
     /// per principal, sizes); default [`TaskLimits::DEFAULT`](crate::tasks::TaskLimits::DEFAULT).
     pub fn task_limits(mut self, limits: crate::tasks::TaskLimits) -> Self {

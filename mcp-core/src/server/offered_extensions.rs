@@ -18,6 +18,8 @@ pub(crate) struct ExtensionConfig {
     pub(super) task_limits: Option<crate::tasks::TaskLimits>,
     pub(super) task_spawner: Option<TaskSpawner>,
     pub(super) skills: Vec<crate::skills::Skill>,
+    /// The bounds of per-principal state (`state_ttl`, `state_byte_cap`).
+    pub(super) state_limits: crate::storage::StateLimits,
 }
 
 /// The extensions of a built server.
@@ -33,6 +35,8 @@ pub(super) struct Built {
     pub(super) capabilities: Map<String, Value>,
     /// Where the server keeps its shared state.
     pub(super) storage: crate::storage::Storage,
+    /// The bounds of per-principal state.
+    pub(super) state_limits: crate::storage::StateLimits,
 }
 
 impl ExtensionConfig {
@@ -75,6 +79,7 @@ impl ExtensionConfig {
             resources: super::skills::resources(&self.skills),
             capabilities,
             storage: self.storage,
+            state_limits: self.state_limits,
         }
     }
 }

@@ -1,16 +1,18 @@
 //! The state a server keeps across calls and replicas, behind one
 //! boundary: where tasks live ([`TaskStore`]), how notices reach the other
-//! replicas ([`NotificationBus`]) and where legacy HTTP sessions are
-//! shared ([`SessionStore`]). A [`Storage`] bundles one of each; give it
-//! to [`McpServerBuilder::storage`](crate::McpServerBuilder::storage).
+//! replicas ([`NotificationBus`]), where legacy HTTP sessions are
+//! shared ([`SessionStore`]) and where per-principal state lives
+//! ([`StateStore`], behind [`crate::state`]). A [`Storage`] bundles one of
+//! each; give it to [`McpServerBuilder::storage`](crate::McpServerBuilder::storage).
 //!
 //! | part | default ([`Storage::memory`]) | shared |
 //! |---|---|---|
 //! | tasks | an in-memory store, made when a tool supports tasks | [`FileTaskStore`](crate::tasks::FileTaskStore) (one machine), the `redis` feature's `RedisTaskStore` |
 //! | notices | none: they stay in this process | [`InProcessBus`] (servers of one process), the `redis` feature's `RedisNotificationBus` |
 //! | legacy sessions | none: a session lives in the replica that made it | the `redis` feature's `RedisSessionStore` |
+//! | per-principal state | [`InMemoryStateStore`] | the `redis` feature's `RedisStateStore` |
 //!
-//! The `redis` feature's `RedisBackend::storage` gives all three over one
+//! The `redis` feature's `RedisBackend::storage` gives all four over one
 //! Redis connection. The traits name no transport and no server internals,
 //! so a store implements them knowing only the records it keeps.
 //!
@@ -33,6 +35,7 @@
 
 mod notices;
 mod sessions;
+mod state;
 mod task_store;
 
 use std::fmt;
@@ -40,6 +43,10 @@ use std::sync::Arc;
 
 pub use notices::{BusEvent, BusSink, InProcessBus, NotificationBus};
 pub use sessions::{SessionRecord, SessionStore};
+pub use state::{
+    InMemoryStateStore, StateKey, StateLimits, StateLookup, StateStore, StateStoreError,
+    StateWrite, EXPIRED_KEPT,
+};
 pub use task_store::{TaskChange, TaskStore, TaskStoreError};
 
 /// Where a server keeps the state it shares across calls and replicas
@@ -49,6 +56,7 @@ pub struct Storage {
     tasks: Option<Arc<dyn TaskStore>>,
     notices: Option<Arc<dyn NotificationBus>>,
     sessions: Option<Arc<dyn SessionStore>>,
+    state: Option<Arc<dyn StateStore>>,
 }
 
 impl fmt::Debug for Storage {
@@ -57,6 +65,7 @@ impl fmt::Debug for Storage {
             .field("tasks", &self.tasks.is_some())
             .field("notices", &self.notices.is_some())
             .field("sessions", &self.sessions.is_some())
+            .field("state", &self.state.is_some())
             .finish()
     }
 }
@@ -64,7 +73,8 @@ impl fmt::Debug for Storage {
 impl Storage {
     /// Everything in this process (the default): tasks in memory (a store
     /// made only when a tool supports tasks), notices to this process's
-    /// listeners only, each legacy session in the replica that made it.
+    /// listeners only, each legacy session in the replica that made it,
+    /// per-principal state in an [`InMemoryStateStore`].
     pub fn memory() -> Self {
         Self::default()
     }
@@ -104,6 +114,21 @@ impl Storage {
     pub fn with_sessions(mut self, store: impl SessionStore) -> Self {
         self.sessions = Some(Arc::new(store));
         self
+    }
+
+    /// Keeps per-principal state (the values behind
+    /// [`Handle`](crate::state::Handle)s and
+    /// [`PrincipalState`](crate::state::PrincipalState)) in `store`. Default:
+    /// an [`InMemoryStateStore`] of the server's own.
+    #[must_use]
+    pub fn with_state(mut self, store: impl StateStore) -> Self {
+        self.state = Some(Arc::new(store));
+        self
+    }
+
+    /// The state store, when one was given.
+    pub fn state(&self) -> Option<&Arc<dyn StateStore>> {
+        self.state.as_ref()
     }
 
     /// The task store, when one was given.

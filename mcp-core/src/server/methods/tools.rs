@@ -99,6 +99,23 @@ pub(crate) async fn call(
     if !scopes_allowed(&ext, tool.scopes()) {
         return Err(insufficient(&format!("tool `{name}`"), tool.scopes()).into());
     }
+    // Handle arguments (`crate::state::Handle`): checked before the tool
+    // runs, for the caller's principal; a refused one is the result.
+    if !tool.handle_args().is_empty() {
+        if let Some(service) = invoke
+            .handlers
+            .state
+            .get::<crate::state::service::StateService>()
+        {
+            let principal = facts.ctx.principal.as_deref();
+            let principal = principal.unwrap_or(crate::state::service::ANONYMOUS);
+            // Boxed: the lookup's state stays out of every other call's future.
+            let check = Box::pin(service.check_args(principal, tool.handle_args(), &args));
+            if let Err(e) = check.await {
+                return Ok(Answer::Tool(e.into_result()));
+            }
+        }
+    }
     // A retry of a call that asked the client something.
     let resumed = params.contains_key("requestState") || params.contains_key("inputResponses");
     if tool.task_support() != TaskSupport::Forbidden {
