@@ -21,7 +21,7 @@
 //! that was in flight while its entries were dropped is not kept.
 //!
 //! The cache holds at most [`CacheOptions::max_bytes`] of result JSON
-//! (default [`DEFAULT_CACHE_BYTES`]); beyond that, expired entries go first,
+//! (default [`DEFAULT_CACHE_BYTES`](super::DEFAULT_CACHE_BYTES)); beyond that, expired entries go first,
 //! then the least recently used.
 
 use std::collections::{BTreeMap, HashMap};
@@ -35,11 +35,7 @@ use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
 use super::handlers::Handlers;
-use super::options::{ClientBuilder, RequestOptions};
-
-/// Default of [`CacheOptions::max_bytes`]: 8 MiB of result JSON per client,
-/// room for the listings of a large catalog and a few hundred small reads.
-pub const DEFAULT_CACHE_BYTES: usize = 8 * 1024 * 1024;
+use super::options::{CacheOptions, ClientBuilder, RequestOptions};
 
 /// What one entry costs beyond its JSON: its key and bookkeeping.
 const ENTRY_OVERHEAD: usize = 128;
@@ -47,57 +43,10 @@ const ENTRY_OVERHEAD: usize = 128;
 /// The longest a `ttlMs` is honoured (a day): a larger one is read as this.
 const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// Whether and how much a client caches; see [`ClientBuilder::cache`].
-///
-/// ```
-/// use mcp_core::client::{CacheOptions, ClientBuilder};
-///
-/// let small = ClientBuilder::new("agent", "1.0.0").cache(CacheOptions::new().max_bytes(1 << 20));
-/// let none = ClientBuilder::new("agent", "1.0.0").cache(CacheOptions::disabled());
-/// # drop((small, none));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CacheOptions {
-    enabled: bool,
-    max_bytes: usize,
-}
-
-impl Default for CacheOptions {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl CacheOptions {
-    /// On, holding at most [`DEFAULT_CACHE_BYTES`].
-    pub fn new() -> Self {
-        Self {
-            enabled: true,
-            max_bytes: DEFAULT_CACHE_BYTES,
-        }
-    }
-
-    /// Off: every listing and read goes to the server.
-    pub fn disabled() -> Self {
-        Self {
-            enabled: false,
-            max_bytes: 0,
-        }
-    }
-
-    /// The most result JSON, in bytes (plus a small overhead per entry),
-    /// the cache holds; a result larger than this is not kept.
-    #[must_use]
-    pub fn max_bytes(mut self, bytes: usize) -> Self {
-        self.max_bytes = bytes;
-        self
-    }
-}
-
 impl ClientBuilder {
     /// How the client caches 2026-07-28 listings and reads by their
     /// `ttlMs` and `cacheScope` (default: [`CacheOptions::new`], on, at
-    /// most [`DEFAULT_CACHE_BYTES`]). See the client guide's "Caching".
+    /// most [`DEFAULT_CACHE_BYTES`](super::DEFAULT_CACHE_BYTES)). See the client guide's "Caching".
     #[must_use]
     pub fn cache(mut self, options: CacheOptions) -> Self {
         self.cache = options;

@@ -95,13 +95,13 @@ use std::sync::{Arc, Mutex};
 #[cfg(feature = "client")]
 use serde_json::Value;
 
-#[cfg(feature = "client")]
-pub use cache::{CacheOptions, DEFAULT_CACHE_BYTES};
 pub use error::ClientError;
 pub use handlers::Handlers;
 #[cfg(feature = "client")]
 pub use handlers::{OnNotification, ServerRequestHandler};
 pub use options::RequestOptions;
+#[cfg(feature = "client")]
+pub use options::{CacheOptions, DEFAULT_CACHE_BYTES};
 #[cfg(feature = "client")]
 pub use options::{ClientBuilder, ProgressEvent, Protocol};
 

@@ -160,7 +160,7 @@ pub struct ClientBuilder {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) max_message: usize,
     #[cfg(feature = "client")]
-    pub(crate) cache: super::cache::CacheOptions,
+    pub(crate) cache: CacheOptions,
     #[cfg(feature = "client-oauth")]
     pub(crate) oauth: Option<super::oauth::OAuth>,
 }
@@ -178,7 +178,7 @@ impl ClientBuilder {
             headers: Vec::new(),
             max_message: 16 * 1024 * 1024,
             #[cfg(feature = "client")]
-            cache: super::cache::CacheOptions::new(),
+            cache: CacheOptions::new(),
             #[cfg(feature = "client-oauth")]
             oauth: None,
         }
@@ -228,6 +228,57 @@ impl ClientBuilder {
     #[must_use]
     pub fn max_message_bytes(mut self, max: usize) -> Self {
         self.max_message = max;
+        self
+    }
+}
+
+/// Default of [`CacheOptions::max_bytes`]: 8 MiB of result JSON per client,
+/// room for the listings of a large catalog and a few hundred small reads.
+pub const DEFAULT_CACHE_BYTES: usize = 8 * 1024 * 1024;
+
+/// Whether and how much a client caches; see [`ClientBuilder::cache`].
+///
+/// ```
+/// use mcp_core::client::{CacheOptions, ClientBuilder};
+///
+/// let small = ClientBuilder::new("agent", "1.0.0").cache(CacheOptions::new().max_bytes(1 << 20));
+/// let none = ClientBuilder::new("agent", "1.0.0").cache(CacheOptions::disabled());
+/// # drop((small, none));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheOptions {
+    pub(crate) enabled: bool,
+    pub(crate) max_bytes: usize,
+}
+
+impl Default for CacheOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CacheOptions {
+    /// On, holding at most [`DEFAULT_CACHE_BYTES`].
+    pub fn new() -> Self {
+        Self {
+            enabled: true,
+            max_bytes: DEFAULT_CACHE_BYTES,
+        }
+    }
+
+    /// Off: every listing and read goes to the server.
+    pub fn disabled() -> Self {
+        Self {
+            enabled: false,
+            max_bytes: 0,
+        }
+    }
+
+    /// The most result JSON, in bytes (plus a small overhead per entry),
+    /// the cache holds; a result larger than this is not kept.
+    #[must_use]
+    pub fn max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
         self
     }
 }

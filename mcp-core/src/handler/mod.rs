@@ -6,6 +6,7 @@
 //! the crate root.
 
 pub(crate) mod args;
+pub(crate) mod handle_args;
 pub(crate) mod prompt;
 pub(crate) mod resource;
 pub(crate) mod state;

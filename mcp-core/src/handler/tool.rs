@@ -55,7 +55,7 @@ pub struct McpToolDef {
     /// How long one call may run (see [`with_timeout`](Self::with_timeout)).
     timeout: Option<std::time::Duration>,
     /// The arguments that are state handles (checked before the tool runs).
-    handles: Arc<[crate::state::service::HandleArg]>,
+    handles: Arc<[super::handle_args::HandleArg]>,
 }
 
 impl fmt::Debug for McpToolDef {
@@ -96,7 +96,7 @@ impl McpToolDef {
             }
         };
         let description: String = description.into();
-        let handles = crate::state::service::handle_args(&input_schema).into();
+        let handles = super::handle_args::handle_args(&input_schema).into();
         Self {
             tool: Tool {
                 name: name.into(),
@@ -354,7 +354,7 @@ impl McpToolDef {
 
     /// The arguments that are state handles (`Handle<T>`), found in the
     /// input schema when the tool was made.
-    pub(crate) fn handle_args(&self) -> &[crate::state::service::HandleArg] {
+    pub(crate) fn handle_args(&self) -> &[super::handle_args::HandleArg] {
         &self.handles
     }
 }

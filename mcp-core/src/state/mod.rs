@@ -70,7 +70,7 @@ use service::StateService;
 
 /// The JSON Schema keyword that marks a handle argument:
 /// `{"kind": "<kind>", "mintedBy": "<tool>"}`.
-pub const MARKER: &str = "x-mcp-handle";
+pub use crate::handler::handle_args::MARKER;
 
 /// A kind of state a [`Handle`] or [`PrincipalState`] holds: a value
 /// stored as JSON under a kind name.

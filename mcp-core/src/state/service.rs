@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::token::{Refused, Sealer};
+pub(crate) use crate::handler::handle_args::HandleArg;
 use crate::handler::tool_error::ToolError;
 use crate::storage::{StateKey, StateLimits, StateLookup, StateStore, StateStoreError};
 
@@ -19,40 +20,6 @@ pub(crate) struct StateService {
     pub(crate) store: Arc<dyn StateStore>,
     pub(crate) sealer: Sealer,
     pub(crate) limits: StateLimits,
-}
-
-/// A handle argument of a tool, found in its input schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct HandleArg {
-    /// The argument's name.
-    pub(crate) name: String,
-    /// The kind of state.
-    pub(crate) kind: String,
-    /// The tool that mints it.
-    pub(crate) minted_by: String,
-}
-
-/// The handle arguments of an input schema: its top-level properties
-/// marked `x-mcp-handle` (what [`Handle`](super::Handle)'s schema carries).
-pub(crate) fn handle_args(schema: &Map<String, Value>) -> Vec<HandleArg> {
-    let Some(Value::Object(props)) = schema.get("properties") else {
-        return Vec::new();
-    };
-    props
-        .iter()
-        .filter_map(|(name, prop)| {
-            let marker = prop.get(super::MARKER)?;
-            Some(HandleArg {
-                name: name.clone(),
-                kind: marker.get("kind")?.as_str()?.to_owned(),
-                minted_by: marker
-                    .get("mintedBy")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-            })
-        })
-        .collect()
 }
 
 /// The error of a handle that names nothing for this caller.

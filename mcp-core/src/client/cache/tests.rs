@@ -1,3 +1,4 @@
+use crate::client::DEFAULT_CACHE_BYTES;
 use serde_json::json;
 
 use super::*;
