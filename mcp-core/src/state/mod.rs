@@ -24,7 +24,7 @@
 //! bytes (default 1 MiB). The store is the server's
 //! [`Storage`](crate::storage::Storage)'s ([`StateStore`](crate::storage::StateStore)):
 //! in memory by default, on Redis with the `redis` feature. The guide
-//! chapter [`crate::guide::state`] says what survives a restart, a replica
+//! chapter `mcp_core::guide::state` says what survives a restart, a replica
 //! change and an era change.
 //!
 //! ```
