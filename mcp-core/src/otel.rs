@@ -237,8 +237,11 @@ pub(crate) fn metric_attributes(
     attributes
 }
 
-#[cfg(feature = "client")]
+// The client engine is built with `client`, and also with `stdio` alone
+// (the in-process `TestClient` speaks through it): its CLIENT span is
+// there whenever the engine is.
+#[cfg(any(feature = "client", feature = "stdio"))]
 pub(crate) use client::ClientCall;
 
-#[cfg(feature = "client")]
+#[cfg(any(feature = "client", feature = "stdio"))]
 mod client;
