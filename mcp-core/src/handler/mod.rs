@@ -12,6 +12,7 @@ pub(crate) mod resource;
 pub(crate) mod state;
 pub(crate) mod tool;
 pub(crate) mod tool_error;
+pub(crate) mod transforms;
 pub(crate) mod uri_template;
 
 pub use crate::boxed::BoxFuture;
@@ -21,6 +22,7 @@ pub use args::{describe, parse_args};
 pub use prompt::{IntoPromptResult, PromptArgs};
 pub use resource::{IntoResourceContents, ResourceRequest};
 pub use tool::IntoToolResult;
+pub use transforms::{ToolTransforms, TransformProblem};
 pub use uri_template::{UriTemplate, UriTemplateError};
 
 /// Why [`parse_args`] refused a tool's arguments: every problem found (up
