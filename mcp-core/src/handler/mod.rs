@@ -1,6 +1,7 @@
 //! The handler layer: what a handler may return (the `Into…` traits), the
 //! requests resource and prompt handlers receive, argument checking,
-//! schemas and URI templates. The descriptors themselves
+//! schemas, URI templates, and the transforms that adapt a mounted
+//! server's tools ([`ToolTransforms`]). The descriptors themselves
 //! ([`McpToolDef`](crate::McpToolDef), [`McpResourceDef`](crate::McpResourceDef),
 //! [`McpPromptDef`](crate::McpPromptDef)) and [`State`](crate::State) are at
 //! the crate root.
