@@ -140,3 +140,37 @@ async fn a_flag_that_names_no_tool_stops_the_proxy_with_the_reason() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("is not JSON"), "{stderr}");
 }
+
+/// The `catalog` example's lockfile of the proxy with transforms lists
+/// the renamed tool, not the hidden one nor the old name.
+#[tokio::test]
+async fn the_catalog_lockfile_of_the_transformed_proxy() {
+    let proxy = mcp_suite::example_path("proxy").expect("the proxy example");
+    let lock = std::env::temp_dir().join(format!(
+        "mcp-proxy-transforms-{}.lock.json",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&lock);
+    let output = example_command("catalog")
+        .expect("the catalog example")
+        .arg("--lock")
+        .arg(&lock)
+        .args(["--update", "--"])
+        .arg(&proxy)
+        .args(["--rename", "demo_echo=demo_say", "--hide", "demo_confirm"])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("catalog runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = std::fs::read_to_string(&lock).expect("the lockfile was written");
+    let _ = std::fs::remove_file(&lock);
+    assert!(text.contains("\"demo_say\""), "{text}");
+    assert!(text.contains("\"demo_slow\""), "{text}");
+    assert!(!text.contains("demo_confirm"), "the hidden tool: {text}");
+    assert!(!text.contains("demo_echo"), "the old name: {text}");
+}
