@@ -307,16 +307,17 @@ fn edit_schema(
             if let Some(p) = properties.remove(arg) {
                 moved.insert(to.clone(), p);
             }
-            for r in &mut required {
-                if r.as_str() == Some(arg) {
-                    *r = Value::String(to.clone());
-                }
-            }
             plan.renamed.insert(to.clone(), arg.clone());
             plan.renamed_away.insert(arg.clone(), to.clone());
         }
     }
     properties.extend(moved);
+    // All at once, so that two arguments may swap names.
+    for r in &mut required {
+        if let Some(to) = r.as_str().and_then(|own| plan.renamed_away.get(own)) {
+            *r = Value::String(to.clone());
+        }
+    }
     // A name renamed away and taken by another argument is that one's now.
     plan.renamed_away
         .retain(|own, _| !plan.renamed.contains_key(own));
@@ -327,4 +328,85 @@ fn edit_schema(
         schema.insert("required".into(), Value::Array(required));
     }
     Some((schema, plan))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn search() -> McpToolDef {
+        McpToolDef::new(
+            "search",
+            "",
+            json!({"type": "object", "properties": {
+                "a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": "boolean"}
+            }, "required": ["a", "b"]}),
+            |args, _ctx: crate::InvokeContext| async move { Value::Object(args).to_string() },
+        )
+    }
+
+    fn one(transforms: &ToolTransforms) -> McpToolDef {
+        let Transformed {
+            mut tools,
+            problems,
+        } = apply(transforms, vec![search()]);
+        assert_eq!(problems, []);
+        tools.remove(0).1
+    }
+
+    #[test]
+    fn two_arguments_may_swap_names() {
+        let t = ToolTransforms::new()
+            .rename_arg("search", "a", "b")
+            .rename_arg("search", "b", "a");
+        let def = one(&t);
+        let schema = &def.tool().input_schema;
+        assert_eq!(schema["properties"]["b"]["type"], "string");
+        assert_eq!(schema["properties"]["a"]["type"], "integer");
+        assert_eq!(schema["required"], json!(["b", "a"]));
+    }
+
+    #[test]
+    fn a_renamed_argument_may_have_a_default_under_its_new_name() {
+        let t = ToolTransforms::new()
+            .rename_arg("search", "b", "count")
+            .default("search", "b", 3);
+        let def = one(&t);
+        let schema = &def.tool().input_schema;
+        assert_eq!(schema["required"], json!(["a"]));
+        assert_eq!(schema["properties"]["count"]["default"], 3);
+        assert!(schema["properties"].get("b").is_none());
+    }
+
+    #[test]
+    fn the_plan_maps_fills_and_refuses() {
+        let plan = ArgPlan {
+            renamed: HashMap::from([("count".to_owned(), "b".to_owned())]),
+            renamed_away: HashMap::from([("b".to_owned(), "count".to_owned())]),
+            defaults: vec![("b".to_owned(), json!(3))],
+            fixed: vec![("c".to_owned(), json!(true))],
+        };
+        let args = |v: Value| v.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            plan.rewrite(args(json!({"a": "x"}))),
+            Ok(args(json!({"a": "x", "b": 3, "c": true})))
+        );
+        assert_eq!(
+            plan.rewrite(args(json!({"a": "x", "count": 7}))),
+            Ok(args(json!({"a": "x", "b": 7, "c": true})))
+        );
+        assert_eq!(
+            plan.rewrite(args(json!({"count": null}))),
+            Ok(args(json!({"b": 3, "c": true})))
+        );
+        let refused = plan.rewrite(args(json!({"b": 1, "c": false})));
+        let Err(message) = refused else {
+            panic!("refused: {refused:?}")
+        };
+        assert!(message.starts_with("Invalid arguments:\n- "), "{message}");
+        assert!(message.contains("`c`: set by the server"), "{message}");
+        assert!(message.contains("did you mean `count`"), "{message}");
+    }
 }
