@@ -25,7 +25,9 @@ impl McpServerBuilder {
     /// Extensions attached by this server's interceptors reach the mounted
     /// handlers. (The mounted server's completer, logging and
     /// server info are not carried over; its interceptors do not run for
-    /// the merged listings, such as `prompts/list`.)
+    /// the merged listings, such as `prompts/list`.) To rename, hide or
+    /// re-describe the mounted tools, or set their arguments, use
+    /// [`mount_with`](Self::mount_with).
     ///
     /// ```
     /// use mcp_core::{McpServer, McpToolDef};
