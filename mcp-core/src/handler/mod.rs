@@ -1,6 +1,7 @@
 //! The handler layer: what a handler may return (the `Into…` traits), the
 //! requests resource and prompt handlers receive, argument checking,
-//! schemas and URI templates. The descriptors themselves
+//! schemas, URI templates, and the transforms that adapt a mounted
+//! server's tools ([`ToolTransforms`]). The descriptors themselves
 //! ([`McpToolDef`](crate::McpToolDef), [`McpResourceDef`](crate::McpResourceDef),
 //! [`McpPromptDef`](crate::McpPromptDef)) and [`State`](crate::State) are at
 //! the crate root.
@@ -12,6 +13,7 @@ pub(crate) mod resource;
 pub(crate) mod state;
 pub(crate) mod tool;
 pub(crate) mod tool_error;
+pub(crate) mod transforms;
 pub(crate) mod uri_template;
 
 pub use crate::boxed::BoxFuture;
@@ -21,6 +23,7 @@ pub use args::{describe, parse_args};
 pub use prompt::{IntoPromptResult, PromptArgs};
 pub use resource::{IntoResourceContents, ResourceRequest};
 pub use tool::IntoToolResult;
+pub use transforms::{ToolTransforms, TransformProblem};
 pub use uri_template::{UriTemplate, UriTemplateError};
 
 /// Why [`parse_args`] refused a tool's arguments: every problem found (up

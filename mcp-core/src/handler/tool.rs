@@ -16,6 +16,9 @@ use crate::panic::call_boxed;
 type ToolHandler =
     Arc<dyn Fn(Map<String, Value>, InvokeContext) -> BoxFuture<CallToolResult> + Send + Sync>;
 type VisibleHook = Arc<dyn Fn(&CallContext) -> bool + Send + Sync>;
+/// A call's arguments rewritten for the handler, or an error's text.
+pub(crate) type ArgsRewrite =
+    Arc<dyn Fn(Map<String, Value>) -> Result<Map<String, Value>, String> + Send + Sync>;
 
 /// A tool: its advertised descriptor plus the async function that runs it.
 ///
@@ -356,6 +359,31 @@ impl McpToolDef {
     /// input schema when the tool was made.
     pub(crate) fn handle_args(&self) -> &[super::handle_args::HandleArg] {
         &self.handles
+    }
+
+    /// Replaces the description (a mount's transforms).
+    pub(crate) fn with_description(mut self, text: String) -> Self {
+        self.tool.description = Some(text);
+        self
+    }
+
+    /// Lists `schema` as the input schema and hands the handler what
+    /// `rewrite` makes of a call's arguments (its `Err` is the text of an
+    /// error result, and the handler does not run): a mount's argument
+    /// transforms, before the tool's own argument check.
+    pub(crate) fn with_rewritten_input(
+        mut self,
+        schema: Map<String, Value>,
+        rewrite: ArgsRewrite,
+    ) -> Self {
+        self.handles = super::handle_args::handle_args(&schema).into();
+        self.tool.input_schema = schema;
+        let inner = self.handler;
+        self.handler = Arc::new(move |args, ctx| match rewrite(args) {
+            Ok(args) => inner(args, ctx),
+            Err(message) => Box::pin(std::future::ready(CallToolResult::error(message))),
+        });
+        self
     }
 }
 

@@ -64,6 +64,16 @@ pub enum BuildError {
         /// The prefix that collides with it.
         second: String,
     },
+    /// The transforms given to
+    /// [`mount_with`](super::McpServerBuilder::mount_with) cannot all be
+    /// applied to the mounted server's tools.
+    MountTransform {
+        /// The mount's prefix.
+        prefix: String,
+        /// Every problem, tools and arguments named as the mounted server
+        /// lists them.
+        problems: Vec<crate::handler::TransformProblem>,
+    },
     /// A skill (or a skills directory) is not valid: the reason.
     InvalidSkill(String),
     /// The tools break a profile the server requires
@@ -113,6 +123,13 @@ impl fmt::Display for BuildError {
                 f,
                 "mount prefixes `{first}` and `{second}` collide: one followed by `_` starts the other followed by `_`, so a tool or prompt name under one could be a name under the other; mount them under prefixes where neither does"
             ),
+            Self::MountTransform { prefix, problems } => {
+                write!(f, "the transforms of mount `{prefix}` cannot be applied:")?;
+                for problem in problems {
+                    write!(f, "\n- {problem}")?;
+                }
+                Ok(())
+            }
             Self::InvalidSkill(why) => write!(f, "invalid skill: {why}"),
             Self::ProfileIssues { profile, issues } => write!(
                 f,

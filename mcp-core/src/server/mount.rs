@@ -2,10 +2,13 @@
 //! catalog under a prefix (its interceptors for its own entries are kept
 //! in `mount_chains.rs` and the server's `tool_chains`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::builder::{BuildError, McpServerBuilder};
 use super::mount_chains::EntryInterceptors;
+use crate::handler::transforms::{self, Transformed};
+use crate::handler::ToolTransforms;
 
 impl McpServerBuilder {
     /// Mounts another server's catalog into this one under `prefix`: its
@@ -22,7 +25,9 @@ impl McpServerBuilder {
     /// Extensions attached by this server's interceptors reach the mounted
     /// handlers. (The mounted server's completer, logging and
     /// server info are not carried over; its interceptors do not run for
-    /// the merged listings, such as `prompts/list`.)
+    /// the merged listings, such as `prompts/list`.) To rename, hide or
+    /// re-describe the mounted tools, or set their arguments, use
+    /// [`mount_with`](Self::mount_with).
     ///
     /// ```
     /// use mcp_core::{McpServer, McpToolDef};
@@ -34,7 +39,51 @@ impl McpServerBuilder {
     /// let server = McpServer::builder().mount("weather", weather).build().expect("builds");
     /// assert_eq!(server.list_tools()[0].name, "weather_forecast");
     /// ```
-    pub fn mount(mut self, prefix: &str, child: McpServerBuilder) -> Self {
+    pub fn mount(self, prefix: &str, child: McpServerBuilder) -> Self {
+        self.mount_with(prefix, child, ToolTransforms::new())
+    }
+
+    /// [`mount`](Self::mount), with the mounted tools adapted by
+    /// `transforms` (renamed, hidden, re-described, their arguments given
+    /// defaults, fixed values or new names; see [`ToolTransforms`]), which
+    /// name tools and arguments as `child` lists them, before the prefix.
+    /// The mounted server's interceptors still run for its tools, under
+    /// their new names, and see the arguments as the caller sent them;
+    /// the tool itself gets them rewritten back, before its own argument
+    /// check.
+    ///
+    /// A transform that cannot be applied (a tool or argument `child` does
+    /// not have, a rename onto a taken name, a value that does not fit the
+    /// argument's schema) is a [`BuildError::MountTransform`] listing every
+    /// problem.
+    ///
+    /// ```
+    /// use mcp_core::{handler::ToolTransforms, McpServer, McpToolDef};
+    /// use serde_json::json;
+    ///
+    /// let weather = McpServer::builder().tool(McpToolDef::new(
+    ///     "forecast", "Tomorrow's weather",
+    ///     json!({"type": "object", "properties": {"city": {"type": "string"}},
+    ///            "required": ["city"]}),
+    ///     |_args, _ctx: mcp_core::InvokeContext| async { "sunny" },
+    /// ));
+    /// let transforms = ToolTransforms::new()
+    ///     .rename("forecast", "tomorrow")
+    ///     .default("forecast", "city", json!("Lisbon"));
+    /// let server = McpServer::builder()
+    ///     .mount_with("weather", weather, transforms)
+    ///     .build()
+    ///     .expect("builds");
+    /// let tool = &server.list_tools()[0];
+    /// assert_eq!(tool.name, "weather_tomorrow");
+    /// assert_eq!(tool.input_schema.get("required"), None);
+    /// ```
+    pub fn mount_with(
+        mut self,
+        prefix: &str,
+        child: McpServerBuilder,
+        transforms: ToolTransforms,
+    ) -> Self {
         let valid = (1..=64).contains(&prefix.len())
             && prefix
                 .bytes()
@@ -64,16 +113,30 @@ impl McpServerBuilder {
         // that collides with one of those collides with `prefix` too.
         self.mount_prefixes.push(prefix.to_owned());
         let named = |name: &str| format!("{prefix}_{name}");
-        for tool in child.tools {
+        let Transformed { tools, problems } = transforms::apply(&transforms, child.tools);
+        if !problems.is_empty() {
+            self.deferred.get_or_insert(BuildError::MountTransform {
+                prefix: prefix.to_owned(),
+                problems,
+            });
+            return self;
+        }
+        // The child's name of each tool → the name it is served under.
+        let mut served = HashMap::with_capacity(tools.len());
+        for (own, tool) in tools {
             let name = named(tool.name());
             for interceptor in &child.interceptors {
                 self.tool_interceptors
                     .push((name.clone(), Arc::clone(interceptor)));
             }
+            served.insert(own, name.clone());
             self.tools.push(tool.renamed(name));
         }
+        // A hidden tool's own interceptors go with it.
         for (tool, interceptor) in child.tool_interceptors {
-            self.tool_interceptors.push((named(&tool), interceptor));
+            if let Some(name) = served.get(&tool) {
+                self.tool_interceptors.push((name.clone(), interceptor));
+            }
         }
         let parent = &mut self.entry_interceptors;
         for prompt in child.prompts {

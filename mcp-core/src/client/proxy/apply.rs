@@ -13,16 +13,41 @@ use super::listing::Listings;
 use super::Remote;
 use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 use crate::server::registry::{Held, ListKind};
-use crate::{BuildError, McpServer};
+use crate::{BuildError, McpServer, McpToolDef};
 
 /// The backend's entries the server serves as this backend's, as listed
-/// when they were applied, by the backend's own name or URI.
+/// when they were applied: tools by the name the transforms give them
+/// (before any prefix), the rest by the backend's own name or URI.
 #[derive(Default)]
 pub(super) struct Applied {
-    tools: HashMap<String, Tool>,
+    tools: HashMap<String, Forwarded>,
     resources: HashMap<String, Resource>,
     templates: HashMap<String, ResourceTemplate>,
     prompts: HashMap<String, Prompt>,
+}
+
+/// A forwarder as the transforms made it, with the backend's name of its
+/// tool: the same only if both are.
+#[derive(Clone)]
+struct Forwarded {
+    backend: String,
+    def: McpToolDef,
+}
+
+impl PartialEq for Forwarded {
+    fn eq(&self, other: &Self) -> bool {
+        self.backend == other.backend && self.def.tool() == other.def.tool()
+    }
+}
+
+impl Remote {
+    /// The backend's `tools` as forwarders, transformed.
+    fn forwarded(&self, tools: &[Tool]) -> Vec<Forwarded> {
+        self.forwarders(tools)
+            .into_iter()
+            .map(|(backend, def)| Forwarded { backend, def })
+            .collect()
+    }
 }
 
 /// A backend entry's name on our server: `prefix_name` under a prefix (as
@@ -74,11 +99,11 @@ impl Applied {
         let owner = &remote.0.owner;
         let holds = |part: Held, key: &str| server.holds(owner, part, key);
         Self {
-            tools: now
-                .tools
+            tools: remote
+                .forwarded(&now.tools)
                 .into_iter()
-                .filter(|t| holds(Held::Tool, &local_name(prefix, &t.name)))
-                .map(|t| (t.name.clone(), t))
+                .filter(|f| holds(Held::Tool, &local_name(prefix, f.def.name())))
+                .map(|f| (f.def.name().to_owned(), f))
                 .collect(),
             resources: now
                 .resources
@@ -115,16 +140,19 @@ impl Applied {
         let owner = &remote.0.owner;
         let local = |name: &str| local_name(prefix, name);
         if server.is_live(ListKind::Tools) {
-            let (gone, fresh) = diff(&self.tools, &now.tools, |t| &t.name);
+            // Transformed anew: the transforms see every listing.
+            let forwarded = remote.forwarded(&now.tools);
+            let (gone, fresh) = diff(&self.tools, &forwarded, |f| f.def.name());
             for name in gone {
                 self.tools.remove(&name);
                 server.remove_owned_tool(owner, &local(&name)).await;
             }
             for tool in fresh {
-                let def = remote.forward_tool(tool.clone()).renamed(local(&tool.name));
+                let name = tool.def.name();
+                let def = tool.def.clone().renamed(local(name));
                 match server.put_owned_tool(owner, def).await {
-                    Ok(_) => drop(self.tools.insert(tool.name.clone(), tool.clone())),
-                    Err(e) => refused(remote, "tool", &tool.name, &e),
+                    Ok(_) => drop(self.tools.insert(name.to_owned(), tool.clone())),
+                    Err(e) => refused(remote, "tool", name, &e),
                 }
             }
         }

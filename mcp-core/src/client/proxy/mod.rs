@@ -49,6 +49,7 @@
 //!
 //! [`Content::Raw`]: crate::protocol::Content::Raw
 
+mod adapted;
 mod apply;
 mod listing;
 mod prompts_resources;
@@ -101,6 +102,7 @@ pub struct ProxyOptions {
     forward_authorization: bool,
     max_listing_bytes: usize,
     scopes: Vec<String>,
+    transforms: crate::handler::ToolTransforms,
 }
 
 impl Default for ProxyOptions {
@@ -109,6 +111,7 @@ impl Default for ProxyOptions {
             forward_authorization: false,
             max_listing_bytes: DEFAULT_MAX_LISTING_BYTES,
             scopes: Vec::new(),
+            transforms: crate::handler::ToolTransforms::new(),
         }
     }
 }
@@ -213,6 +216,8 @@ struct Inner {
     listings: Mutex<listing::Listings>,
     /// Bumped whenever a refresh finds those listings changed.
     listings_version: tokio::sync::watch::Sender<u64>,
+    /// What [`ProxyOptions::transforms`] could not apply to the last listing.
+    transform_problems: Mutex<Vec<crate::handler::TransformProblem>>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -280,6 +285,7 @@ impl Remote {
             tools_changed,
             listings: Mutex::new(listing::Listings::default()),
             listings_version: tokio::sync::watch::Sender::new(0),
+            transform_problems: Mutex::new(Vec::new()),
         }));
         remote.client().await?;
         Ok(remote)
@@ -354,9 +360,10 @@ impl Remote {
         }
     }
 
-    /// A server builder holding a forwarder for every tool, resource,
-    /// resource template and prompt the backend lists now, with the
-    /// backend's name and version: hand it to
+    /// A server builder holding a forwarder for every tool (as
+    /// [`ProxyOptions::transforms`] adapt them), resource, resource
+    /// template and prompt the backend lists now, with the backend's name
+    /// and version: hand it to
     /// [`McpServerBuilder::mount`](crate::McpServerBuilder::mount) under a
     /// prefix (or build it and serve it as it is).
     ///
@@ -379,8 +386,8 @@ impl Remote {
             builder = builder.server_info(field("name"), field("version"));
         }
         let listings = listing::Listings::fetch(&client, self.0.options.max_listing_bytes).await?;
-        for tool in &listings.tools {
-            builder = builder.tool(self.forward_tool(tool.clone()));
+        for (_, tool) in self.forwarders(&listings.tools) {
+            builder = builder.tool(tool);
         }
         for resource in &listings.resources {
             builder = builder.resource(self.forward_resource(resource.clone()));

@@ -39,6 +39,15 @@ impl CheckedSchema {
     }
 }
 
+/// Every problem the checker finds in `args` against `schema` (none:
+/// they fit), compiling the schema for this one check.
+pub(crate) fn problems(args: &Map<String, Value>, schema: &Map<String, Value>) -> Vec<String> {
+    let mut found = Vec::new();
+    let value = Value::Object(args.clone());
+    check(&value, &Node::compile(schema), Path::Root, true, &mut found);
+    found
+}
+
 /// [`parse_args`] with the message as text (what generated tools keep).
 pub(crate) fn check_and_parse<T: DeserializeOwned>(
     args: Map<String, Value>,
