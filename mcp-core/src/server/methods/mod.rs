@@ -6,6 +6,7 @@ pub(crate) mod features;
 pub(crate) mod listen;
 pub(crate) mod prompts;
 pub(crate) mod resources;
+pub(crate) mod search;
 pub(crate) mod tools;
 
 use serde_json::{Map, Value};
