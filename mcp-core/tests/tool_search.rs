@@ -688,4 +688,18 @@ async fn over_modern_http_mcp_name_is_call_tool() {
         found.json()["result"]["structuredContent"]["tools"][0]["name"],
         "get_weather"
     );
+    // The transport's early scope check (403 with a challenge) looks at
+    // the tool `call_tool` names: no way around it through `call_tool`.
+    let secret = |name: &str| json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": name, "arguments": {}}});
+    let direct = post("admin_secret", secret("admin_secret")).await;
+    let mut wrapped = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                             "params": via_call_tool("admin_secret", json!({}))});
+    wrapped["params"]["arguments"]["arguments"] = json!({});
+    let wrapped = post("call_tool", wrapped).await;
+    for refused in [&direct, &wrapped] {
+        assert_eq!(refused.status, 403, "{}", refused.text());
+        let challenge = refused.header("www-authenticate").unwrap_or_default();
+        assert!(challenge.contains("insufficient_scope"), "{challenge}");
+    }
+    assert_eq!(direct.json()["error"], wrapped.json()["error"]);
 }
