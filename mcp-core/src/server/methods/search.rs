@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::tools::visible;
+use super::visible;
 use crate::context::Extensions;
 use crate::handler::args::check_and_parse;
 use crate::handler::tool::McpToolDef;
@@ -125,7 +125,7 @@ pub(crate) fn search(
         .filter(|(score, _)| query.is_empty() || *score > 0)
         .collect();
     // Stable: ties keep catalog order.
-    matches.sort_by(|a, b| b.0.cmp(&a.0));
+    matches.sort_by_key(|m| std::cmp::Reverse(m.0));
     let tools: Vec<Value> = matches
         .into_iter()
         .take(limit)

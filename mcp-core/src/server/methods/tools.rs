@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{listing, to_json};
+use super::{listing, to_json, visible};
 use crate::context::{scopes_allowed, Extensions, InvokeContext};
 use crate::handler::tool::McpToolDef;
 use crate::panic::{catch_panic, panic_error};
@@ -46,20 +46,6 @@ pub(crate) fn list(
     }
     let tools = visible(&catalog, facts, ext);
     listing(facts, params, kind, tools.map(|t| to_json(t.tool())))
-}
-
-/// The tools of `catalog` that `facts`' caller may see: its scopes grant
-/// theirs and their `visible` hooks accept it (what `tools/list` lists and
-/// `search_tools` searches).
-pub(crate) fn visible<'a>(
-    catalog: &'a ToolRegistry,
-    facts: &'a RequestFacts,
-    ext: &'a Extensions,
-) -> impl Iterator<Item = &'a McpToolDef> + 'a {
-    catalog
-        .tools
-        .iter()
-        .filter(move |t| scopes_allowed(ext, t.scopes()) && t.is_visible(&facts.ctx))
 }
 
 /// Why `tools/call` names no tool of the catalog.
