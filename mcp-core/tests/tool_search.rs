@@ -703,3 +703,33 @@ async fn over_modern_http_mcp_name_is_call_tool() {
     }
     assert_eq!(direct.json()["error"], wrapped.json()["error"]);
 }
+
+/// A tool that always runs as a task does so through `call_tool` too.
+#[tokio::test]
+async fn call_tool_runs_a_task_tool_as_a_task() {
+    use common::tasks::{call, get, wait_until};
+    use mcp_core::storage::Storage;
+    use mcp_core::tasks::{InMemoryTaskStore, TaskSupport};
+
+    let job = McpToolDef::new(
+        "job",
+        "Always a task",
+        json!({"type": "object"}),
+        |_args, _ctx: InvokeContext| async move { "job done" },
+    )
+    .with_task_support(TaskSupport::Required);
+    let server = McpServer::builder()
+        .storage(Storage::memory().with_tasks(InMemoryTaskStore::new(100)))
+        .tool(job)
+        .tool_search(ToolSearch::new())
+        .build()
+        .expect("server");
+    let ctx = CallContext::new();
+    let reply = call(&server, &ctx, "call_tool", json!({"name": "job"})).await;
+    let created = &reply["result"];
+    assert_eq!(created["resultType"], "task", "{reply}");
+    let task_id = created["taskId"].as_str().expect("taskId").to_owned();
+    let done = wait_until(&server, &ctx, &task_id, |t| t["status"] == "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "job done", "{done}");
+    assert_eq!(get(&server, &ctx, &task_id).await["status"], "completed");
+}
