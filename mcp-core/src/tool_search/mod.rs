@@ -74,7 +74,9 @@
 //! that starts with the query term (three characters or more) scores its
 //! weight. A tool's score is the sum over query terms and fields, plus 20
 //! when the whole query is the tool's name. Tools scoring 0 are left out;
-//! the rest are ordered by score, ties in catalog order.
+//! the rest are ordered by score, ties in catalog order. Only the first 32
+//! distinct terms of a query count (a query is the client's to choose, and
+//! a search costs its terms times the catalog).
 //!
 //! When tool search is off, it costs one branch per `tools/call`.
 

@@ -21,7 +21,8 @@
 //! counts once per query term however often the term appears in it. A
 //! tool's score is the sum over query terms and fields, plus 20 when the
 //! whole query is the tool's name. Tools scoring 0 are not matches;
-//! matches are ordered by score, ties in catalog order.
+//! matches are ordered by score, ties in catalog order. Only the first
+//! [`MAX_TERMS`] distinct terms of a query count.
 
 use serde_json::Value;
 
@@ -37,6 +38,9 @@ const PARAM_DESCRIPTION: u32 = 1;
 const EXACT_NAME: u32 = 20;
 /// Shortest query term that may match as a prefix.
 const MIN_PREFIX: usize = 3;
+/// Query terms past this many are ignored: a client controls the query,
+/// and the cost of a search grows with its terms times the catalog.
+pub(crate) const MAX_TERMS: usize = 32;
 
 /// The terms of `text`, in order (with repeats).
 pub(crate) fn terms(text: &str) -> Vec<String> {
@@ -79,6 +83,7 @@ impl Query {
         let mut terms = terms(text);
         let mut seen = std::collections::HashSet::new();
         terms.retain(|t| seen.insert(t.clone()));
+        terms.truncate(MAX_TERMS);
         Self {
             whole: text.trim().to_owned(),
             terms,
@@ -197,5 +202,14 @@ mod tests {
         assert_eq!(Query::new("forec").score(&t), PARAM_DESCRIPTION);
         assert_eq!(Query::new("zz").score(&t), 0);
         assert_eq!(Query::new("lookup").score(&t), 2 * NAME + EXACT_NAME);
+    }
+
+    #[test]
+    fn a_long_query_is_cut_to_its_first_terms() {
+        let long: String = (0..10_000).map(|i| format!("w{i} ")).collect();
+        let q = Query::new(&format!("{long} lookup"));
+        assert_eq!(q.terms.len(), MAX_TERMS);
+        let t = tool("lookup", "Looks things up", json!({}));
+        assert_eq!(q.score(&t), 0, "`lookup` came after the cut");
     }
 }
