@@ -2,7 +2,8 @@
 //! search tools and the pinned ones, the ranking, the visibility and
 //! scope filtering shared with `tools/list`, `call_tool` behaving as a
 //! direct `tools/call` (scopes, interceptors, argument errors, unknown
-//! tools, progress, cancellation, time limits), both eras (in process and
+//! tools, progress, cancellation, time limits, tasks, state handles),
+//! both eras (in process and
 //! over 2026-07-28 HTTP), the reserved names and live catalog changes.
 
 mod common;
@@ -732,4 +733,113 @@ async fn call_tool_runs_a_task_tool_as_a_task() {
     let done = wait_until(&server, &ctx, &task_id, |t| t["status"] == "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "job done", "{done}");
     assert_eq!(get(&server, &ctx, &task_id).await["status"], "completed");
+}
+
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct Cart {
+    items: Vec<String>,
+}
+
+impl mcp_core::state::Stateful for Cart {
+    const KIND: &'static str = "cart";
+    const MINTED_BY: &'static str = "open_cart";
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Opened {
+    cart: mcp_core::state::Handle<Cart>,
+}
+
+/// Opens an empty cart.
+#[mcp_tool]
+async fn open_cart(ctx: &InvokeContext) -> Result<mcp_core::Json<Opened>, mcp_core::ToolError> {
+    let cart = mcp_core::state::Handle::mint(ctx, Cart::default()).await?;
+    Ok(mcp_core::Json(Opened { cart }))
+}
+
+/// Adds an item; returns the new count.
+#[mcp_tool]
+async fn add_item(
+    ctx: &InvokeContext,
+    cart: mcp_core::state::Handle<Cart>,
+    item: String,
+) -> Result<String, mcp_core::ToolError> {
+    let n = cart
+        .update(ctx, |c| {
+            c.items.push(item.clone());
+            c.items.len()
+        })
+        .await?;
+    Ok(format!("{n} items"))
+}
+
+/// State handles are checked for the tool `call_tool` names, as for a
+/// direct call: a handle minted through `call_tool` works directly, and
+/// an altered one is refused with the same result either way.
+#[tokio::test]
+async fn state_handles_are_checked_for_the_named_tool() {
+    let server = McpServer::builder()
+        .tool(open_cart::tool())
+        .tool(add_item::tool())
+        .tool_search(ToolSearch::new())
+        .build()
+        .expect("server");
+    let ctx = CallContext::new();
+    let opened = send(
+        &server,
+        &ctx,
+        "tools/call",
+        via_call_tool("open_cart", json!({})),
+        false,
+    )
+    .await;
+    let cart = opened["result"]["structuredContent"]["cart"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a handle in {opened}"))
+        .to_owned();
+    let args = json!({"cart": cart, "item": "tea"});
+    let direct = json!({"name": "add_item", "arguments": args});
+    let direct = send(&server, &ctx, "tools/call", direct, true).await;
+    assert_eq!(
+        direct["result"]["content"][0]["text"], "1 items",
+        "{direct}"
+    );
+    let wrapped = send(
+        &server,
+        &ctx,
+        "tools/call",
+        via_call_tool("add_item", args),
+        true,
+    )
+    .await;
+    assert_eq!(
+        wrapped["result"]["content"][0]["text"], "2 items",
+        "{wrapped}"
+    );
+
+    let forged = json!({"cart": format!("{cart}x"), "item": "tea"});
+    let direct = json!({"name": "add_item", "arguments": forged});
+    let direct = send(&server, &ctx, "tools/call", direct, false).await;
+    let wrapped = send(
+        &server,
+        &ctx,
+        "tools/call",
+        via_call_tool("add_item", forged),
+        false,
+    )
+    .await;
+    assert_eq!(
+        direct["result"]["structuredContent"]["code"], "HANDLE_FORGED",
+        "{direct}"
+    );
+    // The same refusal (each carries its own error id).
+    for reply in [&direct, &wrapped] {
+        let refusal = &reply["result"]["structuredContent"];
+        assert_eq!(reply["result"]["isError"], true, "{reply}");
+        assert_eq!(refusal["code"], "HANDLE_FORGED", "{reply}");
+        assert_eq!(
+            refusal["hint"],
+            direct["result"]["structuredContent"]["hint"]
+        );
+    }
 }
