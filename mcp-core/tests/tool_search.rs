@@ -3,8 +3,9 @@
 //! scope filtering shared with `tools/list`, `call_tool` behaving as a
 //! direct `tools/call` (scopes, interceptors, argument errors, unknown
 //! tools, progress, cancellation, time limits, tasks, state handles),
-//! both eras (in process and
-//! over 2026-07-28 HTTP), the reserved names and live catalog changes.
+//! both eras (in process and over 2026-07-28 HTTP, where the transport's
+//! early scope check sees the named tool), the reserved names and live
+//! catalog changes.
 
 mod common;
 #[cfg(feature = "http")]
