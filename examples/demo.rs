@@ -8,6 +8,8 @@
 //!
 //! Run: `cargo run --example demo`
 //! Add `--http 127.0.0.1:8080` to serve over Streamable HTTP instead of stdio.
+//! Add `--tool-search` to list `search_tools` and `call_tool` (and the
+//! pinned `echo`) instead of every tool (see `mcp_core::tool_search`).
 //! Set `MCP_REQUEST_STATE_KEY` (64 hex digits) to the same value on every
 //! replica behind a load balancer (see `examples/common`).
 
@@ -65,15 +67,23 @@ async fn confirm(
 
 // Current-thread runtime for stdio, multi-threaded for HTTP (`common::run`).
 fn main() -> std::io::Result<()> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let tool_search = args.iter().any(|a| a == "--tool-search");
+    args.retain(|a| a != "--tool-search");
     let builder = McpServer::builder()
         .server_info("demo", env!("CARGO_PKG_VERSION"))
         .instructions("A demo server: echo text, watch progress on `slow`, try `confirm`.")
         .tool(echo::tool())
         .tool(slow::tool())
         .tool(confirm::tool());
+    let builder = if tool_search {
+        builder.tool_search(mcp_core::tool_search::ToolSearch::new().pin(["echo"]))
+    } else {
+        builder
+    };
     // Replicas share one `requestState` key through MCP_REQUEST_STATE_KEY.
     let server = common::with_env_state_key(common::with_telemetry(builder))
         .build()
         .map_err(std::io::Error::other)?;
-    common::run(server, mcp_core::StdioOptions::default())
+    common::run_args(server, mcp_core::StdioOptions::default(), args, |o| o)
 }

@@ -165,6 +165,7 @@ pub mod testing;
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;
+pub mod tool_search;
 pub mod transport;
 
 // ---------------------------------------------------------------------------

@@ -21,7 +21,9 @@
 //!     that must not trust each other.
 //! 12. [`telemetry`]: OpenTelemetry spans and metrics (feature `otel`),
 //!     sending them to a collector, cardinality and cost.
-//! 13. [`transforms`]: adapting mounted and proxied tools (rename, hide,
+//! 13. [`tool_search`]: a large catalog listed as `search_tools` and
+//!     `call_tool`.
+//! 14. [`transforms`]: adapting mounted and proxied tools (rename, hide,
 //!     describe, argument defaults and fixed values).
 //!
 //! Built with the features they link to (`auth`, `client`, `stdio`); on
@@ -53,5 +55,7 @@ pub mod testing {}
 pub mod trust_boundaries {}
 #[doc = include_str!("telemetry.md")]
 pub mod telemetry {}
+#[doc = include_str!("tool_search.md")]
+pub mod tool_search {}
 #[doc = include_str!("transforms.md")]
 pub mod transforms {}

@@ -151,9 +151,22 @@ impl Registry {
         match names(route) {
             Names::Nothing => Ok(()),
             Names::Tool => {
-                let Some(name) = name().filter(|_| self.tools.scoped()) else {
+                let Some(mut name) = name().filter(|_| self.tools.scoped()) else {
                     return Ok(());
                 };
+                // Under tool search, `call_tool` needs what the tool it
+                // calls needs (checked here before the call is rewritten,
+                // by a transport that refuses early).
+                if name == crate::tool_search::CALL_TOOL && self.tool_search.is_some() {
+                    let inner = params
+                        .and_then(|p| p.get("arguments"))
+                        .and_then(|a| a.get("name"))
+                        .and_then(Value::as_str);
+                    match inner {
+                        Some(inner) => name = inner,
+                        None => return Ok(()),
+                    }
+                }
                 let catalog = self.tools.snapshot();
                 match catalog.tools.get(name) {
                     Some(t) if !granted(t.scopes()) => deny(format!("tool `{name}`"), t.scopes()),

@@ -84,6 +84,14 @@ pub enum BuildError {
         /// Every issue, one line each.
         issues: Vec<String>,
     },
+    /// A tool is named `search_tools` or `call_tool` while
+    /// [`tool_search`](super::McpServerBuilder::tool_search) is on (those
+    /// names are the search tools'); also refused by
+    /// [`McpServer::add_tool`](super::McpServer::add_tool).
+    ToolSearchNameTaken(String),
+    /// A name [`ToolSearch::pin`](crate::tool_search::ToolSearch::pin)
+    /// pins is no tool of the server's fixed catalog.
+    ToolSearchPinUnknown(String),
 }
 
 impl fmt::Display for BuildError {
@@ -136,6 +144,14 @@ impl fmt::Display for BuildError {
                 "the tools break the {profile} profile this server requires ({} issue(s)):\n{}",
                 issues.len(),
                 issues.join("\n")
+            ),
+            Self::ToolSearchNameTaken(n) => write!(
+                f,
+                "tool `{n}`: with tool search on, `search_tools` and `call_tool` are the search tools' names; rename the tool"
+            ),
+            Self::ToolSearchPinUnknown(n) => write!(
+                f,
+                "tool search pins `{n}`, but no tool has that name"
             ),
             Self::UnknownTool(n) => write!(
                 f,

@@ -66,6 +66,8 @@ pub struct McpServerBuilder {
     tool_timeout: Option<std::time::Duration>,
     /// The extensions (tasks, skills) and their settings.
     pub(super) ext: super::offered_extensions::ExtensionConfig,
+    /// Tool search, when on.
+    tool_search: Option<crate::tool_search::ToolSearch>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -106,6 +108,21 @@ impl McpServerBuilder {
     #[cfg_attr(docsrs, doc(cfg(feature = "catalog")))]
     pub fn require_profile(mut self, profile: crate::catalog::profile::Profile) -> Self {
         self.profiles.push(profile);
+        self
+    }
+
+    /// Lists the tools as `search_tools` and `call_tool` (and the tools
+    /// `search` pins) instead of the whole catalog; every tool stays
+    /// callable by name (see [`crate::tool_search`]).
+    ///
+    /// [`build`](Self::build) fails with
+    /// [`BuildError::ToolSearchNameTaken`] when a tool is named
+    /// `search_tools` or `call_tool`, and with
+    /// [`BuildError::ToolSearchPinUnknown`] when a pinned name is no tool
+    /// of a fixed catalog (a [live](Self::live_tools) one lists a pinned
+    /// tool once it is added).
+    pub fn tool_search(mut self, search: crate::tool_search::ToolSearch) -> Self {
+        self.tool_search = Some(search);
         self
     }
 
@@ -373,6 +390,14 @@ impl McpServerBuilder {
         for p in &self.prompts {
             missing(&|| format!("prompt `{}`", p.name()), &p.required_state)?;
         }
+        let tool_search = match self.tool_search.take() {
+            Some(options) => Some(Box::new(super::methods::search::setup(
+                options,
+                &self.tools,
+                self.live_tools,
+            )?)),
+            None => None,
+        };
         let ext = std::mem::take(&mut self.ext).build(&self.tools);
         self.resources.extend(ext.resources);
         let mut tools = OrderedMap::default();
@@ -470,6 +495,7 @@ impl McpServerBuilder {
                         resource_list_cache,
                         prompt_list_cache,
                         tool_timeout: self.tool_timeout,
+                        tool_search,
                         #[cfg(feature = "metrics")]
                         count_sessions: self.count_sessions,
                     },

@@ -21,9 +21,9 @@ impl McpServer {
     /// started before finish with the catalog they started with.
     ///
     /// # Errors
-    /// [`BuildError::CatalogNotLive`], [`BuildError::DuplicateTool`], or
+    /// [`BuildError::CatalogNotLive`], [`BuildError::DuplicateTool`],
     /// [`BuildError::MissingState`] for a tool needing state the server
-    /// does not have.
+    /// does not have, or [`BuildError::ToolSearchNameTaken`].
     ///
     /// # Cancel safety
     /// The tool is added before the first `.await`; dropping the future
@@ -32,6 +32,11 @@ impl McpServer {
         let mut tool = tool.into();
         tool.default_timeout(self.inner.pipeline.registry.tool_timeout);
         let name = tool.name().to_owned();
+        if self.inner.pipeline.registry.tool_search.is_some()
+            && crate::tool_search::Searcher::is_reserved(&name)
+        {
+            return Err(BuildError::ToolSearchNameTaken(name));
+        }
         let needs = tool.required_state.clone();
         self.add_live(
             &self.inner.pipeline.registry.tools,

@@ -90,7 +90,7 @@ impl Pipeline {
         &self,
         scope: &RequestFacts,
         mut params: Map<String, Value>,
-        held: Held,
+        mut held: Held,
     ) -> Result<Answer, Stop> {
         let chain = &self.chains.interceptors;
         let extensions = scope.ctx.extensions.clone();
@@ -107,6 +107,11 @@ impl Pipeline {
                 era,
             )?,
         };
+        // Tool search: a `call_tool` becomes the `tools/call` it names,
+        // here, where every `tools/call` enters, before any interceptor.
+        if self.registry.tool_search.is_some() && route == Route::ToolsCall {
+            methods::search::unwrap_call(&mut params, &mut held)?;
+        }
         if !chain.wants(Operation::of(route)) {
             // Only a tool reads what decoding held apart, and only where no
             // interceptor can read or change it as JSON.
@@ -151,13 +156,14 @@ impl Pipeline {
                     .await;
             }
             Route::ToolsList => match &self.registry.tools.snapshot().listing {
-                Some(listing) => {
+                Some(listing) if self.registry.tool_search.is_none() => {
                     methods::check_cursor(&params)?;
                     return Ok(Answer::ToolListing(ToolListing(std::sync::Arc::clone(
                         listing,
                     ))));
                 }
-                None => methods::tools::list(&self.registry, scope, &params, &ext)?,
+                // Per caller, or the search tools' listing.
+                _ => methods::tools::list(&self.registry, scope, &params, &ext)?,
             },
             Route::ResourcesList | Route::ResourceTemplatesList | Route::PromptsList => {
                 if let Some(listing) = self.prebuilt_listing(route) {

@@ -6,11 +6,15 @@ pub(crate) mod features;
 pub(crate) mod listen;
 pub(crate) mod prompts;
 pub(crate) mod resources;
+pub(crate) mod search;
 pub(crate) mod tools;
 
 use serde_json::{Map, Value};
 
+use super::registry::ToolRegistry;
 use super::request_facts::RequestFacts;
+use crate::context::{scopes_allowed, Extensions};
+use crate::handler::tool::McpToolDef;
 use crate::protocol::ErrorObject;
 
 /// Refuses a pagination cursor: every list fits in one page.
@@ -54,4 +58,18 @@ fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Value {
     // Our own protocol types always serialize; a failure would be a bug, so
     // degrade to null rather than panic.
     serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// The tools of `catalog` that `facts`' caller may see: its scopes grant
+/// theirs and their `visible` hooks accept it (what `tools/list` lists and
+/// `search_tools` searches).
+pub(crate) fn visible<'a>(
+    catalog: &'a ToolRegistry,
+    facts: &'a RequestFacts,
+    ext: &'a Extensions,
+) -> impl Iterator<Item = &'a McpToolDef> + 'a {
+    catalog
+        .tools
+        .iter()
+        .filter(move |t| scopes_allowed(ext, t.scopes()) && t.is_visible(&facts.ctx))
 }

@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{listing, to_json};
+use super::{listing, to_json, visible};
 use crate::context::{scopes_allowed, Extensions, InvokeContext};
 use crate::handler::tool::McpToolDef;
 use crate::panic::{catch_panic, panic_error};
@@ -39,12 +39,27 @@ pub(crate) fn list(
     ext: &Extensions,
 ) -> Result<Value, ErrorObject> {
     let catalog = registry.tools.snapshot();
-    let tools = catalog
-        .tools
-        .iter()
-        .filter(|t| scopes_allowed(ext, t.scopes()) && t.is_visible(&facts.ctx));
     let kind = ("tools", registry.list_cache);
+    if let Some(searcher) = &registry.tool_search {
+        let tools = super::search::listed(searcher, &catalog, facts, ext);
+        return listing(facts, params, kind, tools);
+    }
+    let tools = visible(&catalog, facts, ext);
     listing(facts, params, kind, tools.map(|t| to_json(t.tool())))
+}
+
+/// Why `tools/call` names no tool of the catalog.
+pub(crate) enum Unresolved {
+    /// No tool has this name.
+    Unknown(String),
+    /// A malformed call.
+    Invalid(ErrorObject),
+}
+
+impl From<ErrorObject> for Unresolved {
+    fn from(e: ErrorObject) -> Self {
+        Self::Invalid(e)
+    }
 }
 
 /// Point 1: the tool named by `tools/call`, and its arguments object (not
@@ -54,29 +69,46 @@ pub(crate) fn resolve<'a>(
     catalog: &'a ToolRegistry,
     params: &mut Map<String, Value>,
     held: Option<String>,
-) -> Result<(String, &'a McpToolDef, Map<String, Value>), ErrorObject> {
+) -> Result<(String, &'a McpToolDef, Map<String, Value>), Unresolved> {
     let name = match held.map(Value::String).or_else(|| params.remove("name")) {
         Some(Value::String(name)) => name,
-        _ => {
-            return Err(ErrorObject::invalid_params(
-                "tools/call requires a string `name`",
-            ))
-        }
+        _ => return Err(ErrorObject::invalid_params("tools/call requires a string `name`").into()),
     };
-    let tool = catalog
-        .tools
-        .get(&name)
-        .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {name}")))?;
-    let args = match params.remove("arguments") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(args)) => args,
-        Some(_) => {
-            return Err(ErrorObject::invalid_params(
-                "tools/call `arguments` must be an object",
-            ))
-        }
+    let Some(tool) = catalog.tools.get(&name) else {
+        return Err(Unresolved::Unknown(name));
     };
+    let args = arguments(params)?;
     Ok((name, tool, args))
+}
+
+/// The call's `arguments` object, taken out of `params`.
+fn arguments(params: &mut Map<String, Value>) -> Result<Map<String, Value>, ErrorObject> {
+    match params.remove("arguments") {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(args)) => Ok(args),
+        Some(_) => Err(ErrorObject::invalid_params(
+            "tools/call `arguments` must be an object",
+        )),
+    }
+}
+
+/// A call whose name is no tool of the catalog: `search_tools` under tool
+/// search, else `-32602 Unknown tool`.
+fn unknown(
+    registry: &Registry,
+    facts: &RequestFacts,
+    name: &str,
+    params: &mut Map<String, Value>,
+    ext: &Extensions,
+) -> Result<Answer, Stop> {
+    match &registry.tool_search {
+        Some(searcher) if name == crate::tool_search::SEARCH_TOOLS => {
+            let args = arguments(params)?;
+            let result = super::search::search(searcher, registry, facts, args, ext);
+            Ok(Answer::Tool(result))
+        }
+        _ => Err(ErrorObject::invalid_params(format!("Unknown tool: {name}")).into()),
+    }
 }
 
 /// `tools/call`: the result stays typed until it is written. A tool with
@@ -95,7 +127,13 @@ pub(crate) async fn call(
     // The catalog version this call started with, even if a live
     // catalog changes while it runs.
     let catalog = registry.tools.snapshot();
-    let (name, tool, args) = resolve(&catalog, &mut params, held.name)?;
+    let (name, tool, args) = match resolve(&catalog, &mut params, held.name) {
+        Ok(found) => found,
+        Err(Unresolved::Invalid(e)) => return Err(e.into()),
+        Err(Unresolved::Unknown(name)) => {
+            return unknown(registry, facts, &name, &mut params, &ext);
+        }
+    };
     if !scopes_allowed(&ext, tool.scopes()) {
         return Err(insufficient(&format!("tool `{name}`"), tool.scopes()).into());
     }

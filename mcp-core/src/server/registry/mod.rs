@@ -54,6 +54,8 @@ pub(crate) struct Registry {
     pub(crate) prompt_list_cache: crate::protocol::CacheHint,
     /// The default call time limit of tools (also of tools added live).
     pub(crate) tool_timeout: Option<std::time::Duration>,
+    /// Tool search, when on (see `crate::tool_search`).
+    pub(crate) tool_search: Option<Box<crate::tool_search::Searcher>>,
     /// A `Metrics` interceptor is registered: open sessions are counted.
     #[cfg(feature = "metrics")]
     pub(crate) count_sessions: bool,

@@ -18,6 +18,10 @@
 //!   value with bytes outside visible ASCII, SP and HTAB, is refused;
 //! - a body number compares numerically (`42` equals `42.0`), a boolean as
 //!   `true` / `false`.
+//!
+//! Under tool search (`crate::tool_search`) a `call_tool` request is
+//! checked as what its body says, a `tools/call` of `call_tool`:
+//! `Mcp-Name: call_tool`, and no `Mcp-Param-*` of the tool it names.
 
 use std::borrow::Cow;
 
