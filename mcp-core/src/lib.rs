@@ -117,6 +117,7 @@ struct ReadmeDoctests;
 
 #[doc(hidden)]
 pub mod __private;
+pub mod apps;
 #[cfg(feature = "auth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
 pub mod auth;

@@ -373,7 +373,7 @@ impl McpServerBuilder {
         for p in &self.prompts {
             missing(&|| format!("prompt `{}`", p.name()), &p.required_state)?;
         }
-        let ext = std::mem::take(&mut self.ext).build(&self.tools);
+        let ext = std::mem::take(&mut self.ext).build(&self.tools, &self.resources)?;
         self.resources.extend(ext.resources);
         let mut tools = OrderedMap::default();
         for t in self.tools {

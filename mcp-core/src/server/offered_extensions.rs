@@ -1,4 +1,4 @@
-//! The extensions a server may offer (tasks, skills): their settings (set
+//! The extensions a server may offer (tasks, skills, apps): their settings (set
 //! through the builder methods in `builder_ext.rs`), and what
 //! [`McpServerBuilder::build`](crate::McpServerBuilder::build) makes of them.
 
@@ -40,7 +40,13 @@ pub(super) struct Built {
 }
 
 impl ExtensionConfig {
-    pub(super) fn build(self, tools: &[McpToolDef]) -> Built {
+    pub(super) fn build(
+        self,
+        tools: &[McpToolDef],
+        resources: &[McpResourceDef],
+    ) -> Result<Built, super::BuildError> {
+        let apps =
+            crate::apps::capability(tools, resources).map_err(super::BuildError::InvalidApp)?;
         let wants_tasks = tools
             .iter()
             .any(|t| t.task_support() != crate::tasks::TaskSupport::Forbidden);
@@ -69,18 +75,21 @@ impl ExtensionConfig {
                 SkillCatalog::capability(),
             );
         }
+        if let Some(apps) = apps {
+            extensions.insert(crate::apps::APPS_EXTENSION.into(), apps);
+        }
         let mut capabilities = Map::new();
         if !extensions.is_empty() {
             capabilities.insert("extensions".into(), Value::Object(extensions));
         }
-        Built {
+        Ok(Built {
             tasks,
             skills,
             resources: super::skills::resources(&self.skills),
             capabilities,
             storage: self.storage,
             state_limits: self.state_limits,
-        }
+        })
     }
 }
 
