@@ -21,6 +21,8 @@
 //!     that must not trust each other.
 //! 12. [`telemetry`]: OpenTelemetry spans and metrics (feature `otel`),
 //!     sending them to a collector, cardinality and cost.
+//! 13. [`apps`]: MCP Apps, tools with interactive HTML views (CSP,
+//!     permissions, visibility, testing in a browser).
 //!
 //! Built with the features they link to (`auth`, `client`, `stdio`); on
 //! docs.rs, always.
@@ -51,3 +53,5 @@ pub mod testing {}
 pub mod trust_boundaries {}
 #[doc = include_str!("telemetry.md")]
 pub mod telemetry {}
+#[doc = include_str!("apps.md")]
+pub mod apps {}
