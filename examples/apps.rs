@@ -58,8 +58,7 @@ fn stats(values: &[f64]) -> (f64, f64, f64, f64) {
     (min, max, total, mean)
 }
 
-/// Draws numbers as a bar chart. Hosts that render MCP Apps show the chart;
-/// others get the summary text.
+/// Draws numbers as a bar chart (hosts without MCP Apps get a summary).
 #[mcp_tool(ui = "ui://apps/chart.html")]
 async fn chart(
     ctx: &InvokeContext,
