@@ -24,7 +24,8 @@ fn is_view(r: &McpResourceDef) -> Option<&str> {
 /// The apps extension's capability (`None`: the server has no view and no
 /// tool with `_meta.ui`), or why a tool's `_meta.ui` is not valid: it names
 /// no view of the server, or its visibility is empty or holds an unknown
-/// name.
+/// name. A tool forwarded from a proxied backend (it has an owner) counts
+/// for the capability but is not checked.
 pub(crate) fn capability(
     tools: &[McpToolDef],
     resources: &[McpResourceDef],
@@ -41,6 +42,12 @@ pub(crate) fn capability(
             continue;
         }
         linked = true;
+        if t.owner.is_some() {
+            // Forwarded from a proxied backend: its views are the backend's
+            // to serve (and to check); a listing that does not show them
+            // must not stop this server from starting.
+            continue;
+        }
         let name = t.name();
         let ui = match ui {
             Some(Value::Object(ui)) => Some(ui),

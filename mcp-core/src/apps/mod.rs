@@ -22,7 +22,8 @@
 //! [`BuildError::InvalidApp`](crate::BuildError::InvalidApp), a view whose
 //! URI is not `ui://`, a CSP origin that is not an origin, a tool whose
 //! `_meta.ui.resourceUri` names no view of the server, and an empty
-//! visibility. The guide chapter `guide::apps` (built with the crate's
+//! visibility (a tool forwarded from a proxied backend is left to its
+//! backend). The guide chapter `guide::apps` (built with the crate's
 //! docs) walks through a whole example.
 //!
 //! ```

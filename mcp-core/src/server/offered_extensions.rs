@@ -100,3 +100,33 @@ pub(crate) struct Extensions {
     /// The skills extension, when skills are published.
     pub(crate) skills: Option<Arc<SkillCatalog>>,
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::apps::ToolUi;
+    use crate::handler::tool::McpToolDef;
+    use crate::server::registry::Owner;
+
+    fn linked_to_nothing() -> McpToolDef {
+        McpToolDef::new(
+            "t",
+            "d",
+            serde_json::json!({"type": "object"}),
+            |_args, _ctx: crate::InvokeContext| async { "" },
+        )
+        .with_ui(ToolUi::new("ui://backend/view.html"))
+    }
+
+    #[test]
+    fn a_forwarded_tool_with_ui_is_left_to_its_backend() {
+        let own = super::ExtensionConfig::default().build(&[linked_to_nothing()], &[]);
+        assert!(matches!(own, Err(super::super::BuildError::InvalidApp(_))));
+        let mut forwarded = linked_to_nothing();
+        forwarded.owner = Some(Owner::new("backend"));
+        let built = super::ExtensionConfig::default()
+            .build(&[forwarded], &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let extensions = &built.capabilities["extensions"];
+        assert!(extensions[crate::apps::APPS_EXTENSION].is_object());
+    }
+}
