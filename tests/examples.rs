@@ -357,3 +357,76 @@ async fn calendar_without_start_time_or_elicitation_is_a_tool_error() {
         "nothing created: {result:?}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// apps
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn apps_lists_its_tools_and_serves_its_view() {
+    let (client, _child) = connect("apps").await;
+    let init = client.initialize_result().expect("initialized");
+    assert!(
+        init["capabilities"]["extensions"]["io.modelcontextprotocol/ui"].is_object(),
+        "the apps extension is declared: {init}"
+    );
+
+    let listed = client
+        .request("tools/list", json!({}))
+        .await
+        .expect("tools/list");
+    let tools = listed["tools"].as_array().expect("a tools array");
+    let tool = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("`{name}` listed: {listed}"))
+    };
+    assert_eq!(
+        tool("chart")["_meta"]["ui"],
+        json!({"resourceUri": "ui://apps/chart.html"})
+    );
+    // The app-only tool is listed (the host keeps it from the model).
+    assert_eq!(
+        tool("chart_summary")["_meta"]["ui"]["visibility"],
+        json!(["app"])
+    );
+
+    let read = client
+        .request("resources/read", json!({"uri": "ui://apps/chart.html"}))
+        .await
+        .expect("resources/read");
+    let view = &read["contents"][0];
+    assert_eq!(view["mimeType"], "text/html;profile=mcp-app");
+    assert_eq!(
+        view["_meta"]["ui"]["csp"]["resourceDomains"],
+        json!(["https://cdn.jsdelivr.net"])
+    );
+    assert_eq!(view["_meta"]["ui"]["prefersBorder"], true);
+    let html = view["text"].as_str().expect("the view's HTML");
+    assert!(
+        html.contains("app.callServerTool"),
+        "the view calls through the host"
+    );
+    assert!(html.contains("https://cdn.jsdelivr.net/npm/@modelcontextprotocol/ext-apps@"));
+
+    let result = client
+        .call_tool("chart", json!({"values": [3, 1, 4]}))
+        .await
+        .expect("chart");
+    assert!(!result.is_error(), "result: {result:?}");
+    assert_eq!(result.text_content(), "Charted 3 values from 1 to 4.");
+    let summary = client
+        .call_tool("chart_summary", json!({"values": [3, 1, 4]}))
+        .await
+        .expect("chart_summary");
+    assert_eq!(
+        summary.text_content(),
+        "3 values: min 1, max 4, total 8, mean 2.67"
+    );
+    let empty = client
+        .call_tool("chart", json!({"values": []}))
+        .await
+        .expect("an empty chart is a tool error");
+    assert!(empty.is_error(), "result: {empty:?}");
+}

@@ -70,6 +70,8 @@
 //!   [`transport::CallContext`], [`transport::Session`], admission and
 //!   responses; `McpHttpService` (mountable in hyper, tower or axum) in
 //!   `transport::http`, `serve_io` in `transport::stdio`.
+//! - **MCP Apps**: [`apps`] — tools with interactive HTML views
+//!   (`io.modelcontextprotocol/ui`): `ui://` views, CSP, visibility.
 //! - **The protocol**: [`protocol`] — JSON-RPC framing, wire types
 //!   (`CallToolResult`, `Content`, …), versions, `_meta` keys,
 //!   capabilities, [`ErrorCode`](protocol::ErrorCode)s. No I/O.
@@ -78,8 +80,8 @@
 //!   authoring (and blocking work in `fn` tools), running (stdio, HTTP,
 //!   limits, production builds), interceptors, protocol eras, HTTP
 //!   (sessions, replicas, gateways), auth, the client and proxy, the tasks
-//!   and skills extensions, the catalog lockfile, testing, and trust
-//!   boundaries. Built with `auth`, `client` and `stdio` (docs.rs builds
+//!   and skills extensions, the catalog lockfile, testing, trust
+//!   boundaries, and MCP Apps. Built with `auth`, `client` and `stdio` (docs.rs builds
 //!   every feature).
 //!
 //! ## Features
@@ -117,6 +119,7 @@ struct ReadmeDoctests;
 
 #[doc(hidden)]
 pub mod __private;
+pub mod apps;
 #[cfg(feature = "auth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
 pub mod auth;

@@ -19,6 +19,7 @@ mod prompt;
 mod resource;
 mod signature;
 mod tool;
+mod tool_ui;
 
 use proc_macro::TokenStream;
 

@@ -25,6 +25,8 @@ const KEYS: &[(&str, Kind)] = &[
     ("task", Kind::Str),
     ("scopes", Kind::Scopes),
     ("timeout", Kind::Str),
+    ("ui", Kind::Str),
+    ("ui_visibility", Kind::Str),
     ("crate", Kind::Path),
 ];
 
@@ -141,6 +143,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             errors.spanned(lit, why);
         }
     }
+    crate::tool_ui::check_ui(&args, &mut errors);
     let description = args
         .str("description")
         .map(syn::LitStr::value)
@@ -278,6 +281,7 @@ fn build(
         .str("timeout")
         .and_then(|lit| timeout_millis(&lit.value()).ok())
         .map(|ms| quote!(.with_timeout(::core::time::Duration::from_millis(#ms))));
+    let ui = crate::tool_ui::ui_call(args, krate);
     quote! {
         #items
         static META: #krate::__private::ToolMeta = #krate::__private::ToolMeta {
@@ -293,7 +297,7 @@ fn build(
         };
         #check_binding
         let __mcp_result = #result;
-        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])#task #scopes #timeout
+        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])#task #scopes #timeout #ui
     }
 }
 

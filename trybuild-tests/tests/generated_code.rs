@@ -107,6 +107,10 @@ pub fn full(ctx: InvokeContext) -> CallToolResult {
 #[mcp_tool]
 pub fn nothing() {}
 
+/// Called by its MCP Apps view only.
+#[mcp_tool(ui = "ui://charts/view.html", ui_visibility = "app")]
+pub fn app_only() {}
+
 /// The notes.
 #[mcp_resource(uri = "notes://all", mime_type = "text/markdown", title = "Notes")]
 #[must_use]
@@ -179,6 +183,12 @@ fn every_descriptor_builds_into_a_server() {
         .tool(fallible::tool())
         .tool(full::tool())
         .tool(nothing::tool())
+        .tool(app_only::tool())
+        .app_view(mcp_core::apps::AppView::new(
+            "ui://charts/view.html",
+            "Chart",
+            "<svg></svg>",
+        ))
         .resource(notes::resource())
         .resource(blob::resource())
         .resource(day_log::resource())
@@ -194,5 +204,5 @@ fn every_descriptor_builds_into_a_server() {
         }))
         .build()
         .expect("valid server");
-    assert_eq!(server.list_tools().len(), 6);
+    assert_eq!(server.list_tools().len(), 7);
 }

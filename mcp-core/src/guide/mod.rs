@@ -21,9 +21,11 @@
 //!     that must not trust each other.
 //! 12. [`telemetry`]: OpenTelemetry spans and metrics (feature `otel`),
 //!     sending them to a collector, cardinality and cost.
-//! 13. [`tool_search`]: a large catalog listed as `search_tools` and
+//! 13. [`apps`]: MCP Apps, tools with interactive HTML views (CSP,
+//!     permissions, visibility, testing in a browser).
+//! 14. [`tool_search`]: a large catalog listed as `search_tools` and
 //!     `call_tool`.
-//! 14. [`transforms`]: adapting mounted and proxied tools (rename, hide,
+//! 15. [`transforms`]: adapting mounted and proxied tools (rename, hide,
 //!     describe, argument defaults and fixed values).
 //!
 //! Built with the features they link to (`auth`, `client`, `stdio`); on
@@ -55,6 +57,8 @@ pub mod testing {}
 pub mod trust_boundaries {}
 #[doc = include_str!("telemetry.md")]
 pub mod telemetry {}
+#[doc = include_str!("apps.md")]
+pub mod apps {}
 #[doc = include_str!("tool_search.md")]
 pub mod tool_search {}
 #[doc = include_str!("transforms.md")]

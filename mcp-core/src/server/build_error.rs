@@ -76,6 +76,11 @@ pub enum BuildError {
     },
     /// A skill (or a skills directory) is not valid: the reason.
     InvalidSkill(String),
+    /// MCP Apps ([`crate::apps`]) set up wrongly, the reason naming the
+    /// view or tool: a view whose URI is not `ui://`, a CSP entry that is
+    /// not an origin, a tool whose `_meta.ui.resourceUri` names no view of
+    /// the server, or an empty (or unknown) `_meta.ui.visibility`.
+    InvalidApp(String),
     /// The tools break a profile the server requires
     /// (`McpServerBuilder::require_profile`, feature `catalog`).
     ProfileIssues {
@@ -139,6 +144,7 @@ impl fmt::Display for BuildError {
                 Ok(())
             }
             Self::InvalidSkill(why) => write!(f, "invalid skill: {why}"),
+            Self::InvalidApp(why) => write!(f, "invalid MCP App: {why}"),
             Self::ProfileIssues { profile, issues } => write!(
                 f,
                 "the tools break the {profile} profile this server requires ({} issue(s)):\n{}",

@@ -398,7 +398,7 @@ impl McpServerBuilder {
             )?)),
             None => None,
         };
-        let ext = std::mem::take(&mut self.ext).build(&self.tools);
+        let ext = std::mem::take(&mut self.ext).build(&self.tools, &self.resources)?;
         self.resources.extend(ext.resources);
         let mut tools = OrderedMap::default();
         for t in self.tools {

@@ -92,4 +92,20 @@ impl McpServerBuilder {
         }
         self
     }
+
+    /// Serves an MCP Apps view ([`crate::apps`]): a `ui://` resource of
+    /// type `text/html;profile=mcp-app` with its `_meta.ui`, in the
+    /// resource registry like any other resource (a mounted server's views
+    /// come along with its resources). The server then declares the apps
+    /// extension. A URI that is not `ui://` or a CSP entry that is not an
+    /// origin is reported by [`build`](Self::build) as
+    /// [`BuildError::InvalidApp`].
+    pub fn app_view(mut self, view: crate::apps::AppView) -> Self {
+        if let Some(why) = view.problem() {
+            self.deferred.get_or_insert(BuildError::InvalidApp(why));
+            return self;
+        }
+        self.resources.push(view.into_resource());
+        self
+    }
 }

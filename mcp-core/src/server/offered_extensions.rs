@@ -1,4 +1,4 @@
-//! The extensions a server may offer (tasks, skills): their settings (set
+//! The extensions a server may offer (tasks, skills, apps): their settings (set
 //! through the builder methods in `builder_ext.rs`), and what
 //! [`McpServerBuilder::build`](crate::McpServerBuilder::build) makes of them.
 
@@ -40,7 +40,13 @@ pub(super) struct Built {
 }
 
 impl ExtensionConfig {
-    pub(super) fn build(self, tools: &[McpToolDef]) -> Built {
+    pub(super) fn build(
+        self,
+        tools: &[McpToolDef],
+        resources: &[McpResourceDef],
+    ) -> Result<Built, super::BuildError> {
+        let apps =
+            crate::apps::capability(tools, resources).map_err(super::BuildError::InvalidApp)?;
         let wants_tasks = tools
             .iter()
             .any(|t| t.task_support() != crate::tasks::TaskSupport::Forbidden);
@@ -69,18 +75,21 @@ impl ExtensionConfig {
                 SkillCatalog::capability(),
             );
         }
+        if let Some(apps) = apps {
+            extensions.insert(crate::apps::APPS_EXTENSION.into(), apps);
+        }
         let mut capabilities = Map::new();
         if !extensions.is_empty() {
             capabilities.insert("extensions".into(), Value::Object(extensions));
         }
-        Built {
+        Ok(Built {
             tasks,
             skills,
             resources: super::skills::resources(&self.skills),
             capabilities,
             storage: self.storage,
             state_limits: self.state_limits,
-        }
+        })
     }
 }
 
@@ -90,4 +99,34 @@ pub(crate) struct Extensions {
     pub(crate) tasks: Option<Arc<TaskEngine>>,
     /// The skills extension, when skills are published.
     pub(crate) skills: Option<Arc<SkillCatalog>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::apps::ToolUi;
+    use crate::handler::tool::McpToolDef;
+    use crate::server::registry::Owner;
+
+    fn linked_to_nothing() -> McpToolDef {
+        McpToolDef::new(
+            "t",
+            "d",
+            serde_json::json!({"type": "object"}),
+            |_args, _ctx: crate::InvokeContext| async { "" },
+        )
+        .with_ui(ToolUi::new("ui://backend/view.html"))
+    }
+
+    #[test]
+    fn a_forwarded_tool_with_ui_is_left_to_its_backend() {
+        let own = super::ExtensionConfig::default().build(&[linked_to_nothing()], &[]);
+        assert!(matches!(own, Err(super::super::BuildError::InvalidApp(_))));
+        let mut forwarded = linked_to_nothing();
+        forwarded.owner = Some(Owner::new("backend"));
+        let built = super::ExtensionConfig::default()
+            .build(&[forwarded], &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let extensions = &built.capabilities["extensions"];
+        assert!(extensions[crate::apps::APPS_EXTENSION].is_object());
+    }
 }
