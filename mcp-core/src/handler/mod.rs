@@ -9,6 +9,7 @@ pub(crate) mod args;
 pub(crate) mod handle_args;
 pub(crate) mod prompt;
 pub(crate) mod resource;
+pub(crate) mod result_limit;
 pub(crate) mod state;
 pub(crate) mod tool;
 pub(crate) mod tool_error;
@@ -20,6 +21,7 @@ pub use crate::server::CompletionRequest;
 pub use args::{describe, parse_args};
 pub use prompt::{IntoPromptResult, PromptArgs};
 pub use resource::{IntoResourceContents, ResourceRequest};
+pub use result_limit::ResultLimit;
 pub use tool::IntoToolResult;
 pub use uri_template::{UriTemplate, UriTemplateError};
 

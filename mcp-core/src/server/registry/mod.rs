@@ -54,6 +54,9 @@ pub(crate) struct Registry {
     pub(crate) prompt_list_cache: crate::protocol::CacheHint,
     /// The default call time limit of tools (also of tools added live).
     pub(crate) tool_timeout: Option<std::time::Duration>,
+    /// The server's result size limit (`None`: off), for tools without
+    /// their own.
+    pub(crate) result_limit: Option<crate::handler::ResultLimit>,
     /// A `Metrics` interceptor is registered: open sessions are counted.
     #[cfg(feature = "metrics")]
     pub(crate) count_sessions: bool,
