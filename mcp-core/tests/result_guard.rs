@@ -78,6 +78,24 @@ async fn visit(ctx: &InvokeContext) -> Result<Json<u32>, ToolError> {
     Ok(Json(n))
 }
 
+/// Refused over 2 KiB (the macro keys).
+#[mcp_tool(max_result_bytes = 2048, result_over_limit = "fail")]
+async fn strict(n: usize) -> String {
+    "y".repeat(n)
+}
+
+/// Cut over 4 KiB (the macro key).
+#[mcp_tool(max_result_bytes = 4096)]
+async fn small(n: usize) -> String {
+    "z\n".repeat(n)
+}
+
+/// Whole, always (the macro key).
+#[mcp_tool(no_result_limit)]
+async fn unlimited(n: usize) -> String {
+    "w".repeat(n)
+}
+
 fn builder() -> McpServerBuilder {
     McpServer::builder()
         .server_info("guard-test", "1.0.0")
@@ -428,6 +446,31 @@ async fn a_tool_limit_overrides_the_server_and_either_can_be_off() {
     )
     .await;
     assert!(measured(&guarded) <= 102_400);
+}
+
+#[tokio::test]
+async fn the_macro_keys_set_the_tool_limit() {
+    let server = McpServer::builder()
+        .result_limit(ResultLimit::bytes(1024))
+        .tool(strict::tool())
+        .tool(small::tool())
+        .tool(unlimited::tool())
+        .build()
+        .expect("builds");
+    let refused = call(&server, "alice", true, "strict", json!({"n": 3000})).await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    let text = refused["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("over the limit of 2048 bytes"), "{text}");
+    let fits = call(&server, "alice", true, "strict", json!({"n": 1500})).await;
+    assert_ne!(fits["isError"], true, "{fits}");
+    let cut = call(&server, "alice", true, "small", json!({"n": 3000})).await;
+    let size = measured(&cut);
+    assert!(size <= 4096 && size > 3000, "{size}");
+    let whole = call(&server, "alice", true, "unlimited", json!({"n": 300_000})).await;
+    assert_eq!(
+        whole["content"][0]["text"].as_str().map(str::len),
+        Some(300_000)
+    );
 }
 
 #[tokio::test]

@@ -25,6 +25,9 @@ const KEYS: &[(&str, Kind)] = &[
     ("task", Kind::Str),
     ("scopes", Kind::Scopes),
     ("timeout", Kind::Str),
+    ("max_result_bytes", Kind::Int),
+    ("result_over_limit", Kind::Str),
+    ("no_result_limit", Kind::Flag),
     ("crate", Kind::Path),
 ];
 
@@ -141,6 +144,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             errors.spanned(lit, why);
         }
     }
+    crate::result_limit::check(&args, &mut errors);
     let description = args
         .str("description")
         .map(syn::LitStr::value)
@@ -278,6 +282,7 @@ fn build(
         .str("timeout")
         .and_then(|lit| timeout_millis(&lit.value()).ok())
         .map(|ms| quote!(.with_timeout(::core::time::Duration::from_millis(#ms))));
+    let result_limit = crate::result_limit::call(args, krate);
     quote! {
         #items
         static META: #krate::__private::ToolMeta = #krate::__private::ToolMeta {
@@ -293,7 +298,7 @@ fn build(
         };
         #check_binding
         let __mcp_result = #result;
-        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])#task #scopes #timeout
+        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])#task #scopes #timeout #result_limit
     }
 }
 

@@ -22,6 +22,9 @@
 //! 12. [`telemetry`]: OpenTelemetry spans and metrics (feature `otel`),
 //!     sending them to a collector, cardinality and cost.
 //!
+//! 13. [`result_size`]: the guard on every tool result: the limit, the
+//!     cut, reading the whole back.
+//!
 //! Built with the features they link to (`auth`, `client`, `stdio`); on
 //! docs.rs, always.
 
@@ -51,3 +54,5 @@ pub mod testing {}
 pub mod trust_boundaries {}
 #[doc = include_str!("telemetry.md")]
 pub mod telemetry {}
+#[doc = include_str!("result_size.md")]
+pub mod result_size {}
