@@ -279,6 +279,27 @@ async fn over_the_limit_a_result_is_cut_and_read_back_in_the_legacy_era() {
 }
 
 #[tokio::test]
+async fn a_client_older_than_resource_links_gets_the_uri_in_the_note_only() {
+    let server = server();
+    let init = json!({"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}});
+    let reply = ask(&server, "alice", false, "initialize", init).await;
+    assert_eq!(reply["result"]["protocolVersion"], "2025-03-26", "{reply}");
+    let result = call(&server, "alice", false, "lines", json!({"lines": 10_000})).await;
+    let types: Vec<&str> = result["content"]
+        .as_array()
+        .expect("content")
+        .iter()
+        .filter_map(|b| b["type"].as_str())
+        .collect();
+    assert_eq!(types, ["text", "text"], "no resource_link block");
+    let note = note(&result);
+    let at = note.find("mcp-result://").expect("the URI in the note");
+    let uri = &note[at..at + "mcp-result://".len() + 32];
+    let whole = read_all(&server, "alice", false, uri, 102_400).await;
+    assert!(serde_json::from_str::<Value>(&whole).is_ok());
+}
+
+#[tokio::test]
 async fn small_pages_concatenate_exactly_to_the_original_json() {
     let server = builder()
         .result_limit(ResultLimit::bytes(4096))

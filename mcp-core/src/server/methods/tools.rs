@@ -180,7 +180,15 @@ async fn guard(
             let principal = facts.ctx.principal.as_deref().unwrap_or(ANONYMOUS);
             // Boxed: the guard's state stays out of every other call's future.
             let store = state.map(|s| &s.store);
-            Box::pin(result_guard::enforce(result, limit, name, store, principal)).await
+            // `resource_link` blocks exist from 2025-06-18 on (dates in
+            // ISO form compare as strings); older clients read the note.
+            let links = facts.is_modern()
+                || facts
+                    .session
+                    .client()
+                    .is_none_or(|c| c.protocol_version >= "2025-06-18");
+            let enforce = result_guard::enforce(result, limit, name, store, principal, links);
+            Box::pin(enforce).await
         }
         _ => result,
     }

@@ -51,13 +51,15 @@ fn size_of(result: &CallToolResult, limit: &ResultLimit) -> (usize, usize) {
 
 /// Applies `limit` to the result of the tool `name` called by `principal`:
 /// the result as it is when within, else a tool error (`fail`) or the cut
-/// result with its note and link.
+/// result with its note and (when the client's revision has them,
+/// `links`) a `resource_link`.
 pub(crate) async fn enforce(
     result: CallToolResult,
     limit: ResultLimit,
     name: &str,
     store: Option<&Arc<dyn StateStore>>,
     principal: &str,
+    links: bool,
 ) -> CallToolResult {
     let (size, total_bytes) = size_of(&result, &limit);
     if size <= limit.amount {
@@ -75,7 +77,7 @@ pub(crate) async fn enforce(
     let whole = serde_json::to_string(&result).unwrap_or_default();
     let kept = kept::keep(store, principal, &whole, limit.amount).await;
     let link = match &kept {
-        kept::Kept::At(uri) => {
+        kept::Kept::At(uri) if links => {
             let mut resource = Resource::new(uri.clone(), "result");
             resource.description = Some(format!(
                 "The whole result of `{name}` as JSON, read page by page"
@@ -161,7 +163,7 @@ fn note(
     }
     match kept {
         kept::Kept::At(uri) => note.push_str(&format!(
-            " The whole result is kept as JSON at {uri} (the resource link below) for {} minutes after its last read: read it with resources/read, page by page; each page's _meta.nextUri names the next page.]",
+            " The whole result is kept as JSON at {uri} for {} minutes after its last read: read it with resources/read, page by page; each page's _meta.nextUri names the next page.]",
             ResultLimit::KEPT_IDLE_TTL.as_secs() / 60
         )),
         kept::Kept::Full => note.push_str(&format!(
