@@ -4,7 +4,10 @@
 //! - `slow {"steps"?: integer, "delay_ms"?: integer}` reports progress after
 //!   each step and stops when cancelled;
 //! - `confirm {"message"?: string}` asks the user through elicitation and
-//!   fails closed when it cannot ask.
+//!   fails closed when it cannot ask;
+//! - `big {"kb": integer}` returns that many KiB of text (at most 10,240):
+//!   over the server's result limit (100 KiB by default) it is cut, with a
+//!   note and a `resource_link` to the whole, readable page by page.
 //!
 //! Run: `cargo run --example demo`
 //! Add `--http 127.0.0.1:8080` to serve over Streamable HTTP instead of stdio.
@@ -65,6 +68,18 @@ async fn confirm(
     }
 }
 
+/// Return that many KiB of numbered lines of text, to try the result size guard.
+#[mcp_tool(read_only, idempotent)]
+async fn big(#[arg(description = "How many KiB of text (at most 10240)")] kb: u32) -> String {
+    let lines = kb.min(10_240) as usize * 16;
+    let mut text = String::with_capacity(lines * 64);
+    for i in 0..lines {
+        // 64 bytes a line: 16 lines a KiB.
+        text.push_str(&format!("{i:>10} {:<52}\n", "of the demo's big text"));
+    }
+    text
+}
+
 // Current-thread runtime for stdio, multi-threaded for HTTP (`common::run`).
 fn main() -> std::io::Result<()> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -75,7 +90,8 @@ fn main() -> std::io::Result<()> {
         .instructions("A demo server: echo text, watch progress on `slow`, try `confirm`.")
         .tool(echo::tool())
         .tool(slow::tool())
-        .tool(confirm::tool());
+        .tool(confirm::tool())
+        .tool(big::tool());
     let builder = if tool_search {
         builder.tool_search(mcp_core::tool_search::ToolSearch::new().pin(["echo"]))
     } else {

@@ -127,6 +127,50 @@ async fn demo_echoes() {
     assert_eq!(result.text_content(), "demo echo");
 }
 
+/// `big` with 300 KiB: over the default limit (100 KiB), the result is cut
+/// at a line with a note and a `resource_link`, and the pages read back
+/// through `resources/read` make the whole result.
+#[tokio::test]
+async fn demo_big_is_cut_and_read_back_in_pages() {
+    let (client, _child) = connect("demo").await;
+    let result = timeout(GUARD, client.call_tool("big", json!({"kb": 300})))
+        .await
+        .expect("big before the hang guard")
+        .expect("big");
+    let blocks = serde_json::to_value(&result.content).expect("json");
+    assert_eq!(
+        blocks.as_array().map(Vec::len),
+        Some(3),
+        "{:.300}",
+        blocks.to_string()
+    );
+    let kept = blocks[0]["text"].as_str().expect("the cut text");
+    assert!(
+        kept.len() < 100 * 1024 && kept.len() > 90 * 1024,
+        "{}",
+        kept.len()
+    );
+    assert!(kept.ends_with('\n'), "cut inside a line");
+    let note = blocks[1]["text"].as_str().expect("the note");
+    assert!(note.contains("Result cut"), "{note}");
+    assert_eq!(blocks[2]["type"], "resource_link");
+    let mut next = blocks[2]["uri"].as_str().map(str::to_owned);
+    let mut whole = String::new();
+    while let Some(uri) = next.take() {
+        let page = timeout(GUARD, client.request("resources/read", json!({"uri": uri})))
+            .await
+            .expect("a page before the hang guard")
+            .unwrap_or_else(|e| panic!("{uri}: {e:?}"));
+        let contents = &page["contents"][0];
+        whole.push_str(contents["text"].as_str().expect("page text"));
+        next = contents["_meta"]["nextUri"].as_str().map(str::to_owned);
+    }
+    let full: Value = serde_json::from_str(&whole).expect("the pages make the result's JSON");
+    let text = full["content"][0]["text"].as_str().expect("the whole text");
+    assert_eq!(text.len(), 300 * 1024);
+    assert!(text.starts_with(kept));
+}
+
 #[tokio::test]
 async fn demo_slow_reports_strictly_increasing_progress() {
     let (client, _child) = connect("demo").await;

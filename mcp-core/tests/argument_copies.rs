@@ -56,6 +56,8 @@ fn a_large_argument_is_held_at_most_twice() {
         .expect("runtime");
     let server = McpServer::builder()
         .server_info("copies", "0")
+        // Counts the copies of an echoed argument: the answer is sent whole.
+        .no_result_limit()
         .tool(echo_map())
         .tool(len::tool())
         .tool(echo::tool())

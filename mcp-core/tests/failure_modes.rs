@@ -703,7 +703,12 @@ async fn moderately_nested_arguments_are_accepted() {
 
 #[tokio::test]
 async fn one_mebibyte_argument_is_echoed_back() {
-    let server = server();
+    // The echo is sent whole: no result size guard.
+    let server = McpServer::builder()
+        .no_result_limit()
+        .tool(echo_tool())
+        .build()
+        .expect("server");
     // Multibyte characters, quotes, backslashes, control characters and NUL.
     let unit = "aé€😀\"\\\n\t\u{0}/";
     let mut text = String::with_capacity((1 << 20) + unit.len());

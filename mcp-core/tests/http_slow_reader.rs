@@ -24,6 +24,8 @@ async fn big(len: usize) -> String {
 
 async fn start() -> HttpHandle {
     let server = McpServer::builder()
+        // The response must outlast the header read limit: sent whole.
+        .no_result_limit()
         .tool(big::tool())
         .build()
         .expect("a valid server");

@@ -556,3 +556,75 @@ async fn state_updates_through_two_servers_at_once_lose_none() {
     assert_eq!(counts, (1..=100).collect::<Vec<_>>());
     marker.passed();
 }
+
+/// A result cut on one replica is read back page by page on another
+/// through the shared Redis state store, by the same principal only.
+#[tokio::test]
+async fn a_kept_result_is_read_back_on_another_replica_by_its_principal_only() {
+    use mcp_core::handler::ResultLimit;
+    use mcp_core::transport::CallContext;
+    use mcp_core::{InvokeContext, McpServer, McpToolDef};
+
+    let Some((redis, marker)) =
+        redis("a_kept_result_is_read_back_on_another_replica_by_its_principal_only")
+    else {
+        return;
+    };
+    let server = |backend: RedisBackend| {
+        let big = McpToolDef::new(
+            "big",
+            "",
+            json!({"type": "object"}),
+            |_, _ctx: InvokeContext| async move { "a line of text\n".repeat(2_000) },
+        );
+        McpServer::builder()
+            .server_info("replica", "1")
+            .storage(backend.storage())
+            .result_limit(ResultLimit::bytes(8192))
+            .tool(big)
+            .build()
+            .expect("server")
+    };
+    let url = std::env::var("MCP_TEST_REDIS").expect("set");
+    let other =
+        RedisBackend::open_with(&url, redis.prefix(), Duration::from_secs(2)).expect("open");
+    let (one, two) = (server(redis), server(other));
+    let ask = |server: &McpServer, who: &str, method: &str, params: Value| {
+        let message = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let ctx = CallContext::new().with_principal(who);
+        let server = server.clone();
+        async move {
+            within(server.handle_message(message, &ctx))
+                .await
+                .expect("a reply")
+        }
+    };
+    let cut = ask(&one, "alice", "tools/call", json!({"name": "big"})).await;
+    let uri = cut["result"]["content"][2]["uri"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no link: {cut}"))
+        .to_owned();
+    let stolen = ask(&two, "bob", "resources/read", json!({"uri": uri})).await;
+    assert_eq!(
+        stolen["error"]["message"],
+        format!("Unknown resource: {uri}")
+    );
+    let mut next = Some(uri);
+    let mut whole = String::new();
+    while let Some(uri) = next.take() {
+        let page = ask(&two, "alice", "resources/read", json!({"uri": uri})).await;
+        let contents = &page["result"]["contents"][0];
+        whole.push_str(
+            contents["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{page}")),
+        );
+        next = contents["_meta"]["nextUri"].as_str().map(str::to_owned);
+    }
+    let whole: Value = serde_json::from_str(&whole).expect("the pages make the JSON");
+    assert_eq!(
+        whole["content"][0]["text"],
+        "a line of text\n".repeat(2_000)
+    );
+    marker.passed();
+}

@@ -22,6 +22,7 @@ pub(crate) enum Value {
     Bool(bool),
     Path(syn::Path),
     StrList(Vec<LitStr>),
+    Int(syn::LitInt),
     /// Given, but of the wrong kind (already reported).
     Invalid,
 }
@@ -37,6 +38,8 @@ pub(crate) enum Kind {
     Path,
     /// `key = ["scope", ...]`: OAuth scope tokens.
     Scopes,
+    /// `key = 123`: a whole number.
+    Int,
 }
 
 /// Parsed attribute arguments.
@@ -177,6 +180,17 @@ fn path_value(key: &str, value: Option<&Expr>, span: Span) -> Result<syn::Path, 
     }
 }
 
+fn int_value(key: &str, value: Option<&Expr>, span: Span) -> Result<syn::LitInt, syn::Error> {
+    let hint = format!("`{key}` takes a whole number: `{key} = 50_000`");
+    match value {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(n), ..
+        })) => Ok(n.clone()),
+        Some(other) => Err(syn::Error::new_spanned(other, hint)),
+        None => Err(syn::Error::new(span, hint)),
+    }
+}
+
 /// `key = ["a", "b"]`, each an OAuth scope token (RFC 6749 §3.3: visible
 /// ASCII but `"` and `\`, no spaces).
 fn scopes_value(key: &str, value: Option<&Expr>, span: Span) -> Result<Vec<LitStr>, syn::Error> {
@@ -273,6 +287,7 @@ impl Args {
                 Kind::Flag => flag_value(&name, value.as_ref()).map(Value::Bool),
                 Kind::Path => path_value(&name, value.as_ref(), key.span()).map(Value::Path),
                 Kind::Scopes => scopes_value(&name, value.as_ref(), key.span()).map(Value::StrList),
+                Kind::Int => int_value(&name, value.as_ref(), key.span()).map(Value::Int),
             };
             let parsed = parsed.unwrap_or_else(|e| {
                 errors.push(e);
@@ -298,6 +313,13 @@ impl Args {
     pub(crate) fn flag(&self, key: &str) -> Option<bool> {
         match self.values.get(key) {
             Some(Value::Bool(b)) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn int(&self, key: &str) -> Option<&syn::LitInt> {
+        match self.values.get(key) {
+            Some(Value::Int(n)) => Some(n),
             _ => None,
         }
     }

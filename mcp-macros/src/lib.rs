@@ -17,6 +17,7 @@ mod docs;
 mod expand;
 mod prompt;
 mod resource;
+mod result_limit;
 mod signature;
 mod tool;
 mod tool_ui;

@@ -27,6 +27,9 @@ const KEYS: &[(&str, Kind)] = &[
     ("timeout", Kind::Str),
     ("ui", Kind::Str),
     ("ui_visibility", Kind::Str),
+    ("max_result_bytes", Kind::Int),
+    ("result_over_limit", Kind::Str),
+    ("no_result_limit", Kind::Flag),
     ("crate", Kind::Path),
 ];
 
@@ -144,6 +147,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     }
     crate::tool_ui::check_ui(&args, &mut errors);
+    crate::result_limit::check(&args, &mut errors);
     let description = args
         .str("description")
         .map(syn::LitStr::value)
@@ -282,6 +286,7 @@ fn build(
         .and_then(|lit| timeout_millis(&lit.value()).ok())
         .map(|ms| quote!(.with_timeout(::core::time::Duration::from_millis(#ms))));
     let ui = crate::tool_ui::ui_call(args, krate);
+    let result_limit = crate::result_limit::call(args, krate);
     quote! {
         #items
         static META: #krate::__private::ToolMeta = #krate::__private::ToolMeta {
@@ -297,7 +302,7 @@ fn build(
         };
         #check_binding
         let __mcp_result = #result;
-        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])#task #scopes #timeout #ui
+        #krate::__private::DeclareState::declare_state(#register, &[#(#states),*])#task #scopes #timeout #ui #result_limit
     }
 }
 

@@ -27,6 +27,8 @@
 //!     `call_tool`.
 //! 15. [`transforms`]: adapting mounted and proxied tools (rename, hide,
 //!     describe, argument defaults and fixed values).
+//! 16. [`result_size`]: the guard on every tool result: the limit, the
+//!     cut, reading the whole back.
 //!
 //! Built with the features they link to (`auth`, `client`, `stdio`); on
 //! docs.rs, always.
@@ -63,3 +65,5 @@ pub mod apps {}
 pub mod tool_search {}
 #[doc = include_str!("transforms.md")]
 pub mod transforms {}
+#[doc = include_str!("result_size.md")]
+pub mod result_size {}

@@ -57,6 +57,8 @@ pub struct McpToolDef {
     task: crate::tasks::TaskSupport,
     /// How long one call may run (see [`with_timeout`](Self::with_timeout)).
     timeout: Option<std::time::Duration>,
+    /// Its result size limit (see [`with_result_limit`](Self::with_result_limit)).
+    result_limit: super::result_limit::ToolLimit,
     /// The arguments that are state handles (checked before the tool runs).
     handles: Arc<[super::handle_args::HandleArg]>,
 }
@@ -127,6 +129,7 @@ impl McpToolDef {
             context_free: false,
             task: crate::tasks::TaskSupport::Forbidden,
             timeout: None,
+            result_limit: super::result_limit::ToolLimit::Inherit,
             handles,
         }
     }
@@ -233,6 +236,32 @@ impl McpToolDef {
     /// (or the server's [`tool_timeout`](crate::McpServerBuilder::tool_timeout)).
     pub fn timeout(&self) -> Option<std::time::Duration> {
         self.timeout
+    }
+
+    /// Limits this tool's results to `limit`, whatever the server's
+    /// ([`McpServerBuilder::result_limit`](crate::McpServerBuilder::result_limit));
+    /// see [`ResultLimit`](crate::handler::ResultLimit). The macro form is
+    /// `#[mcp_tool(max_result_bytes = 50_000)]` (with
+    /// `result_over_limit = "fail"` to refuse instead of cut).
+    #[must_use]
+    pub fn with_result_limit(mut self, limit: super::result_limit::ResultLimit) -> Self {
+        self.result_limit = super::result_limit::ToolLimit::Own(limit);
+        self
+    }
+
+    /// Sends this tool's results whole, whatever their size and the
+    /// server's limit (`#[mcp_tool(no_result_limit)]`): for a tool whose
+    /// client is known to take large results.
+    #[must_use]
+    pub fn without_result_limit(mut self) -> Self {
+        self.result_limit = super::result_limit::ToolLimit::Off;
+        self
+    }
+
+    /// The tool's own result limit choice.
+    #[inline]
+    pub(crate) fn result_limit(&self) -> super::result_limit::ToolLimit {
+        self.result_limit
     }
 
     /// Sets the limit unless the tool has its own.

@@ -64,6 +64,9 @@ pub struct McpServerBuilder {
     /// Resources and prompts are live too.
     live_catalog: bool,
     tool_timeout: Option<std::time::Duration>,
+    /// The result size limit (`None`: the default); off when `no_result_limit`.
+    result_limit: Option<crate::handler::ResultLimit>,
+    no_result_limit: bool,
     /// The extensions (tasks, skills) and their settings.
     pub(super) ext: super::offered_extensions::ExtensionConfig,
     /// Tool search, when on.
@@ -97,6 +100,26 @@ impl McpServerBuilder {
             self.count_sessions |= [metrics, arc_metrics].contains(&TypeId::of::<I>());
         }
         self.interceptors.push(std::sync::Arc::new(interceptor));
+        self
+    }
+
+    /// The largest tool result sent as it is, unless a tool has its own
+    /// ([`McpToolDef::with_result_limit`]); default
+    /// [`ResultLimit::DEFAULT`](crate::handler::ResultLimit::DEFAULT),
+    /// 102,400 bytes. A result over it is cut (the whole kept for the
+    /// caller to read back) or refused; see
+    /// [`ResultLimit`](crate::handler::ResultLimit). Results of tools run
+    /// as tasks are not guarded.
+    pub fn result_limit(mut self, limit: crate::handler::ResultLimit) -> Self {
+        self.result_limit = Some(limit);
+        self.no_result_limit = false;
+        self
+    }
+
+    /// Sends every tool result whole, whatever its size, except for tools
+    /// with their own [`McpToolDef::with_result_limit`].
+    pub fn no_result_limit(mut self) -> Self {
+        self.no_result_limit = true;
         self
     }
 
@@ -496,6 +519,8 @@ impl McpServerBuilder {
                         prompt_list_cache,
                         tool_timeout: self.tool_timeout,
                         tool_search,
+                        result_limit: (!self.no_result_limit)
+                            .then(|| self.result_limit.unwrap_or_default()),
                         #[cfg(feature = "metrics")]
                         count_sessions: self.count_sessions,
                     },

@@ -57,6 +57,7 @@ mod outcome;
 mod prepare;
 pub(crate) mod registry;
 pub(crate) mod request_facts;
+mod result_guard;
 mod round_trip;
 pub(crate) mod route;
 mod run;

@@ -98,14 +98,19 @@ impl Pipeline {
             // Answered before registration unless interceptors see them.
             (Era::Legacy, "initialize") => Route::Initialize,
             (Era::Modern(_), "server/discover") => Route::Discover,
-            (era, method) => route(
+            (era, method) => match route(
                 &self.registry,
                 &self.lifecycle,
                 &self.features,
                 &self.extensions,
                 method,
                 era,
-            )?,
+            ) {
+                Ok(route) => route,
+                // A kept tool result is readable on a server with no
+                // resources (`server/result_guard`); nothing else is.
+                Err(e) => super::result_guard::kept::route(method, &params).ok_or(e)?,
+            },
         };
         // Tool search: a `call_tool` becomes the `tools/call` it names,
         // here, where every `tools/call` enters, before any interceptor.

@@ -52,6 +52,8 @@ pub fn build_server(events: Events, flooded: Arc<AtomicUsize>) -> McpServer {
     let e3 = Arc::clone(&events);
     let e4 = Arc::clone(&events);
     McpServer::builder()
+        // Transport tests send large answers whole: no result size guard.
+        .no_result_limit()
         .server_info("http-hardening", "1.0.0")
         .resource_subscriptions()
         .resource(McpResourceDef::new(

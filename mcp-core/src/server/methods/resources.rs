@@ -11,7 +11,9 @@ use crate::server::access::insufficient;
 use crate::server::outcome::Stop;
 use crate::server::registry::Registry;
 use crate::server::request_facts::RequestFacts;
+use crate::server::result_guard::kept;
 use crate::server::round_trip::Invoke;
+use crate::state::service::{StateService, ANONYMOUS};
 
 /// `resources/list`.
 pub(crate) fn list(
@@ -47,7 +49,13 @@ pub(crate) fn templates(
     listing(facts, params, kind, items)
 }
 
-/// `resources/read`: a registered URI, else the first template it matches.
+/// The answer to a `resources/read` of a URI nothing is behind.
+fn unknown(uri: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!("Unknown resource: {uri}"))
+        .with_data(serde_json::json!({ "uri": uri }))
+}
+
+/// `resources/read`: a kept tool result (`mcp-result://`), a registered URI, else the first template it matches.
 pub(crate) async fn read(
     registry: &Registry,
     invoke: Invoke<'_>,
@@ -63,13 +71,21 @@ pub(crate) async fn read(
             )
         }
     };
+    if kept::is_kept(&uri) {
+        // A cut tool result's whole (`server/result_guard`), for its caller.
+        let store = invoke.handlers.state.get::<StateService>();
+        let principal = facts.ctx.principal.as_deref().unwrap_or(ANONYMOUS);
+        let store = store.map(|s| &s.store);
+        let mut result = kept::read(store, principal, &uri, || unknown(&uri)).await?;
+        if let (true, Value::Object(map)) = (facts.is_modern(), &mut result) {
+            CacheHint::new(0, CacheScope::Private).apply(map);
+        }
+        return Ok(result);
+    }
     // The catalog version this read started with, even if a live catalog
     // changes while it runs.
     let catalog = registry.resources.snapshot();
-    let (def, vars) = catalog.find(&uri).ok_or_else(|| {
-        ErrorObject::invalid_params(format!("Unknown resource: {uri}"))
-            .with_data(serde_json::json!({ "uri": uri }))
-    })?;
+    let (def, vars) = catalog.find(&uri).ok_or_else(|| unknown(&uri))?;
     if !scopes_allowed(&ext, def.scopes()) {
         return Err(insufficient(&format!("resource `{uri}`"), def.scopes()).into());
     }

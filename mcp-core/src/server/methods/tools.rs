@@ -23,10 +23,12 @@ use crate::server::outcome::{Answer, Stop};
 use crate::server::registry::Registry;
 use crate::server::registry::ToolRegistry;
 use crate::server::request_facts::RequestFacts;
+use crate::server::result_guard;
 use crate::server::round_trip::progress_token;
 use crate::server::round_trip::Invoke;
 use crate::server::task_engine;
 use crate::server::task_engine::TaskEngine;
+use crate::state::service::{StateService, ANONYMOUS};
 use crate::tasks::TaskSupport;
 
 /// `tools/list` for a server whose listing depends on the caller (a tool
@@ -182,14 +184,52 @@ pub(crate) async fn call(
         let ctx = InvokeContext::unreachable(facts.token().clone());
         let work = catch_panic(tool.invoke(args, ctx));
         let result = bounded(&name, tool.timeout(), async { Ok(work.await) }).await?;
-        return Ok(Answer::Tool(result.map_err(panic_error)?));
+        let result = result.map_err(panic_error)?;
+        return Ok(Answer::Tool(
+            guard(registry, invoke, facts, tool, &name, result).await,
+        ));
     }
     let round = invoke.round_trip(facts, &name, &args, &params, tool.may_ask())?;
     let ctx = invoke.context(facts, &params, &round, ext)?;
     let work = catch_panic(tool.invoke(args, ctx));
     // Point 2: the handler's typed result (or its panic, as -32603).
     let result = bounded(&name, tool.timeout(), round.run(work)).await?;
-    Ok(Answer::Tool(result.map_err(panic_error)?))
+    let result = result.map_err(panic_error)?;
+    Ok(Answer::Tool(
+        guard(registry, invoke, facts, tool, &name, result).await,
+    ))
+}
+
+/// The result size guard (`server/result_guard`): a result surely within
+/// its tool's limit passes after one bound check; any other is measured,
+/// then cut (its whole kept for the caller) or refused.
+#[inline]
+async fn guard(
+    registry: &Registry,
+    invoke: Invoke<'_>,
+    facts: &RequestFacts,
+    tool: &McpToolDef,
+    name: &str,
+    result: CallToolResult,
+) -> CallToolResult {
+    match tool.result_limit().resolve(registry.result_limit) {
+        Some(limit) if !result_guard::surely_within(&result, &limit) => {
+            let state = invoke.handlers.state.get::<StateService>();
+            let principal = facts.ctx.principal.as_deref().unwrap_or(ANONYMOUS);
+            // Boxed: the guard's state stays out of every other call's future.
+            let store = state.map(|s| &s.store);
+            // `resource_link` blocks exist from 2025-06-18 on (dates in
+            // ISO form compare as strings); older clients read the note.
+            let links = facts.is_modern()
+                || facts
+                    .session
+                    .client()
+                    .is_none_or(|c| c.protocol_version >= "2025-06-18");
+            let enforce = result_guard::enforce(result, limit, name, store, principal, links);
+            Box::pin(enforce).await
+        }
+        _ => result,
+    }
 }
 
 /// A tool's run within its time limit, if it has one (past it, the

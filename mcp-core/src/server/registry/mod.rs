@@ -56,6 +56,9 @@ pub(crate) struct Registry {
     pub(crate) tool_timeout: Option<std::time::Duration>,
     /// Tool search, when on (see `crate::tool_search`).
     pub(crate) tool_search: Option<Box<crate::tool_search::Searcher>>,
+    /// The server's result size limit (`None`: off), for tools without
+    /// their own.
+    pub(crate) result_limit: Option<crate::handler::ResultLimit>,
     /// A `Metrics` interceptor is registered: open sessions are counted.
     #[cfg(feature = "metrics")]
     pub(crate) count_sessions: bool,
