@@ -2,7 +2,8 @@
 //! transform in the listing, schemas kept consistent, calls that get
 //! defaults, fixed values and renamed arguments, a hidden tool exactly as
 //! unknown as one that never existed, the mounted server's interceptors
-//! still running, every problem a build error, and the catalog lockfile
+//! still running (and argument transforms refused where they would slip
+//! past them), every problem a build error, and the catalog lockfile
 //! seeing the transformed catalog.
 
 mod common;
@@ -72,15 +73,15 @@ fn plain(name: &'static str, log: &Log) -> McpToolDef {
 }
 
 /// The mounted server: `search` (a macro tool, with its own argument
-/// check), `echo` and `secret`, its own interceptor and one for `secret`.
+/// check), `echo` and `secret`, an interceptor for `secret` and one for
+/// `echo`.
 fn child(log: &Log) -> McpServerBuilder {
     McpServer::builder()
         .tool(search::tool())
         .tool(plain("echo", log))
         .tool(plain("secret", log))
-        .interceptor(Record("child", Arc::clone(log)))
         .tool_interceptor("secret", Record("secret-only", Arc::clone(log)))
-        .tool_interceptor("search", Record("search-only", Arc::clone(log)))
+        .tool_interceptor("echo", Record("echo-only", Arc::clone(log)))
 }
 
 fn transforms() -> ToolTransforms {
@@ -260,37 +261,148 @@ async fn a_hidden_tool_is_exactly_an_unknown_tool() {
 #[tokio::test]
 async fn the_mounted_servers_interceptors_still_run_under_the_new_name() {
     let log = Log::default();
-    let server = mounted(&log);
-    let r = server
-        .call_tool("w_find", json!({"q": "rust"}))
-        .await
-        .expect("call");
-    assert_eq!(text(&r), "rust 10 acme/site");
-    assert_eq!(
-        lines(&log),
-        [
-            r#"child w_find {"q":"rust"}"#,
-            r#"search-only w_find {"q":"rust"}"#
-        ],
-        "the child's and the tool's own interceptors, with the caller's arguments"
-    );
-}
-
-#[tokio::test]
-async fn renames_may_swap_names() {
-    let log = Log::default();
     let server = McpServer::builder()
         .mount_with(
             "w",
-            child(&log),
+            child(&log).interceptor(Record("child", Arc::clone(&log))),
             ToolTransforms::new()
-                .rename("echo", "secret")
-                .rename("secret", "echo"),
+                .rename("echo", "say")
+                .describe("echo", "Says it"),
         )
         .build()
-        .expect("a swap leaves no two tools one name");
-    let r = server.call_tool("w_secret", json!({})).await.expect("call");
+        .expect("builds");
+    let r = server
+        .call_tool("w_say", json!({"text": "hi"}))
+        .await
+        .expect("call");
     assert_eq!(text(&r), "echo");
+    assert_eq!(
+        lines(&log),
+        [
+            r#"child w_say {"text":"hi"}"#,
+            r#"echo-only w_say {"text":"hi"}"#,
+            "ran echo"
+        ],
+        "the child's and the tool's own interceptors, under the new name"
+    );
+}
+
+/// Refuses any `read` of a `path` outside `/sandbox/`.
+struct Sandbox(Operations);
+
+impl Interceptor for Sandbox {
+    fn operations(&self) -> Operations {
+        self.0
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        let path = req.arguments().and_then(|a| a.get("path"));
+        let path = path.and_then(Value::as_str).unwrap_or("/sandbox/");
+        if !path.starts_with("/sandbox/") {
+            return Hook::done(mcp_core::intercept::Outcome::tool(CallToolResult::error(
+                "outside the sandbox",
+            )));
+        }
+        next.pass(req)
+    }
+}
+
+fn reader() -> McpToolDef {
+    McpToolDef::new(
+        "read",
+        "Reads a file",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        |args: serde_json::Map<String, Value>, _ctx: InvokeContext| async move {
+            format!("read {}", args["path"])
+        },
+    )
+}
+
+/// The attack: a mounted server guards `read`'s `path` with an
+/// interceptor; renaming the argument to `file` would let
+/// `{"file": "/etc/passwd"}` past it (the interceptor sees no `path`, the
+/// tool gets `path=/etc/passwd`). Such a mount does not build.
+#[tokio::test]
+async fn argument_transforms_of_a_tool_its_servers_interceptors_guard_are_refused() {
+    let rename = || ToolTransforms::new().rename_arg("read", "path", "file");
+    // Without transforms the guard holds.
+    let plain = McpServer::builder()
+        .mount(
+            "fs",
+            McpServer::builder()
+                .tool(reader())
+                .interceptor(Sandbox(Operations::ALL)),
+        )
+        .build()
+        .expect("builds");
+    let r = plain
+        .call_tool("fs_read", json!({"path": "/etc/passwd"}))
+        .await
+        .expect("call");
+    assert_eq!(text(&r), "outside the sandbox");
+    // Its server's interceptor, or the tool's own: refused either way.
+    let guarded = [
+        McpServer::builder()
+            .tool(reader())
+            .interceptor(Sandbox(Operations::ALL)),
+        McpServer::builder()
+            .tool(reader())
+            .tool_interceptor("read", Sandbox(Operations::only(Operation::CallTool))),
+    ];
+    for child in guarded {
+        let e = McpServer::builder()
+            .mount_with("fs", child, rename())
+            .build()
+            .err();
+        assert!(
+            matches!(&e, Some(BuildError::MountTransform { problems, .. })
+                if matches!(&problems[..], [TransformProblem::Conflict { tool, argument, .. }]
+                    if tool == "read" && argument == "path")),
+            "{e:?}"
+        );
+    }
+    // An interceptor that never sees a `tools/call` guards no argument.
+    let server = McpServer::builder()
+        .mount_with(
+            "fs",
+            McpServer::builder()
+                .tool(reader())
+                .interceptor(Sandbox(Operations::only(Operation::ReadResource))),
+            rename(),
+        )
+        .build()
+        .expect("no interceptor of the child sees tools/call");
+    let r = server
+        .call_tool("fs_read", json!({"file": "/sandbox/a"}))
+        .await
+        .expect("call");
+    assert_eq!(text(&r), r#"read "/sandbox/a""#);
+}
+
+/// An interceptor the mounted server registers for a tool it does not
+/// have fails the build, as it does unmounted; only a hidden tool's goes
+/// with it.
+#[test]
+fn an_interceptor_for_a_tool_the_mounted_server_lacks_fails_the_build() {
+    let log = Log::default();
+    for transforms in [ToolTransforms::new(), ToolTransforms::new().hide("echo")] {
+        let e = McpServer::builder()
+            .mount_with(
+                "w",
+                child(&log).tool_interceptor("typo", Record("typo", Arc::clone(&log))),
+                transforms,
+            )
+            .build()
+            .err();
+        assert!(
+            matches!(&e, Some(BuildError::UnknownTool(name)) if name == "w_typo"),
+            "{e:?}"
+        );
+    }
+    McpServer::builder()
+        .mount_with("w", child(&log), ToolTransforms::new().hide("echo"))
+        .build()
+        .expect("the hidden tool's interceptor goes with it");
 }
 
 fn problems(transforms: ToolTransforms) -> Vec<TransformProblem> {

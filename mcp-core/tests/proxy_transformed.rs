@@ -3,14 +3,17 @@
 //! backend receiving the arguments its tool was written for, a caller
 //! never able to set a fixed argument, and the transforms applied again
 //! when the backend's listing changes: a problem reported by
-//! `Remote::transform_problems`, never two tools served under one name.
+//! `Remote::transform_problems`, never two tools served under one name;
+//! a mount's own transforms of proxied tools refused.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_core::client::proxy::{ProxyOptions, Remote, Target, DEFAULT_LISTING_TTL};
 use mcp_core::client::{ClientBuilder, Protocol};
 use mcp_core::handler::{ToolTransforms, TransformProblem};
+use mcp_core::intercept::{Hook, Interceptor, Next, Operation, Operations, Request};
 use mcp_core::protocol::CallToolResult;
 use mcp_core::{serve_http, HttpOptions, InvokeContext, McpServer, McpToolDef};
 use serde_json::{json, Map, Value};
@@ -247,4 +250,92 @@ async fn a_tool_whose_fixed_argument_no_longer_fits_is_withheld() {
         "{problems:?}"
     );
     backend.close().await;
+}
+
+/// The attack: transforms given to `mount_with` for a proxied backend's
+/// tools were applied once, and the backend's refreshes (which know only
+/// `ProxyOptions::transforms`) served the hidden tool and the tool with
+/// its fixed argument open again. Such a mount does not build; the same
+/// transforms given to the proxy hold across refreshes.
+#[tokio::test]
+async fn a_mounts_transforms_of_proxied_tools_are_refused() {
+    let calls = Calls::default();
+    let listed = Arc::new(AtomicUsize::new(0));
+    let backend_server = McpServer::builder()
+        .server_info("backend", "1")
+        .tool(recording("search", search_schema(), &calls))
+        .tool(recording("secret", json!({"type": "object"}), &calls))
+        .interceptor(CountLists(Arc::clone(&listed)))
+        .build()
+        .expect("backend");
+    let backend = serve_http(backend_server, HttpOptions::new().port(0))
+        .await
+        .expect("backend serves");
+    let connect = |options: ProxyOptions| {
+        Remote::connect(
+            "backend",
+            Target::Url(backend.url().to_owned()),
+            ClientBuilder::new("proxy", "0"),
+            options,
+        )
+    };
+    let remote = connect(ProxyOptions::new()).await.expect("remote");
+    let e = McpServer::builder()
+        .live_tools()
+        .mount_with("db", remote.builder().await.expect("listing"), transforms())
+        .build()
+        .err();
+    let Some(mcp_core::BuildError::MountTransform { problems, .. }) = e else {
+        panic!("built: {e:?}");
+    };
+    assert_eq!(
+        problems,
+        [
+            TransformProblem::Proxied("search".into()),
+            TransformProblem::Proxied("secret".into())
+        ]
+    );
+
+    // Given to the proxy, they survive a refresh.
+    let remote = connect(ProxyOptions::new().transforms(transforms()))
+        .await
+        .expect("remote");
+    let front = McpServer::builder()
+        .live_tools()
+        .mount("db", remote.builder().await.expect("listing"))
+        .build()
+        .expect("front");
+    let listed_once = listed.load(Ordering::SeqCst);
+    let sync = remote.sync_tools(front.clone(), Some("db".into()), Duration::from_millis(20));
+    // Two refreshes, seen by the backend: the hidden tool stays hidden.
+    until("two refreshes", || {
+        listed.load(Ordering::SeqCst) >= listed_once + 2
+    })
+    .await;
+    assert_eq!(names(&front), ["db_find"]);
+    let r = front
+        .call_tool("db_find", json!({"q": "x", "repo": "evil/other"}))
+        .await
+        .expect("a tool error");
+    assert!(
+        r.is_error() && text(&r).contains("`repo`"),
+        "the fixed argument stays closed: {}",
+        text(&r)
+    );
+    sync.abort();
+    backend.close().await;
+}
+
+/// Counts the `tools/list` requests a backend answers.
+struct CountLists(Arc<AtomicUsize>);
+
+impl Interceptor for CountLists {
+    fn operations(&self) -> Operations {
+        Operations::only(Operation::ListTools)
+    }
+
+    fn intercept<'a>(&'a self, req: Request<'a>, next: Next<'a>) -> Hook<'a> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        next.pass(req)
+    }
 }

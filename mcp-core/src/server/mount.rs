@@ -6,9 +6,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::builder::{BuildError, McpServerBuilder};
+use super::intercept::{Interceptor, Operation};
 use super::mount_chains::EntryInterceptors;
 use crate::handler::transforms::{self, Transformed};
-use crate::handler::ToolTransforms;
+use crate::handler::{ToolTransforms, TransformProblem};
 
 impl McpServerBuilder {
     /// Mounts another server's catalog into this one under `prefix`: its
@@ -48,14 +49,17 @@ impl McpServerBuilder {
     /// defaults, fixed values or new names; see [`ToolTransforms`]), which
     /// name tools and arguments as `child` lists them, before the prefix.
     /// The mounted server's interceptors still run for its tools, under
-    /// their new names, and see the arguments as the caller sent them;
-    /// the tool itself gets them rewritten back, before its own argument
-    /// check.
+    /// their new names; the tool gets the caller's arguments rewritten
+    /// back, before its own argument check. The arguments of a tool that
+    /// the mounted server's interceptors run for are not transformed
+    /// (those interceptors would check the caller's arguments, not the
+    /// tool's), nor is anything of a tool forwarded from a proxied backend
+    /// (its refreshes would undo it: use `ProxyOptions::transforms`).
     ///
     /// A transform that cannot be applied (a tool or argument `child` does
     /// not have, a rename onto a taken name, a value that does not fit the
-    /// argument's schema) is a [`BuildError::MountTransform`] listing every
-    /// problem.
+    /// argument's schema, either case above) is a
+    /// [`BuildError::MountTransform`] listing every problem.
     ///
     /// ```
     /// use mcp_core::{handler::ToolTransforms, McpServer, McpToolDef};
@@ -81,7 +85,7 @@ impl McpServerBuilder {
     pub fn mount_with(
         mut self,
         prefix: &str,
-        child: McpServerBuilder,
+        mut child: McpServerBuilder,
         transforms: ToolTransforms,
     ) -> Self {
         let valid = (1..=64).contains(&prefix.len())
@@ -93,7 +97,7 @@ impl McpServerBuilder {
                 .get_or_insert(BuildError::InvalidMountPrefix(prefix.to_owned()));
             return self;
         }
-        if let Some(e) = child.deferred {
+        if let Some(e) = child.deferred.take() {
             self.deferred.get_or_insert(e);
         }
         let under = |p: &str| format!("{p}_");
@@ -113,7 +117,12 @@ impl McpServerBuilder {
         // that collides with one of those collides with `prefix` too.
         self.mount_prefixes.push(prefix.to_owned());
         let named = |name: &str| format!("{prefix}_{name}");
-        let Transformed { tools, problems } = transforms::apply(&transforms, child.tools);
+        let mut problems = refused(&transforms, &child);
+        let Transformed {
+            tools,
+            problems: more,
+        } = transforms::apply(&transforms, child.tools);
+        problems.extend(more);
         if !problems.is_empty() {
             self.deferred.get_or_insert(BuildError::MountTransform {
                 prefix: prefix.to_owned(),
@@ -132,11 +141,15 @@ impl McpServerBuilder {
             served.insert(own, name.clone());
             self.tools.push(tool.renamed(name));
         }
-        // A hidden tool's own interceptors go with it.
+        // A hidden tool's own interceptors go with it; one for a tool the
+        // child does not have stays, and fails the build as unknown.
         for (tool, interceptor) in child.tool_interceptors {
-            if let Some(name) = served.get(&tool) {
-                self.tool_interceptors.push((name.clone(), interceptor));
-            }
+            let name = match served.get(&tool) {
+                Some(name) => name.clone(),
+                None if transforms.hides(&tool) => continue,
+                None => named(&tool),
+            };
+            self.tool_interceptors.push((name, interceptor));
         }
         let parent = &mut self.entry_interceptors;
         for prompt in child.prompts {
@@ -162,4 +175,40 @@ impl McpServerBuilder {
         self.state_types.extend(child.state_types);
         self
     }
+}
+
+/// The transforms a mount refuses before applying them: any transform of
+/// a tool forwarded from a proxied backend (its refreshes would undo it),
+/// and argument transforms of a tool the child's own interceptors run
+/// for (they would see the caller's arguments, not the tool's: a check of
+/// `path` passes a call that sends it as `file`).
+fn refused(transforms: &ToolTransforms, child: &McpServerBuilder) -> Vec<TransformProblem> {
+    let calls = |i: &Arc<dyn Interceptor>| i.operations().contains(Operation::CallTool);
+    let every_tool = child.interceptors.iter().any(calls);
+    let mut problems = Vec::new();
+    for (name, edit) in &transforms.tools {
+        let Some(tool) = child.tools.iter().find(|t| t.name() == name) else {
+            continue;
+        };
+        if tool.owner.is_some() {
+            problems.push(TransformProblem::Proxied(name.clone()));
+            continue;
+        }
+        let Some((argument, _)) = edit.args.first() else {
+            continue;
+        };
+        let own = child.tool_interceptors.iter();
+        if every_tool || own.filter(|(t, _)| t == name).any(|(_, i)| calls(i)) {
+            problems.push(TransformProblem::Conflict {
+                tool: name.clone(),
+                argument: argument.clone(),
+                reason: "the mounted server's interceptors for this tool would see the \
+                         arguments as the caller sends them, not as the tool gets them: \
+                         transform only its name and description, or mount a server \
+                         without interceptors for it"
+                    .into(),
+            });
+        }
+    }
+    problems
 }

@@ -80,6 +80,11 @@ impl ToolTransforms {
         self.tools.is_empty()
     }
 
+    /// True when tool `name` is hidden.
+    pub(crate) fn hides(&self, name: &str) -> bool {
+        self.tools.iter().any(|(n, edit)| n == name && edit.hide)
+    }
+
     fn tool(&mut self, name: impl Into<String>) -> &mut ToolEdit {
         let name = name.into();
         let at = match self.tools.iter().position(|(n, _)| *n == name) {
@@ -230,8 +235,11 @@ pub enum TransformProblem {
         reason: String,
     },
     /// Transforms of one argument that cannot go together (a fixed value
-    /// with a default or a new name), or a default or fixed value for a
-    /// state handle (it would skip the handle's ownership check).
+    /// with a default or a new name), a default or fixed value for a
+    /// state handle (it would skip the handle's ownership check), or an
+    /// argument transform of a mounted tool that the mounted server's own
+    /// interceptors run for (they would see the arguments as the caller
+    /// sends them, not as the tool gets them).
     Conflict {
         /// The tool, by its own name.
         tool: String,
@@ -240,6 +248,11 @@ pub enum TransformProblem {
         /// Why.
         reason: String,
     },
+    /// A mount's transform names a tool forwarded from a proxied backend:
+    /// the backend's refreshes rebuild its tools from the proxy's own
+    /// transforms (`ProxyOptions::transforms`, feature `client`), which is
+    /// where the transform belongs.
+    Proxied(String),
 }
 
 impl fmt::Display for TransformProblem {
@@ -283,6 +296,10 @@ impl fmt::Display for TransformProblem {
                 argument,
                 reason,
             } => write!(f, "argument `{argument}` of tool `{tool}`: {reason}"),
+            Self::Proxied(tool) => write!(
+                f,
+                "tool `{tool}` is forwarded from a proxied backend, whose refreshes would undo a mount's transform: give it in the backend's ProxyOptions::transforms instead"
+            ),
         }
     }
 }
