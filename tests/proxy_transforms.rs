@@ -63,7 +63,7 @@ async fn the_proxy_serves_the_demo_transformed_by_its_flags() {
     let tools = listing["tools"].as_array().expect("tools");
     let mut names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["demo_say", "demo_slow"], "{listing}");
+    assert_eq!(names, ["demo_big", "demo_say", "demo_slow"], "{listing}");
     let find = |name: &str| -> &Value {
         tools
             .iter()
