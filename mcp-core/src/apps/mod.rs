@@ -51,7 +51,7 @@ use serde_json::{Map, Value};
 use crate::context::InvokeContext;
 use crate::handler::tool::McpToolDef;
 
-pub(crate) use check::capability;
+pub(crate) use check::{capability, contents_problem, view_problem};
 pub use view::{AppView, Csp, Permissions, ResourceUi};
 
 /// The extension's identifier, the key in the `extensions` capability map.

@@ -92,6 +92,10 @@ pub const SEARCH_TOOLS: &str = "search_tools";
 /// The name of the tool that calls another by name.
 pub const CALL_TOOL: &str = "call_tool";
 
+/// The longest `search_tools` query, in characters (its `maxLength`): a
+/// longer one is an `isError` result, refused before it is read.
+pub(crate) const MAX_QUERY_CHARS: usize = 1024;
+
 /// Default of [`ToolSearch::default_limit`].
 pub const DEFAULT_LIMIT: usize = 8;
 /// Default of [`ToolSearch::max_limit`].
@@ -227,6 +231,7 @@ fn search_tool(options: &ToolSearch) -> Tool {
         "properties": {
             "query": {
                 "type": "string",
+                "maxLength": MAX_QUERY_CHARS,
                 "description": "Words describing what you want to do, or a tool's name"
             },
             "limit": {
@@ -252,7 +257,9 @@ fn search_tool(options: &ToolSearch) -> Tool {
                         "name": {"type": "string"},
                         "title": {"type": "string"},
                         "description": {"type": "string"},
-                        "inputSchema": {"type": "object"}
+                        "inputSchema": {"type": "object"},
+                        "annotations": {"type": "object"},
+                        "_meta": {"type": "object"}
                     },
                     "required": ["name", "inputSchema"]
                 }

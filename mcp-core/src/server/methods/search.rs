@@ -11,7 +11,7 @@ use crate::handler::args::check_and_parse;
 use crate::handler::tool::McpToolDef;
 use crate::protocol::{CallToolResult, ErrorObject};
 use crate::server::decode::Held;
-use crate::server::registry::{Registry, ToolRegistry};
+use crate::server::registry::ToolRegistry;
 use crate::server::request_facts::RequestFacts;
 use crate::server::BuildError;
 use crate::tool_search::rank::Query;
@@ -50,7 +50,9 @@ pub(crate) fn setup(
 /// `requestState`, …) stays. Any other call is left as it is.
 ///
 /// # Errors
-/// `-32602` when `call_tool`'s `arguments` has no string `name`.
+/// `-32602` when `call_tool`'s `arguments` has no string `name`, or names
+/// `call_tool` itself (no tool has that name: the inner call would be
+/// read as a second wrapper by the scope check).
 pub(crate) fn unwrap_call(
     params: &mut Map<String, Value>,
     held: &mut Held,
@@ -74,6 +76,11 @@ pub(crate) fn unwrap_call(
     let Some(Value::String(name)) = inner.remove("name") else {
         return Err(refused());
     };
+    if name == CALL_TOOL {
+        return Err(ErrorObject::invalid_params(format!(
+            "Unknown tool: {CALL_TOOL}"
+        )));
+    }
     params.remove("name");
     held.name = Some(name);
     if let Some(arguments) = inner.remove("arguments") {
@@ -102,7 +109,7 @@ pub(crate) fn listed<'a>(
 /// are an `isError` result, as for any tool.
 pub(crate) fn search(
     searcher: &Searcher,
-    registry: &Registry,
+    catalog: &ToolRegistry,
     facts: &RequestFacts,
     args: Map<String, Value>,
     ext: &Extensions,
@@ -118,9 +125,8 @@ pub(crate) fn search(
             .clamp(1, options.max())
     });
     let query = Query::new(&args.query);
-    let catalog = registry.tools.snapshot();
-    let mut matches: Vec<(u32, &McpToolDef)> = visible(&catalog, facts, ext)
-        .filter(|t| !Searcher::is_reserved(t.name()))
+    let mut matches: Vec<(u32, &McpToolDef)> = visible(catalog, facts, ext)
+        .filter(|t| !Searcher::is_reserved(t.name()) && for_model(t))
         .map(|t| (query.score(t.tool()), t))
         .filter(|(score, _)| query.is_empty() || *score > 0)
         .collect();
@@ -137,10 +143,31 @@ pub(crate) fn search(
     CallToolResult::text(text).with_structured(structured)
 }
 
-/// One match: the tool's name, title, description and input schema.
+/// Whether the model may see `def` (MCP Apps): its `_meta.ui.visibility`,
+/// when present, lists `"model"`. A search result goes to the model, so an
+/// app-only tool (`["app"]`, called by its view through the host) is never
+/// one.
+fn for_model(def: &McpToolDef) -> bool {
+    let visibility = def
+        .tool()
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.get("ui"))
+        .and_then(|ui| ui.get("visibility"));
+    match visibility {
+        None => true,
+        Some(list) => list
+            .as_array()
+            .is_some_and(|list| list.iter().any(|v| v == "model")),
+    }
+}
+
+/// One match: the tool's name, title, description and input schema, and
+/// its annotations and `_meta` when it has them (as `tools/list` shows
+/// them: hints such as `destructiveHint` and an MCP Apps view link).
 fn describe(def: &McpToolDef) -> Value {
     let tool = def.tool();
-    let mut out = Map::with_capacity(4);
+    let mut out = Map::with_capacity(6);
     out.insert("name".into(), Value::String(tool.name.clone()));
     if let Some(title) = &tool.title {
         out.insert("title".into(), Value::String(title.clone()));
@@ -152,5 +179,14 @@ fn describe(def: &McpToolDef) -> Value {
         "inputSchema".into(),
         Value::Object(tool.input_schema.clone()),
     );
+    if let Some(annotations) = &tool.annotations {
+        out.insert(
+            "annotations".into(),
+            serde_json::to_value(annotations).unwrap_or(Value::Null),
+        );
+    }
+    if let Some(meta) = &tool.meta {
+        out.insert("_meta".into(), Value::Object(meta.clone()));
+    }
     Value::Object(out)
 }
