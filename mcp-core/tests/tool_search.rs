@@ -931,3 +931,39 @@ async fn call_tool_cannot_wrap_itself() {
         assert_eq!(reply["error"]["message"], "Unknown tool: call_tool");
     }
 }
+
+/// The model cannot reach an app-only tool through `call_tool` either (a
+/// host keeps such a tool from the model, but sees only `call_tool`
+/// here); its view still calls it by its own name.
+#[tokio::test]
+async fn call_tool_does_not_reach_app_only_tools() {
+    use mcp_core::apps::{AppView, ToolUi, Visibility};
+    let server = McpServer::builder()
+        .app_view(AppView::new(
+            "ui://cart/view.html",
+            "Cart",
+            "<!doctype html>",
+        ))
+        .tool(
+            tool("cart_wipe", "Empty the cart", json!({"type": "object"}))
+                .with_ui(ToolUi::new("ui://cart/view.html").visibility([Visibility::App])),
+        )
+        .tool_search(ToolSearch::new())
+        .build()
+        .expect("server");
+    let ctx = CallContext::new();
+    for modern in [false, true] {
+        let wrapped = via_call_tool("cart_wipe", json!({}));
+        let refused = send(&server, &ctx, "tools/call", wrapped, modern).await;
+        assert_eq!(
+            refused["error"]["message"], "Unknown tool: cart_wipe",
+            "{refused}"
+        );
+        let direct = json!({"name": "cart_wipe", "arguments": {}});
+        let ran = send(&server, &ctx, "tools/call", direct, modern).await;
+        assert_eq!(
+            ran["result"]["content"][0]["text"], "cart_wipe ran with {}",
+            "{ran}"
+        );
+    }
+}

@@ -29,24 +29,30 @@
 //!   of the query (the scoring is described below) and returns up to
 //!   `limit` of them (default [`ToolSearch::default_limit`], never more
 //!   than [`ToolSearch::max_limit`]), each with its name, title,
-//!   description and input schema: as `structuredContent`
+//!   description, input schema, annotations and `_meta`: as `structuredContent`
 //!   `{"tools": [...]}` (the tool declares its `outputSchema`) and the
 //!   same JSON as text. A query without terms lists the first tools.
 //!   It reads the catalog as it is at the call: tools added or removed
-//!   on a live catalog are found, or not, at once.
+//!   on a live catalog are found, or not, at once. A tool whose MCP Apps
+//!   `_meta.ui.visibility` leaves out `"model"` is never found (a search
+//!   result goes to the model). A query longer than 1,024 characters is
+//!   an `isError` result.
 //! - `call_tool {name, arguments?}` is a `tools/call` of `name`: the
 //!   request is rewritten into that call where every `tools/call` enters
 //!   the pipeline, before any interceptor, so scopes, the server's and
 //!   the tool's interceptors, the argument checks, time limits,
 //!   progress, cancellation, tasks and state handles apply exactly as to
 //!   a direct call, and so do their errors (an unknown name is
-//!   `-32602 Unknown tool`). A missing or non-string `arguments.name` is
-//!   `-32602`.
+//!   `-32602 Unknown tool`, as is a name of `call_tool` itself or of a
+//!   tool kept from the model by its MCP Apps visibility). A missing or
+//!   non-string `arguments.name` is `-32602`.
 //! - Every tool stays callable directly by its name.
 //! - A tool named `search_tools` or `call_tool` cannot be registered
 //!   while tool search is on
 //!   ([`BuildError::ToolSearchNameTaken`](crate::BuildError::ToolSearchNameTaken),
-//!   at build time or from `add_tool`).
+//!   at build time, from `add_tool` or from a proxied backend's refresh),
+//!   and a call of `search_tools` is answered by the search before any
+//!   tool is looked up.
 //!
 //! Over 2026-07-28 HTTP a `call_tool` request carries `Mcp-Name:
 //! call_tool` (the name in its body); that is what the transport checks.

@@ -11,7 +11,7 @@ use crate::handler::args::check_and_parse;
 use crate::handler::tool::McpToolDef;
 use crate::protocol::{CallToolResult, ErrorObject};
 use crate::server::decode::Held;
-use crate::server::registry::ToolRegistry;
+use crate::server::registry::{Registry, ToolRegistry};
 use crate::server::request_facts::RequestFacts;
 use crate::server::BuildError;
 use crate::tool_search::rank::Query;
@@ -50,10 +50,13 @@ pub(crate) fn setup(
 /// `requestState`, …) stays. Any other call is left as it is.
 ///
 /// # Errors
-/// `-32602` when `call_tool`'s `arguments` has no string `name`, or names
-/// `call_tool` itself (no tool has that name: the inner call would be
-/// read as a second wrapper by the scope check).
+/// `-32602` when `call_tool`'s `arguments` has no string `name`; `-32602
+/// Unknown tool` when it names `call_tool` itself (no tool has that name:
+/// the scope check would read the inner call as a second wrapper) or a
+/// tool whose MCP Apps visibility keeps it from the model (as the search
+/// never finds one).
 pub(crate) fn unwrap_call(
+    registry: &Registry,
     params: &mut Map<String, Value>,
     held: &mut Held,
 ) -> Result<(), ErrorObject> {
@@ -76,10 +79,14 @@ pub(crate) fn unwrap_call(
     let Some(Value::String(name)) = inner.remove("name") else {
         return Err(refused());
     };
-    if name == CALL_TOOL {
-        return Err(ErrorObject::invalid_params(format!(
-            "Unknown tool: {CALL_TOOL}"
-        )));
+    // `call_tool` itself, or a tool the model may not see (its caller is
+    // the model: a view calls its app-only tools by their own names).
+    let hidden = || {
+        let catalog = registry.tools.snapshot();
+        catalog.tools.get(&name).is_some_and(|t| !for_model(t))
+    };
+    if name == CALL_TOOL || hidden() {
+        return Err(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     }
     params.remove("name");
     held.name = Some(name);
