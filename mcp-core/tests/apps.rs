@@ -361,3 +361,51 @@ fn a_visibility_must_use_the_known_names() {
         .build();
     invalid_app(built, "\"user\"");
 }
+
+/// A view written by hand (a `ui://` resource served as the MCP Apps MIME
+/// type, its `_meta.ui` made by its handler at each read) has its CSP
+/// checked as an `AppView`'s is: before, only `app_view` checked origins,
+/// and such a view reached the host with an entry that added a directive
+/// of its own (`script-src *`) to the iframe's policy.
+#[tokio::test]
+async fn a_hand_written_view_has_its_csp_checked_at_each_read() {
+    use mcp_core::handler::ResourceRequest;
+    use mcp_core::protocol::ResourceContents;
+    let hand_written = |uri: &'static str, origin: &'static str| {
+        mcp_core::McpResourceDef::new(
+            uri,
+            "By hand",
+            move |req: ResourceRequest, _ctx: InvokeContext| {
+                let mut contents = ResourceContents::text(req.uri, HTML);
+                contents.mime_type = Some(MIME_TYPE.to_owned());
+                let meta = json!({"ui": {"csp": {"connectDomains": [origin]}}});
+                contents.meta = meta.as_object().cloned();
+                std::future::ready(contents)
+            },
+        )
+        .with_mime_type(MIME_TYPE)
+    };
+    let server = McpServer::builder()
+        .resource(hand_written(
+            "ui://hand/bad.html",
+            "https://a.example.com; script-src *",
+        ))
+        .resource(hand_written("ui://hand/good.html", "https://a.example.com"))
+        .build()
+        .expect("server");
+    let client = TestClient::connect(server).await.expect("client");
+    let bad = client
+        .request("resources/read", json!({"uri": "ui://hand/bad.html"}))
+        .await;
+    let refused = bad.expect_err("an injected directive never reaches the host");
+    assert!(
+        format!("{refused:?}").contains("is not an origin"),
+        "{refused:?}"
+    );
+    let good = client
+        .request("resources/read", json!({"uri": "ui://hand/good.html"}))
+        .await
+        .expect("a valid view reads");
+    let csp = &good["contents"][0]["_meta"]["ui"]["csp"];
+    assert_eq!(csp["connectDomains"][0], "https://a.example.com");
+}

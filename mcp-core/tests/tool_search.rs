@@ -844,3 +844,126 @@ async fn state_handles_are_checked_for_the_named_tool() {
         );
     }
 }
+
+/// A search result goes to the model: a tool the model may not see (MCP
+/// Apps, `_meta.ui.visibility: ["app"]`, called only by its view through
+/// the host) is never one, and a match carries the tool's annotations
+/// and `_meta` (a destructive hint, a view link) as `tools/list` would.
+#[tokio::test]
+async fn search_leaves_out_app_only_tools_and_describes_hints() {
+    use mcp_core::apps::{AppView, ToolUi, Visibility};
+    use mcp_core::protocol::ToolAnnotations;
+    let view = || ToolUi::new("ui://cart/view.html");
+    let server = McpServer::builder()
+        .app_view(AppView::new(
+            "ui://cart/view.html",
+            "Cart",
+            "<!doctype html>",
+        ))
+        .tool(
+            tool("cart_wipe", "Empty the cart", json!({"type": "object"}))
+                .with_ui(view().visibility([Visibility::App])),
+        )
+        .tool(
+            tool("cart_show", "Show the cart", json!({"type": "object"}))
+                .with_ui(view().visibility([Visibility::Model, Visibility::App]))
+                .with_annotations(ToolAnnotations {
+                    destructive_hint: Some(false),
+                    ..ToolAnnotations::default()
+                }),
+        )
+        .tool(tool("cart_total", "Total of the cart", json!({"type": "object"})).with_ui(view()))
+        .tool_search(ToolSearch::new())
+        .build()
+        .expect("server");
+    let ctx = CallContext::new();
+    for modern in [false, true] {
+        let found = search(&server, &ctx, json!({"query": "cart"}), modern).await;
+        assert_eq!(found_names(&found), ["cart_show", "cart_total"], "{found}");
+        let show = &found["result"]["structuredContent"]["tools"][0];
+        assert_eq!(show["annotations"]["destructiveHint"], false, "{show}");
+        assert_eq!(show["_meta"]["ui"]["resourceUri"], "ui://cart/view.html");
+        let wipe = search(&server, &ctx, json!({"query": "cart_wipe"}), modern).await;
+        let names = found_names(&wipe);
+        assert!(!names.contains(&"cart_wipe".to_owned()), "{wipe}");
+    }
+}
+
+/// A query is the client's: past 1,024 characters it is refused (an
+/// `isError` result naming the limit, which the listed schema declares)
+/// before it is cut into terms.
+#[tokio::test]
+async fn a_long_query_is_refused_before_it_is_read() {
+    let log = Log::default();
+    let server = server(&log);
+    let ctx = CallContext::new();
+    let listed = send(&server, &ctx, "tools/list", json!({}), false).await;
+    let schema = &listed["result"]["tools"][0]["inputSchema"];
+    assert_eq!(schema["properties"]["query"]["maxLength"], 1024, "{schema}");
+    let at_limit = "weather ".repeat(128);
+    let fits = search(&server, &ctx, json!({"query": &at_limit[..1024]}), false).await;
+    assert!(
+        found_names(&fits).contains(&"get_weather".to_owned()),
+        "{fits}"
+    );
+    let long = "weather ".repeat(128 * 1024);
+    let refused = search(&server, &ctx, json!({"query": long}), false).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let text = refused["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(text.contains("at most 1024 characters"), "{text}");
+}
+
+/// `call_tool` naming `call_tool` is an unknown tool (-32602), whatever the
+/// inner-inner name: before, the scope check read it as a second wrapper
+/// and refused with -32003 naming the innermost tool (telling a caller
+/// which scopes a tool it did not call needs).
+#[tokio::test]
+async fn call_tool_cannot_wrap_itself() {
+    let log = Log::default();
+    let server = server(&log);
+    let ctx = CallContext::new();
+    for modern in [false, true] {
+        let nested = via_call_tool("call_tool", json!({"name": "admin_secret"}));
+        let reply = send(&server, &ctx, "tools/call", nested, modern).await;
+        assert_eq!(reply["error"]["code"], -32602, "{reply}");
+        assert_eq!(reply["error"]["message"], "Unknown tool: call_tool");
+    }
+}
+
+/// The model cannot reach an app-only tool through `call_tool` either (a
+/// host keeps such a tool from the model, but sees only `call_tool`
+/// here); its view still calls it by its own name.
+#[tokio::test]
+async fn call_tool_does_not_reach_app_only_tools() {
+    use mcp_core::apps::{AppView, ToolUi, Visibility};
+    let server = McpServer::builder()
+        .app_view(AppView::new(
+            "ui://cart/view.html",
+            "Cart",
+            "<!doctype html>",
+        ))
+        .tool(
+            tool("cart_wipe", "Empty the cart", json!({"type": "object"}))
+                .with_ui(ToolUi::new("ui://cart/view.html").visibility([Visibility::App])),
+        )
+        .tool_search(ToolSearch::new())
+        .build()
+        .expect("server");
+    let ctx = CallContext::new();
+    for modern in [false, true] {
+        let wrapped = via_call_tool("cart_wipe", json!({}));
+        let refused = send(&server, &ctx, "tools/call", wrapped, modern).await;
+        assert_eq!(
+            refused["error"]["message"], "Unknown tool: cart_wipe",
+            "{refused}"
+        );
+        let direct = json!({"name": "cart_wipe", "arguments": {}});
+        let ran = send(&server, &ctx, "tools/call", direct, modern).await;
+        assert_eq!(
+            ran["result"]["content"][0]["text"], "cart_wipe ran with {}",
+            "{ran}"
+        );
+    }
+}

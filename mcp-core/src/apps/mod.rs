@@ -23,7 +23,10 @@
 //! URI is not `ui://`, a CSP origin that is not an origin, a tool whose
 //! `_meta.ui.resourceUri` names no view of the server, and an empty
 //! visibility (a tool forwarded from a proxied backend is left to its
-//! backend). The guide chapter `guide::apps` (built with the crate's
+//! backend). The CSP of every view is checked, however it was made: on
+//! its listing at build and when one is added while serving, and on its
+//! contents at every `resources/read` (a read whose `_meta.ui.csp` is not
+//! origins is refused with `-32603`). The guide chapter `guide::apps` (built with the crate's
 //! docs) walks through a whole example.
 //!
 //! ```
@@ -51,7 +54,7 @@ use serde_json::{Map, Value};
 use crate::context::InvokeContext;
 use crate::handler::tool::McpToolDef;
 
-pub(crate) use check::capability;
+pub(crate) use check::{capability, contents_problem, view_problem};
 pub use view::{AppView, Csp, Permissions, ResourceUi};
 
 /// The extension's identifier, the key in the `extensions` capability map.

@@ -90,15 +90,35 @@ impl Csp {
             ("baseUriDomains", &self.base_uri),
         ]
     }
+}
 
-    /// The first entry that is not an origin, with its list's name.
-    fn invalid(&self) -> Option<String> {
-        self.lists().into_iter().find_map(|(key, list)| {
-            list.iter()
-                .find(|o| !is_origin(o))
-                .map(|o| format!("`{o}` in csp.{key} is not an origin (scheme://host[:port], host may start with `*.`)"))
-        })
-    }
+/// The four origin lists of `_meta.ui.csp`.
+const CSP_LISTS: [&str; 4] = [
+    "connectDomains",
+    "resourceDomains",
+    "frameDomains",
+    "baseUriDomains",
+];
+
+/// Why `csp` (the JSON of a view's `_meta.ui.csp`, however it was
+/// written) is not one a host may build its policy from: not an object,
+/// a list that is not an array, or an entry that is not an origin.
+pub(super) fn csp_problem(csp: &Value) -> Option<String> {
+    let Value::Object(csp) = csp else {
+        return Some("`_meta.ui.csp` must be an object".to_owned());
+    };
+    CSP_LISTS.into_iter().find_map(|key| {
+        let list = csp.get(key)?;
+        let Some(list) = list.as_array() else {
+            return Some(format!("csp.{key} must be an array of origins"));
+        };
+        list.iter()
+            .find(|o| !o.as_str().is_some_and(is_origin))
+            .map(|o| match o.as_str() {
+                Some(o) => format!("`{o}` in csp.{key} is not an origin (scheme://host[:port], host may start with `*.`)"),
+                None => format!("{o} in csp.{key} is not an origin (a string scheme://host[:port])"),
+            })
+    })
 }
 
 /// Whether `s` is an origin a CSP source list may hold: `http`, `https`,
@@ -310,8 +330,8 @@ impl AppView {
         &self.uri
     }
 
-    /// Why the view cannot be served: a URI that is not `ui://…`, or a CSP
-    /// entry that is not an origin.
+    /// Why the view cannot be served: a URI that is not `ui://…`. (Its
+    /// CSP is checked with every other view's, in `apps::capability`.)
     pub(crate) fn problem(&self) -> Option<String> {
         let rest = self.uri.strip_prefix(UI_SCHEME);
         if rest.is_none_or(|r| r.is_empty() || r.contains(char::is_whitespace)) {
@@ -320,8 +340,7 @@ impl AppView {
                 self.uri
             ));
         }
-        let csp = self.ui.csp.as_ref()?.invalid()?;
-        Some(format!("view `{}`: {csp}", self.uri))
+        None
     }
 
     /// The resource serving it.

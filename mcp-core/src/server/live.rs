@@ -32,11 +32,7 @@ impl McpServer {
         let mut tool = tool.into();
         tool.default_timeout(self.inner.pipeline.registry.tool_timeout);
         let name = tool.name().to_owned();
-        if self.inner.pipeline.registry.tool_search.is_some()
-            && crate::tool_search::Searcher::is_reserved(&name)
-        {
-            return Err(BuildError::ToolSearchNameTaken(name));
-        }
+        self.inner.pipeline.registry.admit_tool_name(&name)?;
         let needs = tool.required_state.clone();
         self.add_live(
             &self.inner.pipeline.registry.tools,
@@ -181,8 +177,10 @@ impl McpServer {
     ///
     /// # Errors
     /// [`BuildError::CatalogNotLive`], [`BuildError::DuplicateResource`],
-    /// [`BuildError::InvalidUriTemplate`], or [`BuildError::MissingState`]
-    /// for a resource needing state the server does not have.
+    /// [`BuildError::InvalidUriTemplate`], [`BuildError::MissingState`]
+    /// for a resource needing state the server does not have, or
+    /// [`BuildError::InvalidApp`] for an MCP Apps view whose CSP is not
+    /// origins.
     ///
     /// # Cancel safety
     /// The resource is added before the first `.await`; dropping the future
@@ -192,6 +190,9 @@ impl McpServer {
         resource: impl Into<McpResourceDef>,
     ) -> Result<usize, BuildError> {
         let def = resource.into();
+        if let Some(why) = crate::apps::view_problem(&def) {
+            return Err(BuildError::InvalidApp(why));
+        }
         let needs = def.required_state.clone();
         self.add_live(
             &self.inner.pipeline.registry.resources,

@@ -115,7 +115,7 @@ impl Pipeline {
         // Tool search: a `call_tool` becomes the `tools/call` it names,
         // here, where every `tools/call` enters, before any interceptor.
         if self.registry.tool_search.is_some() && route == Route::ToolsCall {
-            methods::search::unwrap_call(&mut params, &mut held)?;
+            methods::search::unwrap_call(&self.registry, &mut params, &mut held)?;
         }
         if !chain.wants(Operation::of(route)) {
             // Only a tool reads what decoding held apart, and only where no

@@ -29,24 +29,30 @@
 //!   of the query (the scoring is described below) and returns up to
 //!   `limit` of them (default [`ToolSearch::default_limit`], never more
 //!   than [`ToolSearch::max_limit`]), each with its name, title,
-//!   description and input schema: as `structuredContent`
+//!   description, input schema, annotations and `_meta`: as `structuredContent`
 //!   `{"tools": [...]}` (the tool declares its `outputSchema`) and the
 //!   same JSON as text. A query without terms lists the first tools.
 //!   It reads the catalog as it is at the call: tools added or removed
-//!   on a live catalog are found, or not, at once.
+//!   on a live catalog are found, or not, at once. A tool whose MCP Apps
+//!   `_meta.ui.visibility` leaves out `"model"` is never found (a search
+//!   result goes to the model). A query longer than 1,024 characters is
+//!   an `isError` result.
 //! - `call_tool {name, arguments?}` is a `tools/call` of `name`: the
 //!   request is rewritten into that call where every `tools/call` enters
 //!   the pipeline, before any interceptor, so scopes, the server's and
 //!   the tool's interceptors, the argument checks, time limits,
 //!   progress, cancellation, tasks and state handles apply exactly as to
 //!   a direct call, and so do their errors (an unknown name is
-//!   `-32602 Unknown tool`). A missing or non-string `arguments.name` is
-//!   `-32602`.
+//!   `-32602 Unknown tool`, as is a name of `call_tool` itself or of a
+//!   tool kept from the model by its MCP Apps visibility). A missing or
+//!   non-string `arguments.name` is `-32602`.
 //! - Every tool stays callable directly by its name.
 //! - A tool named `search_tools` or `call_tool` cannot be registered
 //!   while tool search is on
 //!   ([`BuildError::ToolSearchNameTaken`](crate::BuildError::ToolSearchNameTaken),
-//!   at build time or from `add_tool`).
+//!   at build time, from `add_tool` or from a proxied backend's refresh),
+//!   and a call of `search_tools` is answered by the search before any
+//!   tool is looked up.
 //!
 //! Over 2026-07-28 HTTP a `call_tool` request carries `Mcp-Name:
 //! call_tool` (the name in its body); that is what the transport checks.
@@ -91,6 +97,10 @@ use crate::protocol::{Tool, ToolAnnotations};
 pub const SEARCH_TOOLS: &str = "search_tools";
 /// The name of the tool that calls another by name.
 pub const CALL_TOOL: &str = "call_tool";
+
+/// The longest `search_tools` query, in characters (its `maxLength`): a
+/// longer one is an `isError` result, refused before it is read.
+pub(crate) const MAX_QUERY_CHARS: usize = 1024;
 
 /// Default of [`ToolSearch::default_limit`].
 pub const DEFAULT_LIMIT: usize = 8;
@@ -227,6 +237,7 @@ fn search_tool(options: &ToolSearch) -> Tool {
         "properties": {
             "query": {
                 "type": "string",
+                "maxLength": MAX_QUERY_CHARS,
                 "description": "Words describing what you want to do, or a tool's name"
             },
             "limit": {
@@ -252,7 +263,9 @@ fn search_tool(options: &ToolSearch) -> Tool {
                         "name": {"type": "string"},
                         "title": {"type": "string"},
                         "description": {"type": "string"},
-                        "inputSchema": {"type": "object"}
+                        "inputSchema": {"type": "object"},
+                        "annotations": {"type": "object"},
+                        "_meta": {"type": "object"}
                     },
                     "required": ["name", "inputSchema"]
                 }

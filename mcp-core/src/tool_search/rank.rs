@@ -44,29 +44,49 @@ pub(crate) const MAX_TERMS: usize = 32;
 
 /// The terms of `text`, in order (with repeats).
 pub(crate) fn terms(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut prev: Option<char> = None;
-    for c in text.chars() {
-        if !c.is_alphanumeric() {
-            flush(&mut current, &mut out);
-            prev = None;
-            continue;
-        }
-        // A camel-case boundary: `aB` or `1B`.
-        if c.is_uppercase() && prev.is_some_and(|p| p.is_lowercase() || p.is_numeric()) {
-            flush(&mut current, &mut out);
-        }
-        current.extend(c.to_lowercase());
-        prev = Some(c);
-    }
-    flush(&mut current, &mut out);
-    out
+    Terms::new(text).collect()
 }
 
-fn flush(current: &mut String, out: &mut Vec<String>) {
-    if !current.is_empty() {
-        out.push(std::mem::take(current));
+/// The terms of a text, cut one at a time (so a reader may stop early).
+struct Terms<'a> {
+    chars: std::str::Chars<'a>,
+    /// A letter or digit read but not yet in a term: the first of the
+    /// next term, after a camel-case boundary.
+    carried: Option<char>,
+}
+
+impl<'a> Terms<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            chars: text.chars(),
+            carried: None,
+        }
+    }
+}
+
+impl Iterator for Terms<'_> {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        let mut current = String::new();
+        let mut prev: Option<char> = None;
+        let carried = self.carried.take();
+        for c in carried.into_iter().chain(&mut self.chars) {
+            if !c.is_alphanumeric() {
+                if current.is_empty() {
+                    continue;
+                }
+                return Some(current);
+            }
+            // A camel-case boundary: `aB` or `1B`.
+            if c.is_uppercase() && prev.is_some_and(|p| p.is_lowercase() || p.is_numeric()) {
+                self.carried = Some(c);
+                return Some(current);
+            }
+            current.extend(c.to_lowercase());
+            prev = Some(c);
+        }
+        (!current.is_empty()).then_some(current)
     }
 }
 
@@ -80,10 +100,16 @@ pub(crate) struct Query {
 impl Query {
     /// The query `text`.
     pub(crate) fn new(text: &str) -> Self {
-        let mut terms = terms(text);
-        let mut seen = std::collections::HashSet::new();
-        terms.retain(|t| seen.insert(t.clone()));
-        terms.truncate(MAX_TERMS);
+        // Cut lazily, and no further than the last term that counts.
+        let mut terms: Vec<String> = Vec::new();
+        for term in Terms::new(text) {
+            if !terms.contains(&term) {
+                terms.push(term);
+                if terms.len() == MAX_TERMS {
+                    break;
+                }
+            }
+        }
         Self {
             whole: text.trim().to_owned(),
             terms,
@@ -211,5 +237,7 @@ mod tests {
         assert_eq!(q.terms.len(), MAX_TERMS);
         let t = tool("lookup", "Looks things up", json!({}));
         assert_eq!(q.score(&t), 0, "`lookup` came after the cut");
+        let repeated = Query::new(&"again ".repeat(10_000));
+        assert_eq!(repeated.terms, ["again"]);
     }
 }

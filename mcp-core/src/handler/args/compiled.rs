@@ -31,6 +31,9 @@ pub(crate) struct Node {
     /// `minimum` and `maximum`, when numbers.
     pub(super) minimum: Option<f64>,
     pub(super) maximum: Option<f64>,
+    /// `maxLength`, when a non-negative integer: the most characters
+    /// (Unicode code points) a string may have.
+    pub(super) max_length: Option<u64>,
     /// `items`, when an object.
     pub(super) items: Option<Box<Node>>,
     /// `properties`, when an object.
@@ -150,6 +153,7 @@ impl Node {
                 "oneOf" => node.one_of = value.as_array().map(|a| Alternatives::compile(a)),
                 "minimum" => node.minimum = value.as_f64(),
                 "maximum" => node.maximum = value.as_f64(),
+                "maxLength" => node.max_length = value.as_u64(),
                 "items" => node.items = value.as_object().map(|s| Box::new(Self::compile(s))),
                 "properties" => properties = value.as_object(),
                 "required" => {

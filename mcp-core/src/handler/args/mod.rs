@@ -211,6 +211,17 @@ fn check(value: &Value, schema: &Node, path: Path<'_>, root: bool, problems: &mu
             }
         }
     }
+    if let (Value::String(text), Some(max)) = (value, schema.max_length) {
+        // Counted no further than the limit: the text is the client's.
+        let limit = usize::try_from(max).unwrap_or(usize::MAX);
+        if text.chars().nth(limit).is_some() {
+            problems.push(format!(
+                "`{}`: must be at most {max} characters, received {} characters",
+                path,
+                text.chars().count()
+            ));
+        }
+    }
     match value {
         Value::Object(obj) => check_object(obj, schema, path, root, problems),
         Value::Array(items) => {

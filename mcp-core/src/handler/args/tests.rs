@@ -144,3 +144,19 @@ fn every_keyword_is_checked() {
     );
     assert_eq!(err.matches("\n- ").count(), 8, "{err}");
 }
+
+#[test]
+fn max_length_counts_characters() {
+    let schema = json!({"type": "object", "properties": {"q": {"type": "string", "maxLength": 3}}});
+    let schema = CheckedSchema::new(schema.as_object().unwrap_or(&Map::new()));
+    let args = |q: &str| json!({ "q": q }).as_object().cloned().unwrap_or_default();
+    assert!(
+        check_and_parse::<Value>(args("ééé"), &schema).is_ok(),
+        "3 characters, 6 bytes"
+    );
+    let err = check_and_parse::<Value>(args("abcd"), &schema).expect_err("too long");
+    assert!(
+        err.contains("`q`: must be at most 3 characters, received 4 characters"),
+        "{err}"
+    );
+}

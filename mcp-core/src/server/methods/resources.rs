@@ -94,6 +94,10 @@ pub(crate) async fn read(
     let cache = def.cache;
     let work = catch_panic(Box::pin(def.read(ResourceRequest { uri, vars }, ctx)));
     let contents = round.run(work).await?.map_err(panic_error)??;
+    // An MCP Apps view's CSP, as the host will read it.
+    if let Some(why) = crate::apps::contents_problem(&contents) {
+        return Err(ErrorObject::internal(why).into());
+    }
     let mut result = single("contents", to_json(&contents));
     if let (true, Value::Object(map)) = (facts.is_modern(), &mut result) {
         cache

@@ -50,8 +50,13 @@ pub(crate) fn setup(
 /// `requestState`, …) stays. Any other call is left as it is.
 ///
 /// # Errors
-/// `-32602` when `call_tool`'s `arguments` has no string `name`.
+/// `-32602` when `call_tool`'s `arguments` has no string `name`; `-32602
+/// Unknown tool` when it names `call_tool` itself (no tool has that name:
+/// the scope check would read the inner call as a second wrapper) or a
+/// tool whose MCP Apps visibility keeps it from the model (as the search
+/// never finds one).
 pub(crate) fn unwrap_call(
+    registry: &Registry,
     params: &mut Map<String, Value>,
     held: &mut Held,
 ) -> Result<(), ErrorObject> {
@@ -74,6 +79,15 @@ pub(crate) fn unwrap_call(
     let Some(Value::String(name)) = inner.remove("name") else {
         return Err(refused());
     };
+    // `call_tool` itself, or a tool the model may not see (its caller is
+    // the model: a view calls its app-only tools by their own names).
+    let hidden = || {
+        let catalog = registry.tools.snapshot();
+        catalog.tools.get(&name).is_some_and(|t| !for_model(t))
+    };
+    if name == CALL_TOOL || hidden() {
+        return Err(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
+    }
     params.remove("name");
     held.name = Some(name);
     if let Some(arguments) = inner.remove("arguments") {
@@ -102,7 +116,7 @@ pub(crate) fn listed<'a>(
 /// are an `isError` result, as for any tool.
 pub(crate) fn search(
     searcher: &Searcher,
-    registry: &Registry,
+    catalog: &ToolRegistry,
     facts: &RequestFacts,
     args: Map<String, Value>,
     ext: &Extensions,
@@ -118,9 +132,8 @@ pub(crate) fn search(
             .clamp(1, options.max())
     });
     let query = Query::new(&args.query);
-    let catalog = registry.tools.snapshot();
-    let mut matches: Vec<(u32, &McpToolDef)> = visible(&catalog, facts, ext)
-        .filter(|t| !Searcher::is_reserved(t.name()))
+    let mut matches: Vec<(u32, &McpToolDef)> = visible(catalog, facts, ext)
+        .filter(|t| !Searcher::is_reserved(t.name()) && for_model(t))
         .map(|t| (query.score(t.tool()), t))
         .filter(|(score, _)| query.is_empty() || *score > 0)
         .collect();
@@ -137,10 +150,31 @@ pub(crate) fn search(
     CallToolResult::text(text).with_structured(structured)
 }
 
-/// One match: the tool's name, title, description and input schema.
+/// Whether the model may see `def` (MCP Apps): its `_meta.ui.visibility`,
+/// when present, lists `"model"`. A search result goes to the model, so an
+/// app-only tool (`["app"]`, called by its view through the host) is never
+/// one.
+fn for_model(def: &McpToolDef) -> bool {
+    let visibility = def
+        .tool()
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.get("ui"))
+        .and_then(|ui| ui.get("visibility"));
+    match visibility {
+        None => true,
+        Some(list) => list
+            .as_array()
+            .is_some_and(|list| list.iter().any(|v| v == "model")),
+    }
+}
+
+/// One match: the tool's name, title, description and input schema, and
+/// its annotations and `_meta` when it has them (as `tools/list` shows
+/// them: hints such as `destructiveHint` and an MCP Apps view link).
 fn describe(def: &McpToolDef) -> Value {
     let tool = def.tool();
-    let mut out = Map::with_capacity(4);
+    let mut out = Map::with_capacity(6);
     out.insert("name".into(), Value::String(tool.name.clone()));
     if let Some(title) = &tool.title {
         out.insert("title".into(), Value::String(title.clone()));
@@ -152,5 +186,14 @@ fn describe(def: &McpToolDef) -> Value {
         "inputSchema".into(),
         Value::Object(tool.input_schema.clone()),
     );
+    if let Some(annotations) = &tool.annotations {
+        out.insert(
+            "annotations".into(),
+            serde_json::to_value(annotations).unwrap_or(Value::Null),
+        );
+    }
+    if let Some(meta) = &tool.meta {
+        out.insert("_meta".into(), Value::Object(meta.clone()));
+    }
     Value::Object(out)
 }

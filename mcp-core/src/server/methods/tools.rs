@@ -94,23 +94,31 @@ fn arguments(params: &mut Map<String, Value>) -> Result<Map<String, Value>, Erro
     }
 }
 
-/// A call whose name is no tool of the catalog: `search_tools` under tool
-/// search, else `-32602 Unknown tool`.
-fn unknown(
+/// Under tool search, a call of `search_tools`: answered by the search,
+/// in `catalog` (the version the call started with), before any tool of
+/// the catalog is looked up, so no tool can stand in for it. `None` for
+/// any other call.
+fn searched(
     registry: &Registry,
+    catalog: &ToolRegistry,
     facts: &RequestFacts,
-    name: &str,
     params: &mut Map<String, Value>,
+    held: &Held,
     ext: &Extensions,
-) -> Result<Answer, Stop> {
-    match &registry.tool_search {
-        Some(searcher) if name == crate::tool_search::SEARCH_TOOLS => {
-            let args = arguments(params)?;
-            let result = super::search::search(searcher, registry, facts, args, ext);
-            Ok(Answer::Tool(result))
-        }
-        _ => Err(ErrorObject::invalid_params(format!("Unknown tool: {name}")).into()),
+) -> Option<Result<Answer, Stop>> {
+    let searcher = registry.tool_search.as_deref()?;
+    let name = held
+        .name
+        .as_deref()
+        .or_else(|| params.get("name").and_then(Value::as_str));
+    if name != Some(crate::tool_search::SEARCH_TOOLS) {
+        return None;
     }
+    Some(
+        arguments(params)
+            .map_err(Stop::from)
+            .map(|args| Answer::Tool(super::search::search(searcher, catalog, facts, args, ext))),
+    )
 }
 
 /// `tools/call`: the result stays typed until it is written. A tool with
@@ -129,11 +137,14 @@ pub(crate) async fn call(
     // The catalog version this call started with, even if a live
     // catalog changes while it runs.
     let catalog = registry.tools.snapshot();
+    if let Some(answer) = searched(registry, &catalog, facts, &mut params, &held, &ext) {
+        return answer;
+    }
     let (name, tool, args) = match resolve(&catalog, &mut params, held.name) {
         Ok(found) => found,
         Err(Unresolved::Invalid(e)) => return Err(e.into()),
         Err(Unresolved::Unknown(name)) => {
-            return unknown(registry, facts, &name, &mut params, &ext);
+            return Err(ErrorObject::invalid_params(format!("Unknown tool: {name}")).into());
         }
     };
     if !scopes_allowed(&ext, tool.scopes()) {

@@ -162,17 +162,19 @@ impl Registry {
     ///
     /// # Errors
     /// [`BuildError::DuplicateTool`] when the name is held by another owner
-    /// or by the server itself (nothing changes), and as
-    /// [`add_tool`](Self::add_tool).
+    /// or by the server itself (nothing changes),
+    /// [`BuildError::ToolSearchNameTaken`] for a name tool search reserves,
+    /// and as [`add_tool`](Self::add_tool).
     pub(crate) fn put_owned_tool(
         &self,
         state: &StateMap,
         owner: &Owner,
         mut tool: McpToolDef,
     ) -> Result<(), BuildError> {
+        let name = tool.name().to_owned();
+        self.admit_tool_name(&name)?;
         tool.default_timeout(self.tool_timeout);
         tool.owner = Some(owner.clone());
-        let name = tool.name().to_owned();
         let needs = tool.required_state.clone();
         edit_live(
             &self.tools,
@@ -245,13 +247,17 @@ impl Registry {
     ///
     /// # Errors
     /// [`BuildError::DuplicateResource`] when the URI or template is held
-    /// by someone else, and as [`add_resource`](Self::add_resource).
+    /// by someone else, [`BuildError::InvalidApp`] for an MCP Apps view
+    /// whose CSP is not origins, and as [`add_resource`](Self::add_resource).
     pub(crate) fn put_owned_resource(
         &self,
         state: &StateMap,
         owner: &Owner,
         mut def: McpResourceDef,
     ) -> Result<(), BuildError> {
+        if let Some(why) = crate::apps::view_problem(&def) {
+            return Err(BuildError::InvalidApp(why));
+        }
         def.owner = Some(owner.clone());
         let key = def.key().to_owned();
         let needs = def.required_state.clone();

@@ -44,3 +44,21 @@ impl Part for ToolRegistry {
         self.scoped
     }
 }
+
+impl super::Registry {
+    /// The check of every tool that joins a live catalog (`add_tool`, a
+    /// proxied backend's refresh): while tool search is on, its two names
+    /// are the server's, never a tool's (the build checks its tools the
+    /// same way, in `methods::search::setup`).
+    ///
+    /// # Errors
+    /// [`BuildError::ToolSearchNameTaken`](crate::server::BuildError::ToolSearchNameTaken).
+    pub(crate) fn admit_tool_name(&self, name: &str) -> Result<(), crate::server::BuildError> {
+        if self.tool_search.is_some() && crate::tool_search::Searcher::is_reserved(name) {
+            return Err(crate::server::BuildError::ToolSearchNameTaken(
+                name.to_owned(),
+            ));
+        }
+        Ok(())
+    }
+}
