@@ -4,14 +4,13 @@
 //! schema; `call_tool` runs a tool that is not listed (with its progress);
 //! every tool stays callable by its own name.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
 use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
 use mcp_core::testing::{ClientOptions, TestClient};
-use mcp_suite::example_command;
+use mcp_suite::{example_command, post_mcp};
 use serde_json::{json, Value};
 use tokio::time::timeout;
 
@@ -92,60 +91,6 @@ async fn over_stdio_the_demo_lists_the_search_tools_and_calls_through_them() {
     assert_eq!(unknown.message, "Unknown tool: nope");
 }
 
-/// One POST over a fresh connection; the JSON-RPC reply (from a JSON body
-/// or the last `data:` line of an event stream).
-fn post(port: u16, body: &Value, headers: &[(&str, &str)]) -> Value {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    let body = body.to_string();
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(&body);
-    stream.write_all(request.as_bytes()).expect("write");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("read");
-    let (head, payload) = response.split_once("\r\n\r\n").expect("a response");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{payload}");
-    let payload = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(payload)
-    } else {
-        payload.to_owned()
-    };
-    let json = payload
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix("data:"))
-        .map_or(payload.as_str(), str::trim);
-    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {payload}"))
-}
-
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        body = rest[n..].trim_start_matches("\r\n");
-    }
-    out
-}
-
 /// A request in either era: a 2026-07-28 one carries the `_meta` claim
 /// and the routing headers (`Mcp-Name`: the body's `params.name`).
 fn send(port: u16, modern: bool, id: u64, method: &str, params: Value) -> Value {
@@ -166,7 +111,7 @@ fn send(port: u16, modern: bool, id: u64, method: &str, params: Value) -> Value 
             headers.push(("Mcp-Name", name));
         }
     }
-    post(port, &body, &headers)
+    post_mcp(port, &body, &headers)
 }
 
 #[test]

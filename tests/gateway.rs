@@ -3,15 +3,13 @@
 //! the error taxonomy with an errorId, the access check before the
 //! arguments are parsed, the audit file holding successful writes only.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::Duration;
 
 use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
 use mcp_core::testing::{ClientOptions, TestClient};
-use mcp_suite::example_command;
+use mcp_suite::{example_command, post_mcp};
 use serde_json::{json, Value};
 
 /// The gateway's access rule, the very file the example compiles.
@@ -171,60 +169,6 @@ async fn a_viewer_is_refused_before_the_arguments_are_parsed() {
     let _ = std::fs::remove_file(&audit);
 }
 
-/// One POST over a fresh connection; the JSON-RPC reply (from a JSON body
-/// or the last `data:` line of an event stream).
-fn post(port: u16, body: &Value, headers: &[(&str, &str)]) -> Value {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    let body = body.to_string();
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(&body);
-    stream.write_all(request.as_bytes()).expect("write");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("read");
-    let (head, payload) = response.split_once("\r\n\r\n").expect("a response");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    let payload = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(payload)
-    } else {
-        payload.to_owned()
-    };
-    let json = payload
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix("data:"))
-        .map_or(payload.as_str(), str::trim);
-    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {payload}"))
-}
-
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        body = rest[n..].trim_start_matches("\r\n");
-    }
-    out
-}
-
 #[test]
 fn over_http_each_request_names_its_role_in_both_eras() {
     let audit = audit_path("http");
@@ -252,7 +196,7 @@ fn over_http_each_request_names_its_role_in_both_eras() {
     let legacy = |id: u64, name: &str, args: Value, role: Option<&str>| {
         let mut headers = vec![("MCP-Protocol-Version", "2025-11-25")];
         headers.extend(role.map(|r| ("X-Gateway-Role", r)));
-        post(
+        post_mcp(
             port,
             &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}}),
             &headers,
@@ -265,7 +209,7 @@ fn over_http_each_request_names_its_role_in_both_eras() {
             ("Mcp-Name", name),
         ];
         headers.extend(role.map(|r| ("X-Gateway-Role", r)));
-        post(
+        post_mcp(
             port,
             &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                     "params": {"name": name, "arguments": args, "_meta": meta()}}),

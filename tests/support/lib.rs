@@ -1,13 +1,16 @@
 //! Helpers shared by the integration tests: locating the example servers that
 //! `cargo test` builds and spawning them behind a [`TestClient`].
 
-use std::io;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
 use mcp_core::testing::{ClientOptions, TestClient};
+use serde_json::Value;
 use tokio::process::{Child, Command};
 
 /// The directory holding the test executables (`target/<profile>/deps`).
@@ -182,4 +185,64 @@ pub fn assert_progress_counts_up(progress: &[serde_json::Value], total: f64) {
         progress.iter().all(|p| p["total"] == total),
         "progress: {progress:?}"
     );
+}
+
+/// One POST of `body` (with `headers`) to `http://127.0.0.1:{port}/mcp`
+/// over a fresh connection, asserting a 200; the JSON-RPC reply, from a
+/// JSON body or the last `data:` line of an event stream (chunked or not).
+///
+/// # Panics
+/// When the connection, the status or the reply is not as expected (a
+/// test helper: the panic is the test's failure).
+pub fn post_mcp(port: u16, body: &Value, headers: &[(&str, &str)]) -> Value {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let body = body.to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    stream.write_all(request.as_bytes()).expect("write");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read");
+    let (head, payload) = response.split_once("\r\n\r\n").expect("a response");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{payload}");
+    let payload = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(payload)
+    } else {
+        payload.to_owned()
+    };
+    let json = payload
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("data:"))
+        .map_or(payload.as_str(), str::trim);
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {payload}"))
+}
+
+/// The body of a chunked transfer, decoded.
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = rest[n..].trim_start_matches("\r\n");
+    }
+    out
 }
