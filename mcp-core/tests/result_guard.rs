@@ -7,11 +7,16 @@
 //! settings; both eras.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_core::handler::ResultLimit;
 use mcp_core::protocol::{CallToolResult, Content};
 use mcp_core::state::{PrincipalState, Stateful};
+use mcp_core::storage::{
+    InMemoryStateStore, StateKey, StateLimits, StateLookup, StateStore, StateStoreError,
+    StateWrite, Storage,
+};
 use mcp_core::transport::CallContext;
 use mcp_core::{mcp_tool, InvokeContext, Json, McpServer, McpServerBuilder, ToolError};
 use serde::{Deserialize, Serialize};
@@ -645,4 +650,67 @@ async fn a_token_limit_counts_with_the_catalog_tokenizer() {
     // 100 lines (about 900 tokens, 3,200 bytes) pass whole.
     let small = call(&server, "alice", true, "lines", json!({"lines": 100})).await;
     assert_eq!(small["content"].as_array().map(Vec::len), Some(1));
+}
+
+/// An in-memory state store that records the largest value offered to it.
+#[derive(Default)]
+struct Largest {
+    inner: InMemoryStateStore,
+    largest: Arc<AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl StateStore for Largest {
+    async fn load(
+        &self,
+        key: &StateKey,
+        limits: &StateLimits,
+    ) -> Result<StateLookup, StateStoreError> {
+        self.inner.load(key, limits).await
+    }
+
+    async fn write(
+        &self,
+        key: &StateKey,
+        expected: Option<u64>,
+        value: Vec<u8>,
+        limits: &StateLimits,
+    ) -> Result<StateWrite, StateStoreError> {
+        self.largest.fetch_max(value.len(), Ordering::Relaxed);
+        self.inner.write(key, expected, value, limits).await
+    }
+
+    async fn remove(&self, key: &StateKey) -> Result<bool, StateStoreError> {
+        self.inner.remove(key).await
+    }
+}
+
+#[tokio::test]
+async fn a_result_alone_over_the_kept_bound_is_not_offered_to_the_store() {
+    let store = Largest::default();
+    let largest = Arc::clone(&store.largest);
+    let server = builder()
+        .storage(Storage::memory().with_state(store))
+        .build()
+        .expect("builds");
+    // 9 MiB from a caller holding no kept result.
+    let nine_mib = json!({"text": "x".repeat(1023) + "\n", "n": 9 * 1024});
+    let result = call(&server, "alice", true, "repeat", nine_mib).await;
+    assert!(measured(&result) <= 102_400);
+    let types: Vec<&str> = result["content"]
+        .as_array()
+        .expect("content")
+        .iter()
+        .filter_map(|b| b["type"].as_str())
+        .collect();
+    assert_eq!(types, ["text", "text"], "no link: {result}");
+    let note = note(&result);
+    assert!(note.contains("not kept"), "{note}");
+    assert!(note.contains("larger than the most kept"), "{note}");
+    assert!(!note.contains("already holds"), "{note}");
+    assert_eq!(largest.load(Ordering::Relaxed), 0, "sent to the store");
+    // One within the bound is still kept.
+    let three_mib = json!({"text": "x".repeat(1023) + "\n", "n": 3 * 1024});
+    link(&call(&server, "alice", true, "repeat", three_mib).await);
+    assert!(largest.load(Ordering::Relaxed) > 3 << 20);
 }
