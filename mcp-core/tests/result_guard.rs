@@ -243,6 +243,11 @@ async fn a_result_within_the_limit_is_sent_untouched() {
 
 async fn cut_and_read_back(modern: bool) {
     let server = server();
+    if !modern {
+        let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+        let reply = ask(&server, "alice", false, "initialize", init).await;
+        assert_eq!(reply["result"]["protocolVersion"], "2025-06-18", "{reply}");
+    }
     let full = call(&server, "alice", modern, "lines", json!({"lines": 10_000})).await;
     let blocks = full["content"].as_array().expect("content");
     assert_eq!(blocks.len(), 3, "text, note, link: {full}");
@@ -283,12 +288,15 @@ async fn over_the_limit_a_result_is_cut_and_read_back_in_the_legacy_era() {
     cut_and_read_back(false).await;
 }
 
-#[tokio::test]
-async fn a_client_older_than_resource_links_gets_the_uri_in_the_note_only() {
+/// A client of 2025-03-26 (or of no negotiated revision, which the spec
+/// says to take as 2025-03-26) gets the URI in the note only.
+async fn no_link_before_2025_06_18(initialize: Option<&str>) {
     let server = server();
-    let init = json!({"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}});
-    let reply = ask(&server, "alice", false, "initialize", init).await;
-    assert_eq!(reply["result"]["protocolVersion"], "2025-03-26", "{reply}");
+    if let Some(version) = initialize {
+        let init = json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}});
+        let reply = ask(&server, "alice", false, "initialize", init).await;
+        assert_eq!(reply["result"]["protocolVersion"], version, "{reply}");
+    }
     let result = call(&server, "alice", false, "lines", json!({"lines": 10_000})).await;
     let types: Vec<&str> = result["content"]
         .as_array()
@@ -302,6 +310,16 @@ async fn a_client_older_than_resource_links_gets_the_uri_in_the_note_only() {
     let uri = &note[at..at + "mcp-result://".len() + 32];
     let whole = read_all(&server, "alice", false, uri, 102_400).await;
     assert!(serde_json::from_str::<Value>(&whole).is_ok());
+}
+
+#[tokio::test]
+async fn a_client_older_than_resource_links_gets_the_uri_in_the_note_only() {
+    no_link_before_2025_06_18(Some("2025-03-26")).await;
+}
+
+#[tokio::test]
+async fn a_legacy_request_with_no_negotiated_revision_gets_the_uri_in_the_note_only() {
+    no_link_before_2025_06_18(None).await;
 }
 
 #[tokio::test]
