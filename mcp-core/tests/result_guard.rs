@@ -7,11 +7,16 @@
 //! settings; both eras.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_core::handler::ResultLimit;
 use mcp_core::protocol::{CallToolResult, Content};
 use mcp_core::state::{PrincipalState, Stateful};
+use mcp_core::storage::{
+    InMemoryStateStore, StateKey, StateLimits, StateLookup, StateStore, StateStoreError,
+    StateWrite, Storage,
+};
 use mcp_core::transport::CallContext;
 use mcp_core::{mcp_tool, InvokeContext, Json, McpServer, McpServerBuilder, ToolError};
 use serde::{Deserialize, Serialize};
@@ -238,6 +243,11 @@ async fn a_result_within_the_limit_is_sent_untouched() {
 
 async fn cut_and_read_back(modern: bool) {
     let server = server();
+    if !modern {
+        let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+        let reply = ask(&server, "alice", false, "initialize", init).await;
+        assert_eq!(reply["result"]["protocolVersion"], "2025-06-18", "{reply}");
+    }
     let full = call(&server, "alice", modern, "lines", json!({"lines": 10_000})).await;
     let blocks = full["content"].as_array().expect("content");
     assert_eq!(blocks.len(), 3, "text, note, link: {full}");
@@ -278,12 +288,15 @@ async fn over_the_limit_a_result_is_cut_and_read_back_in_the_legacy_era() {
     cut_and_read_back(false).await;
 }
 
-#[tokio::test]
-async fn a_client_older_than_resource_links_gets_the_uri_in_the_note_only() {
+/// A client of 2025-03-26 (or of no negotiated revision, which the spec
+/// says to take as 2025-03-26) gets the URI in the note only.
+async fn no_link_before_2025_06_18(initialize: Option<&str>) {
     let server = server();
-    let init = json!({"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}});
-    let reply = ask(&server, "alice", false, "initialize", init).await;
-    assert_eq!(reply["result"]["protocolVersion"], "2025-03-26", "{reply}");
+    if let Some(version) = initialize {
+        let init = json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}});
+        let reply = ask(&server, "alice", false, "initialize", init).await;
+        assert_eq!(reply["result"]["protocolVersion"], version, "{reply}");
+    }
     let result = call(&server, "alice", false, "lines", json!({"lines": 10_000})).await;
     let types: Vec<&str> = result["content"]
         .as_array()
@@ -297,6 +310,16 @@ async fn a_client_older_than_resource_links_gets_the_uri_in_the_note_only() {
     let uri = &note[at..at + "mcp-result://".len() + 32];
     let whole = read_all(&server, "alice", false, uri, 102_400).await;
     assert!(serde_json::from_str::<Value>(&whole).is_ok());
+}
+
+#[tokio::test]
+async fn a_client_older_than_resource_links_gets_the_uri_in_the_note_only() {
+    no_link_before_2025_06_18(Some("2025-03-26")).await;
+}
+
+#[tokio::test]
+async fn a_legacy_request_with_no_negotiated_revision_gets_the_uri_in_the_note_only() {
+    no_link_before_2025_06_18(None).await;
 }
 
 #[tokio::test]
@@ -645,4 +668,67 @@ async fn a_token_limit_counts_with_the_catalog_tokenizer() {
     // 100 lines (about 900 tokens, 3,200 bytes) pass whole.
     let small = call(&server, "alice", true, "lines", json!({"lines": 100})).await;
     assert_eq!(small["content"].as_array().map(Vec::len), Some(1));
+}
+
+/// An in-memory state store that records the largest value offered to it.
+#[derive(Default)]
+struct Largest {
+    inner: InMemoryStateStore,
+    largest: Arc<AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl StateStore for Largest {
+    async fn load(
+        &self,
+        key: &StateKey,
+        limits: &StateLimits,
+    ) -> Result<StateLookup, StateStoreError> {
+        self.inner.load(key, limits).await
+    }
+
+    async fn write(
+        &self,
+        key: &StateKey,
+        expected: Option<u64>,
+        value: Vec<u8>,
+        limits: &StateLimits,
+    ) -> Result<StateWrite, StateStoreError> {
+        self.largest.fetch_max(value.len(), Ordering::Relaxed);
+        self.inner.write(key, expected, value, limits).await
+    }
+
+    async fn remove(&self, key: &StateKey) -> Result<bool, StateStoreError> {
+        self.inner.remove(key).await
+    }
+}
+
+#[tokio::test]
+async fn a_result_alone_over_the_kept_bound_is_not_offered_to_the_store() {
+    let store = Largest::default();
+    let largest = Arc::clone(&store.largest);
+    let server = builder()
+        .storage(Storage::memory().with_state(store))
+        .build()
+        .expect("builds");
+    // 9 MiB from a caller holding no kept result.
+    let nine_mib = json!({"text": "x".repeat(1023) + "\n", "n": 9 * 1024});
+    let result = call(&server, "alice", true, "repeat", nine_mib).await;
+    assert!(measured(&result) <= 102_400);
+    let types: Vec<&str> = result["content"]
+        .as_array()
+        .expect("content")
+        .iter()
+        .filter_map(|b| b["type"].as_str())
+        .collect();
+    assert_eq!(types, ["text", "text"], "no link: {result}");
+    let note = note(&result);
+    assert!(note.contains("not kept"), "{note}");
+    assert!(note.contains("larger than the most kept"), "{note}");
+    assert!(!note.contains("already holds"), "{note}");
+    assert_eq!(largest.load(Ordering::Relaxed), 0, "sent to the store");
+    // One within the bound is still kept.
+    let three_mib = json!({"text": "x".repeat(1023) + "\n", "n": 3 * 1024});
+    link(&call(&server, "alice", true, "repeat", three_mib).await);
+    assert!(largest.load(Ordering::Relaxed) > 3 << 20);
 }

@@ -1,14 +1,18 @@
 //! Per-principal state (`mcp_core::state`): handles minted by one tool and
 //! taken back by others, checked before the tool runs, keyed by principal;
 //! forged, wrong-kind, unknown and expired handles; the idle TTL, the byte
-//! cap, atomic updates, principal-keyed state, the argument's schema, and
-//! one handle across both eras.
+//! cap, atomic updates, principal-keyed state, the argument's schema,
+//! one handle across both eras, and the in-memory store's sweep (each
+//! entry by its own TTL).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_core::state::{Handle, PrincipalState, Stateful};
+use mcp_core::storage::{
+    InMemoryStateStore, StateKey, StateLimits, StateLookup, StateStore, StateWrite,
+};
 use mcp_core::testing::{ClientOptions, TestClient};
 use mcp_core::transport::CallContext;
 use mcp_core::{mcp_tool, InvokeContext, Json, McpServer, State, StdioOptions, ToolError};
@@ -496,4 +500,58 @@ async fn a_handle_from_a_legacy_session_works_in_the_modern_era_for_its_principa
         shown.structured_content.map(Value::Object),
         Some(json!({"items": ["tea", "milk"]}))
     );
+}
+
+/// A write of `key` with `ttl` (a creation; 4 bytes).
+async fn put(store: &InMemoryStateStore, key: &StateKey, ttl: Duration) {
+    let limits = StateLimits {
+        idle_ttl: ttl,
+        ..StateLimits::DEFAULT
+    };
+    let wrote = store.write(key, None, b"data".to_vec(), &limits).await;
+    assert!(matches!(wrote, Ok(StateWrite::Written { .. })), "{wrote:?}");
+}
+
+fn key(principal: &str, id: usize) -> StateKey {
+    StateKey {
+        principal: principal.to_owned(),
+        kind: "k".to_owned(),
+        id: id.to_string(),
+    }
+}
+
+/// Every 1,024th write sweeps every principal: each entry must expire by
+/// the TTL it was written with, not by the writer's (kept results live
+/// 10 minutes, user state an hour by default, either may be the writer).
+#[tokio::test(start_paused = true)]
+async fn a_sweep_started_by_another_principal_expires_each_entry_by_its_own_ttl() {
+    let hour = Duration::from_secs(60 * 60);
+    let ten_min = Duration::from_secs(10 * 60);
+    let minute = Duration::from_secs(60);
+    for (long, short) in [(hour, ten_min), (ten_min, minute)] {
+        let store = InMemoryStateStore::new();
+        put(&store, &key("alice", 0), long).await;
+        // Idle longer than the other writer's TTL, within its own.
+        tokio::time::advance(short * 2).await;
+        for id in 0..1024 {
+            put(&store, &key("bob", id), short).await;
+        }
+        let limits = StateLimits {
+            idle_ttl: long,
+            ..StateLimits::DEFAULT
+        };
+        let found = store.load(&key("alice", 0), &limits).await;
+        assert!(
+            matches!(found, Ok(StateLookup::Found { .. })),
+            "written with a {long:?} TTL, idle {:?}: {found:?}",
+            short * 2
+        );
+        // Past its own TTL, the next full sweep expires it.
+        tokio::time::advance(long + minute).await;
+        for id in 1024..2048 {
+            put(&store, &key("bob", id), short).await;
+        }
+        let gone = store.load(&key("alice", 0), &limits).await;
+        assert!(matches!(gone, Ok(StateLookup::Expired)), "{gone:?}");
+    }
 }

@@ -12,7 +12,8 @@ use crate::diag::Errors;
 const MIN_RESULT_BYTES: u64 = 1024;
 
 /// The result limit keys: a byte count of at least [`MIN_RESULT_BYTES`],
-/// `"fail"` or `"cut"`, and no limit keys beside `no_result_limit`.
+/// `"fail"` (with a byte count) or `"cut"`, and no limit keys beside
+/// `no_result_limit`.
 pub(crate) fn check(args: &Args, errors: &mut Errors) {
     if let Some(lit) = args.int("max_result_bytes") {
         match lit.base10_parse::<u64>() {
@@ -33,6 +34,17 @@ pub(crate) fn check(args: &Args, errors: &mut Errors) {
                     "unknown `result_over_limit = \"{}\"`: use `\"cut\"` (the default: cut the result, keep the whole for the caller) or `\"fail\"` (refuse it with a tool error)",
                     lit.value()
                 ),
+            );
+        }
+        // Alone, "fail" would need an amount: the default one would
+        // replace the server's limit (or switch one on where it is off).
+        if lit.value() == "fail"
+            && !args.has("max_result_bytes")
+            && args.flag("no_result_limit") != Some(true)
+        {
+            errors.spanned(
+                lit,
+                "`result_over_limit = \"fail\"` needs the limit to refuse over: add `max_result_bytes = N` (the server's own limit is refused over with `McpServerBuilder::result_limit(ResultLimit::bytes(N).fail())`)",
             );
         }
     }
@@ -60,11 +72,11 @@ pub(crate) fn call(args: &Args, krate: &TokenStream) -> TokenStream {
     let fail = args
         .str("result_over_limit")
         .is_some_and(|l| l.value() == "fail");
-    let limit = match bytes {
-        Some(n) => quote!(#krate::handler::ResultLimit::bytes(#n)),
-        None if fail => quote!(#krate::handler::ResultLimit::DEFAULT),
-        None => return TokenStream::new(),
+    // No byte count: the server's limit applies (`check` refused "fail"
+    // without one).
+    let Some(n) = bytes else {
+        return TokenStream::new();
     };
     let fail = fail.then(|| quote!(.fail()));
-    quote!(.with_result_limit(#limit #fail))
+    quote!(.with_result_limit(#krate::handler::ResultLimit::bytes(#n) #fail))
 }

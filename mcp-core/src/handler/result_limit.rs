@@ -63,6 +63,12 @@ impl ResultLimit {
     /// Past it a result is still cut, but not kept (its note says so).
     /// Kept results are bounded apart from the principal's own state
     /// ([`McpServerBuilder::state_byte_cap`](crate::McpServerBuilder::state_byte_cap)).
+    ///
+    /// The bound is per principal: nothing caps the total, which is up to
+    /// 8 MiB times the principals that had a result cut within
+    /// [`KEPT_IDLE_TTL`](Self::KEPT_IDLE_TTL). Each token with neither
+    /// `sub` nor `client_id` is a principal of its own; all anonymous
+    /// callers (stdio, HTTP without auth) share one 8 MiB bucket.
     pub const KEPT_BYTES_PER_PRINCIPAL: usize = 8 << 20;
 
     /// At most `n` bytes of serialized content (at least 1,024: room for

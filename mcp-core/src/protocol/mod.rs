@@ -36,6 +36,7 @@ pub(crate) use meta::Era;
 pub use prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use resources::{Resource, ResourceContents, ResourceTemplate};
 pub use tools::{CallToolResult, Tool, ToolAnnotations};
+pub(crate) use version::revision_at_least;
 pub use version::{
     negotiate_version, LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS,
     SUPPORTED_PROTOCOL_VERSIONS,

@@ -39,3 +39,12 @@ pub const REMOVED_METHODS: &[&str] = &[
     "resources/subscribe",
     "resources/unsubscribe",
 ];
+
+/// True when the legacy revision `version` is `since` or a later one,
+/// both among [`SUPPORTED_PROTOCOL_VERSIONS`] (an unknown one is never
+/// known to be late enough).
+pub(crate) fn revision_at_least(version: &str, since: &str) -> bool {
+    let at = |v: &str| SUPPORTED_PROTOCOL_VERSIONS.iter().position(|s| *s == v);
+    // Newest first: a later revision has a smaller position.
+    matches!((at(version), at(since)), (Some(v), Some(s)) if v <= s)
+}

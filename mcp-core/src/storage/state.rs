@@ -172,6 +172,10 @@ struct Entry {
     version: u64,
     /// Last read or write; for a tombstone, when it expired.
     touched: Instant,
+    /// The idle TTL it was written with: a sweep started by another
+    /// principal's write (whose limits may differ, as kept results' do)
+    /// expires it by its own.
+    ttl: Duration,
     charged: usize,
 }
 
@@ -182,11 +186,11 @@ struct Principal {
 }
 
 impl Principal {
-    /// Expires idle entries, forgets old tombstones, and returns the bytes
-    /// the live entries hold.
-    fn sweep(&mut self, now: Instant, ttl: Duration) -> usize {
+    /// Expires entries idle past their own TTL, forgets old tombstones,
+    /// and returns the bytes the live entries hold.
+    fn sweep(&mut self, now: Instant) -> usize {
         self.entries.retain(|_, e| match e.value {
-            Some(_) if now.saturating_duration_since(e.touched) > ttl => {
+            Some(_) if now.saturating_duration_since(e.touched) > e.ttl => {
                 e.value = None;
                 e.touched = now;
                 true
@@ -292,12 +296,12 @@ impl StateStore for InMemoryStateStore {
             == SWEEP_EVERY - 1
         {
             all.retain(|_, p| {
-                p.sweep(now, limits.idle_ttl);
+                p.sweep(now);
                 !p.entries.is_empty()
             });
         }
         let principal = all.entry(key.principal.clone()).or_default();
-        let used_all = principal.sweep(now, limits.idle_ttl);
+        let used_all = principal.sweep(now);
         let id = (key.kind.clone(), key.id.clone());
         let current = principal.entries.get(&id);
         let live = current.filter(|e| e.value.is_some());
@@ -324,6 +328,7 @@ impl StateStore for InMemoryStateStore {
                 value: Some(value),
                 version,
                 touched: now,
+                ttl: limits.idle_ttl,
                 charged,
             },
         );

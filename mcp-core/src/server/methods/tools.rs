@@ -229,13 +229,13 @@ async fn guard(
             let principal = facts.ctx.principal.as_deref().unwrap_or(ANONYMOUS);
             // Boxed: the guard's state stays out of every other call's future.
             let store = state.map(|s| &s.store);
-            // `resource_link` blocks exist from 2025-06-18 on (dates in
-            // ISO form compare as strings); older clients read the note.
+            // `resource_link` blocks exist from 2025-06-18 on; older
+            // clients, and those with no negotiated revision (taken as
+            // 2025-03-26), read the URI in the note.
             let links = facts.is_modern()
-                || facts
-                    .session
-                    .client()
-                    .is_none_or(|c| c.protocol_version >= "2025-06-18");
+                || facts.session.client().is_some_and(|c| {
+                    crate::protocol::revision_at_least(c.protocol_version, "2025-06-18")
+                });
             let enforce = result_guard::enforce(result, limit, name, store, principal, links);
             Box::pin(enforce).await
         }

@@ -69,6 +69,8 @@ pub(super) enum Kept {
     At(String),
     /// The caller's kept results would exceed their bound.
     Full,
+    /// This result alone is over the bound: never sent to the store.
+    TooLarge,
     /// The store failed (or there is none).
     Unavailable,
 }
@@ -90,11 +92,12 @@ pub(super) async fn keep(
         .collect();
     // The page size first (the reading replica may have other limits).
     let mut value = format!("{page}\n").into_bytes();
+    let key = key(principal, &id);
+    if key.charged(value.len() + json.len()) > ResultLimit::KEPT_BYTES_PER_PRINCIPAL {
+        return Kept::TooLarge;
+    }
     value.extend_from_slice(json.as_bytes());
-    match store
-        .write(&key(principal, &id), None, value, &limits())
-        .await
-    {
+    match store.write(&key, None, value, &limits()).await {
         Ok(StateWrite::Written { .. }) => Kept::At(format!("{SCHEME}{id}")),
         Ok(StateWrite::OverCap { .. }) => Kept::Full,
         Ok(_) | Err(_) => Kept::Unavailable,

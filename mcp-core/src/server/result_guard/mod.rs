@@ -170,6 +170,10 @@ fn note(
             " The whole result was not kept: this caller already holds the most kept results allowed ({} MiB). Ask for less (a narrower query, fewer items, a smaller page).]",
             ResultLimit::KEPT_BYTES_PER_PRINCIPAL >> 20
         )),
+        kept::Kept::TooLarge => note.push_str(&format!(
+            " The whole result was not kept: it is larger than the most kept for one caller ({} MiB). Ask for less (a narrower query, fewer items, a smaller page).]",
+            ResultLimit::KEPT_BYTES_PER_PRINCIPAL >> 20
+        )),
         kept::Kept::Unavailable => note.push_str(
             " The whole result could not be kept (the store is unavailable). Ask for less (a narrower query, fewer items, a smaller page).]",
         ),

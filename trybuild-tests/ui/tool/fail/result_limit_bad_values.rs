@@ -24,4 +24,10 @@ async fn both() -> String {
     String::new()
 }
 
+/// "fail" with no byte count: it would replace the server's limit.
+#[mcp_tool(result_over_limit = "fail")]
+async fn fail_alone() -> String {
+    String::new()
+}
+
 fn main() {}
