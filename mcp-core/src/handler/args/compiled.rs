@@ -98,8 +98,8 @@ pub(crate) struct Properties {
 #[derive(Debug, Clone)]
 pub(super) struct Property {
     pub(super) name: String,
-    /// Its schema; `None` when it is not an object (the key is then
-    /// treated as unknown, as the checker always did).
+    /// Its schema (`true` compiled as the empty schema); `None` when it is
+    /// `false` or not a schema, and the key is then refused as unknown.
     pub(super) node: Option<Node>,
     /// A `null` given for it stands for "absent": it is not required and
     /// its schema does not take `null`.
@@ -185,7 +185,13 @@ impl Node {
         let entries: Vec<Property> = properties
             .iter()
             .map(|(name, sub)| {
-                let node = sub.as_object().map(Self::compile);
+                // `true` (what schemars writes for `serde_json::Value`)
+                // takes any value: the empty schema. `false` and other
+                // non-objects stay unknown keys: no value fits them.
+                let node = match sub {
+                    Value::Bool(true) => Some(Self::compile(&Map::new())),
+                    _ => sub.as_object().map(Self::compile),
+                };
                 let required = self
                     .required
                     .as_ref()

@@ -160,3 +160,30 @@ fn max_length_counts_characters() {
         "{err}"
     );
 }
+
+#[test]
+fn a_true_property_schema_takes_any_value_and_false_none() {
+    // schemars writes `true` for a `serde_json::Value` field.
+    let schema = json!({
+        "type": "object",
+        "properties": {"data": true, "never": false},
+        "required": ["data"],
+    })
+    .as_object()
+    .cloned()
+    .unwrap_or_default();
+    let checked = CheckedSchema::new(&schema);
+    for data in [json!(1), json!("x"), json!({"a": [null]}), json!(null)] {
+        let args = json!({ "data": data })
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        assert!(check_and_parse::<Value>(args, &checked).is_ok(), "{data}");
+    }
+    let args = json!({"data": 1, "never": 2})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let err = check_and_parse::<Value>(args, &checked).expect_err("false takes nothing");
+    assert!(err.contains("`never`"), "{err}");
+}
