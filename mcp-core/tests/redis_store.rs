@@ -600,9 +600,13 @@ async fn a_kept_result_is_read_back_on_another_replica_by_its_principal_only() {
         }
     };
     let cut = ask(&one, "alice", "tools/call", json!({"name": "big"})).await;
-    let uri = cut["result"]["content"][2]["uri"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no link: {cut}"))
+    // No negotiated revision here (a bare legacy request), so the URI is
+    // in the note rather than in a `resource_link` block.
+    let note = cut["result"]["content"][1]["text"].as_str().unwrap_or("");
+    let uri = note
+        .find("mcp-result://")
+        .and_then(|at| note[at..].split_whitespace().next())
+        .unwrap_or_else(|| panic!("no URI in the note: {cut}"))
         .to_owned();
     let stolen = ask(&two, "bob", "resources/read", json!({"uri": uri})).await;
     assert_eq!(
