@@ -4,13 +4,12 @@
 //! schema; `call_tool` runs a tool that is not listed (with its progress);
 //! every tool stays callable by its own name.
 
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
 use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
 use mcp_core::testing::{ClientOptions, TestClient};
-use mcp_suite::{example_command, post_mcp};
+use mcp_suite::{example_command, post_mcp, serve_example_http};
 use serde_json::{json, Value};
 use tokio::time::timeout;
 
@@ -116,24 +115,10 @@ fn send(port: u16, modern: bool, id: u64, method: &str, params: Value) -> Value 
 
 #[test]
 fn over_http_in_both_eras_call_tool_carries_its_own_name() {
-    let command = example_command("demo").expect("the demo example");
-    let mut command = std::process::Command::new(command.as_std().get_program());
-    let mut child = command
-        .args(["--tool-search", "--http", "127.0.0.1:0", "--stateless"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("demo starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let port: u16 = loop {
-        let line = lines.next().expect("a start line").expect("readable");
-        if let Some(url) = line.strip_prefix("MCP endpoint: http://127.0.0.1:") {
-            break url.trim_end_matches("/mcp").parse().expect("a port");
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let (mut child, port) = serve_example_http(
+        "demo",
+        &["--tool-search", "--http", "127.0.0.1:0", "--stateless"],
+    );
 
     for modern in [false, true] {
         let listed = send(port, modern, 1, "tools/list", json!({}));

@@ -3,13 +3,12 @@
 //! the error taxonomy with an errorId, the access check before the
 //! arguments are parsed, the audit file holding successful writes only.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::Stdio;
 
 use mcp_core::protocol::LATEST_PROTOCOL_VERSION;
 use mcp_core::testing::{ClientOptions, TestClient};
-use mcp_suite::{example_command, post_mcp};
+use mcp_suite::{example_command, post_mcp, serve_example_http};
 use serde_json::{json, Value};
 
 /// The gateway's access rule, the very file the example compiles.
@@ -173,24 +172,10 @@ async fn a_viewer_is_refused_before_the_arguments_are_parsed() {
 fn over_http_each_request_names_its_role_in_both_eras() {
     let audit = audit_path("http");
     let path = audit.to_string_lossy().into_owned();
-    let command = example_command("gateway").expect("the gateway example");
-    let mut command = std::process::Command::new(command.as_std().get_program());
-    let mut child = command
-        .args(["--http", "127.0.0.1:0", "--stateless", "--audit", &path])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("gateway starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let port: u16 = loop {
-        let line = lines.next().expect("a start line").expect("readable");
-        if let Some(url) = line.strip_prefix("MCP endpoint: http://127.0.0.1:") {
-            break url.trim_end_matches("/mcp").parse().expect("a port");
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let (mut child, port) = serve_example_http(
+        "gateway",
+        &["--http", "127.0.0.1:0", "--stateless", "--audit", &path],
+    );
 
     // `role` None sends no `X-Gateway-Role` header at all.
     let legacy = |id: u64, name: &str, args: Value, role: Option<&str>| {

@@ -246,3 +246,32 @@ fn dechunk(mut body: &str) -> String {
     }
     out
 }
+
+/// Starts the example `name` with `args` (which make it serve HTTP on
+/// `127.0.0.1:0`) and waits for its `MCP endpoint` start line: the child
+/// and the port it took. Its stderr is drained on a thread from then on.
+///
+/// # Panics
+/// When the example cannot be started or prints no endpoint line (a test
+/// helper: the panic is the test's failure).
+pub fn serve_example_http(name: &str, args: &[&str]) -> (std::process::Child, u16) {
+    use std::io::{BufRead, BufReader};
+    let command = example_command(name).unwrap_or_else(|e| panic!("the {name} example: {e}"));
+    let mut child = std::process::Command::new(command.as_std().get_program())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{name} starts: {e}"));
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let port: u16 = loop {
+        let line = lines.next().expect("a start line").expect("readable");
+        if let Some(url) = line.strip_prefix("MCP endpoint: http://127.0.0.1:") {
+            break url.trim_end_matches("/mcp").parse().expect("a port");
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    (child, port)
+}
